@@ -1,0 +1,32 @@
+#include "core/port/sim_hooks.h"
+
+namespace restoresim {
+namespace {
+thread_local SimHooks* current_sim = nullptr;
+}  // namespace
+
+SimHooks* CurrentSim() { return current_sim; }
+
+ScopedCurrentSim::ScopedCurrentSim(SimHooks* sim) : previous_(current_sim) { current_sim = sim; }
+ScopedCurrentSim::~ScopedCurrentSim() { current_sim = previous_; }
+
+std::string_view SimOpName(SimOp op) {
+  switch (op) {
+    case SimOp::kYield: return "yield";
+    case SimOp::kMutexLock: return "mutex.lock";
+    case SimOp::kMutexUnlock: return "mutex.unlock";
+    case SimOp::kCondWait: return "cond.wait";
+    case SimOp::kCondNotify: return "cond.notify";
+    case SimOp::kAtomic: return "atomic";
+    case SimOp::kSpawn: return "thread.spawn";
+    case SimOp::kJoin: return "thread.join";
+    case SimOp::kSleep: return "sleep";
+    case SimOp::kQueue: return "queue";
+    case SimOp::kTransport: return "transport";
+    case SimOp::kMark: return "mark";
+    case SimOp::kCount: break;
+  }
+  return "?";
+}
+
+}  // namespace restoresim

@@ -1,0 +1,59 @@
+// The OS-thread adapter: the one place in core/ that touches std::thread.
+#include <pthread.h>
+
+#include <thread>
+
+#include "core/sync/thread.h"
+#include "core/util/check.h"
+
+namespace restoresim {
+
+struct Thread::OsThread {
+  std::thread thread;
+};
+
+Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(name)) {
+  if (SimHooks* sim = CurrentSim()) {
+    sim_thread_ = sim->Spawn(name_, std::move(body));
+    return;
+  }
+  os_thread_ = std::make_unique<OsThread>();
+  os_thread_->thread = std::thread([name = name_, body = std::move(body)]() {
+    const std::string short_name = name.substr(0, 15);  // the kernel's limit
+    pthread_setname_np(pthread_self(), short_name.c_str());
+    body();
+  });
+}
+
+Thread::~Thread() {
+  if (joined_) return;
+  // A simulated thread whose run was aborted is torn down by the simulation itself.
+  if (SimHooks* sim = CurrentSim(); sim != nullptr && sim->Aborting()) return;
+  RS_CHECK(joined_, "thread '{}' destroyed without Join()", name_);
+}
+
+void Thread::Join() {
+  RS_CHECK(!joined_, "thread '{}' joined twice", name_);
+  joined_ = true;
+  if (sim_thread_ != kNoSimThread) {
+    SimHooks* sim = CurrentSim();
+    RS_CHECK(sim != nullptr, "simulated thread '{}' joined outside its simulation", name_);
+    sim->Join(sim_thread_);
+    return;
+  }
+  os_thread_->thread.join();
+}
+
+void Yield() {
+  if (SimHooks* sim = CurrentSim()) {
+    sim->Point(SimOp::kYield, 0);
+    return;
+  }
+  std::this_thread::yield();
+}
+
+void TraceMark(std::string_view category, std::string_view name, int64_t arg) {
+  if (SimHooks* sim = CurrentSim()) sim->Mark(category, name, arg);
+}
+
+}  // namespace restoresim

@@ -1,0 +1,45 @@
+// Thread: a named thread of the runtime. An OS thread normally; a fiber scheduled by the
+// simulator when created inside a simulation. Must be joined before it is destroyed.
+//
+// Thread-safety: Join() is called by one thread (usually the creator).
+#ifndef RESTORESIM_CORE_SYNC_THREAD_H_
+#define RESTORESIM_CORE_SYNC_THREAD_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/port/sim_hooks.h"
+
+namespace restoresim {
+
+class Thread {
+ public:
+  // Starts `body` on a new thread called `name`.
+  Thread(std::string name, std::function<void()> body);
+  ~Thread();
+  Thread(const Thread&) = delete;
+  Thread& operator=(const Thread&) = delete;
+
+  void Join();
+  bool joined() const { return joined_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  struct OsThread;
+  std::string name_;
+  bool joined_ = false;
+  SimThreadId sim_thread_ = kNoSimThread;
+  std::unique_ptr<OsThread> os_thread_;
+};
+
+// A scheduling point (simulator) or std::this_thread::yield (OS threads).
+void Yield();
+
+// Records a trace event in a simulation (a no-op on OS threads): task lifecycle changes,
+// restore progress and other runtime events that a timeline should show.
+void TraceMark(std::string_view category, std::string_view name, int64_t arg = 0);
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_SYNC_THREAD_H_

@@ -1,0 +1,392 @@
+#include "sim/chrome_trace.h"
+
+#include <iterator>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/util/check.h"
+#include "sim/strategy.h"
+
+namespace restoresim::sim {
+namespace {
+
+constexpr int kPid = 1;
+constexpr int64_t kSchedulerTid = 0;  // events recorded outside any simulated thread
+
+std::string_view ObjectKindName(SimObjectKind kind) {
+  switch (kind) {
+    case SimObjectKind::kMutex: return "mutex";
+    case SimObjectKind::kCondVar: return "condvar";
+    case SimObjectKind::kAtomic: return "atomic";
+    case SimObjectKind::kThread: return "thread";
+    case SimObjectKind::kQueue: return "queue";
+    case SimObjectKind::kOther: return "object";
+  }
+  return "object";
+}
+
+std::string_view ChoiceKindName(uint32_t kind) {
+  switch (static_cast<ChoiceKind>(kind)) {
+    case ChoiceKind::kThread: return "thread";
+    case ChoiceKind::kNotifyTarget: return "notify_target";
+    case ChoiceKind::kSpurious: return "spurious";
+    case ChoiceKind::kData: return "data";
+  }
+  return "unknown";
+}
+
+int64_t Tid(SimThreadId thread) {
+  return thread == kNoSimThread ? kSchedulerTid : int64_t{thread} + 1;
+}
+
+// Appends `s` as a JSON string literal. Plain ASCII is copied; anything else goes through
+// nlohmann, which escapes it and replaces invalid UTF-8 (a thread name is arbitrary bytes)
+// instead of throwing.
+void AppendJsonString(std::string& out, std::string_view s) {
+  bool plain = true;
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x80 || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+    return;
+  }
+  out += nlohmann::json(std::string(s)).dump(-1, ' ', false,
+                                             nlohmann::json::error_handler_t::replace);
+}
+
+// Streams trace events into a string, one per line: Begin, optional fields, BeginArgs, Args,
+// End. Keys come in a fixed order, so equal inputs give equal bytes.
+class EventWriter {
+ public:
+  explicit EventWriter(std::string& out) : out_(out) {}
+
+  void Begin(char ph, std::string_view name, std::string_view cat, uint64_t ts, int64_t tid) {
+    RS_CHECK(!in_event_, "trace event opened inside another");
+    in_event_ = true;
+    out_ += first_event_ ? "\n{\"ph\":\"" : ",\n{\"ph\":\"";
+    first_event_ = false;
+    out_ += ph;
+    out_ += "\",\"name\":";
+    AppendJsonString(out_, name);
+    if (!cat.empty()) {
+      out_ += ",\"cat\":";
+      AppendJsonString(out_, cat);
+    }
+    fmt::format_to(std::back_inserter(out_), ",\"ts\":{},\"pid\":{},\"tid\":{}", ts, kPid, tid);
+  }
+  void Field(std::string_view key, int64_t value) {
+    fmt::format_to(std::back_inserter(out_), ",\"{}\":{}", key, value);
+  }
+  void FieldString(std::string_view key, std::string_view value) {
+    fmt::format_to(std::back_inserter(out_), ",\"{}\":", key);
+    AppendJsonString(out_, value);
+  }
+  void BeginArgs() {
+    out_ += ",\"args\":{";
+    first_arg_ = true;
+  }
+  void Arg(std::string_view key, int64_t value) {
+    ArgKey(key);
+    fmt::format_to(std::back_inserter(out_), "{}", value);
+  }
+  void ArgDouble(std::string_view key, double value) {
+    ArgKey(key);
+    fmt::format_to(std::back_inserter(out_), "{}", value);  // shortest round-trip form
+  }
+  void ArgString(std::string_view key, std::string_view value) {
+    ArgKey(key);
+    AppendJsonString(out_, value);
+  }
+  // Closes the args (REQUIRES: BeginArgs was called) and the event.
+  void End() {
+    RS_CHECK(in_event_, "trace event closed twice");
+    in_event_ = false;
+    out_ += "}}";
+  }
+
+ private:
+  void ArgKey(std::string_view key) {
+    if (!first_arg_) out_ += ',';
+    first_arg_ = false;
+    AppendJsonString(out_, key);
+    out_ += ':';
+  }
+
+  std::string& out_;
+  bool first_event_ = true;
+  bool first_arg_ = true;
+  bool in_event_ = false;
+};
+
+// Turns the trace of one finished simulation into trace events.
+class Exporter {
+ public:
+  Exporter(const Simulation& sim, const ChromeTraceInfo& info, std::string& out)
+      : sim_(sim), info_(info), writer_(out) {}
+
+  void WriteTracks();
+  void WriteEvents();
+
+ private:
+  // The thread currently running and where its stretch began.
+  struct Slice {
+    bool open = false;
+    SimThreadId thread = kNoSimThread;
+    uint64_t start_step = 0;
+    TimeNs start_ns = 0;
+    int64_t runnable = 0;         // runnable threads at the decision that started it
+    std::string_view last_op;     // what the thread did last; empty: nothing yet
+    uint64_t points = 0;          // scheduling points reached in the slice
+  };
+
+  void OnDecision(const TraceEvent& e);
+  void CloseSlice(uint64_t end_step);
+  void NoteOp(const TraceEvent& e, std::string_view op);
+  void WriteInstant(const TraceEvent& e);
+  void WriteCounter(uint64_t step, TimeNs time_ns);
+  // Opens an instant on `e`'s thread track with args.virtual_time_ns; the caller adds args and
+  // calls writer_.End().
+  void BeginInstant(const TraceEvent& e, std::string_view name, std::string_view cat);
+  std::string ThreadLabel(uint64_t thread) const;
+  // "mutex 'lock_a' #2"; empty for object 0. For joins and spawns the object is a thread id.
+  std::string ObjectLabel(SimOp op, uint32_t object) const;
+  std::string OpOn(SimOp op, uint32_t object) const;
+
+  const Simulation& sim_;
+  const ChromeTraceInfo& info_;
+  EventWriter writer_;
+  Slice slice_;
+  bool failed_ = false;  // a kFailure was seen: later exits are the unwinding of the run
+};
+
+void Exporter::WriteTracks() {
+  writer_.Begin('M', "process_name", "", 0, kSchedulerTid);
+  writer_.BeginArgs();
+  writer_.ArgString("name", fmt::format("{} seed {}", info_.program, info_.seed));
+  writer_.End();
+  writer_.Begin('M', "thread_name", "", 0, kSchedulerTid);
+  writer_.BeginArgs();
+  writer_.ArgString("name", "scheduler");
+  writer_.End();
+  writer_.Begin('M', "thread_sort_index", "", 0, kSchedulerTid);
+  writer_.BeginArgs();
+  writer_.Arg("sort_index", kSchedulerTid);
+  writer_.End();
+  for (size_t t = 0; t < sim_.thread_count(); ++t) {
+    const int64_t tid = Tid(static_cast<SimThreadId>(t));
+    writer_.Begin('M', "thread_name", "", 0, tid);
+    writer_.BeginArgs();
+    writer_.ArgString("name", sim_.thread_name(static_cast<SimThreadId>(t)));
+    writer_.End();
+    writer_.Begin('M', "thread_sort_index", "", 0, tid);
+    writer_.BeginArgs();
+    writer_.Arg("sort_index", tid);
+    writer_.End();
+  }
+}
+
+void Exporter::WriteEvents() {
+  WriteCounter(0, 0);  // the counter track starts at zero
+  uint64_t last_step = 0;
+  for (const TraceEvent& e : sim_.trace().events()) {
+    last_step = e.step;
+    switch (e.kind) {
+      case TraceKind::kDecision:
+        OnDecision(e);
+        break;
+      case TraceKind::kTimeAdvance:
+        WriteCounter(e.step, e.time_ns);
+        break;
+      default:
+        WriteInstant(e);
+        break;
+    }
+  }
+  CloseSlice(last_step + 1);
+}
+
+void Exporter::OnDecision(const TraceEvent& e) {
+  if (slice_.open && slice_.thread == e.thread) return;  // it keeps running
+  CloseSlice(e.step);
+  slice_ = Slice{.open = true,
+                 .thread = e.thread,
+                 .start_step = e.step,
+                 .start_ns = e.time_ns,
+                 .runnable = e.arg};
+}
+
+void Exporter::CloseSlice(uint64_t end_step) {
+  if (!slice_.open) return;
+  slice_.open = false;
+  RS_CHECK(end_step > slice_.start_step, "slice of thread {} ends at step {} <= its start {}",
+           slice_.thread, end_step, slice_.start_step);
+  const std::string_view name = slice_.last_op.empty() ? "run" : slice_.last_op;
+  writer_.Begin('X', name, "run", slice_.start_step, Tid(slice_.thread));
+  writer_.Field("dur", static_cast<int64_t>(end_step - slice_.start_step));
+  writer_.BeginArgs();
+  writer_.Arg("virtual_time_ns", slice_.start_ns);
+  writer_.Arg("runnable", slice_.runnable);
+  writer_.Arg("points", static_cast<int64_t>(slice_.points));
+  writer_.End();
+}
+
+void Exporter::NoteOp(const TraceEvent& e, std::string_view op) {
+  if (!slice_.open || slice_.thread != e.thread) return;
+  slice_.last_op = op;
+  if (e.kind == TraceKind::kPoint) ++slice_.points;
+}
+
+void Exporter::WriteCounter(uint64_t step, TimeNs time_ns) {
+  writer_.Begin('C', "virtual_time_ms", "time", step, kSchedulerTid);
+  writer_.BeginArgs();
+  // One series only: every arg of a counter event is plotted.
+  writer_.ArgDouble("value", static_cast<double>(time_ns) / 1e6);
+  writer_.End();
+}
+
+void Exporter::BeginInstant(const TraceEvent& e, std::string_view name, std::string_view cat) {
+  const bool global = e.kind == TraceKind::kFailure;
+  writer_.Begin('i', name, cat, e.step, Tid(e.thread));
+  writer_.FieldString("s", global ? "g" : "t");
+  writer_.BeginArgs();
+  writer_.Arg("virtual_time_ns", e.time_ns);
+}
+
+void Exporter::WriteInstant(const TraceEvent& e) {
+  const std::string_view op = SimOpName(e.op);
+  switch (e.kind) {
+    case TraceKind::kPoint: {
+      NoteOp(e, op);
+      const std::string label = ObjectLabel(e.op, e.object);
+      BeginInstant(e, label.empty() ? std::string(op) : fmt::format("{} {}", op, label),
+                   "sched");
+      if (e.object != 0) writer_.Arg("object", e.object);
+      break;
+    }
+    case TraceKind::kBlock:
+      NoteOp(e, op);
+      BeginInstant(e, "blocked: " + OpOn(e.op, e.object), "sched");
+      writer_.Arg("deadline_ns", e.arg);  // -1: no deadline
+      CloseSlice(e.step + 1);             // it runs no more until chosen again
+      break;
+    case TraceKind::kWake:
+      BeginInstant(e, "wake " + ThreadLabel(static_cast<uint64_t>(e.arg)), "sched");
+      writer_.Arg("woken_tid", e.arg >= 0 ? e.arg + 1 : e.arg);
+      writer_.ArgString("through", OpOn(e.op, e.object));
+      break;
+    case TraceKind::kTimeout:
+      BeginInstant(e, "timeout: " + OpOn(e.op, e.object), "sched");
+      break;
+    case TraceKind::kSpawn:
+      BeginInstant(e, "spawn " + ThreadLabel(static_cast<uint64_t>(e.arg)), "sched");
+      writer_.Arg("spawned_tid", e.arg + 1);
+      break;
+    case TraceKind::kExit:
+      NoteOp(e, "exit");
+      // After a failure the remaining threads are unwound, not finished.
+      BeginInstant(e, failed_ ? "exit (unwound)" : "exit", "sched");
+      if (slice_.open && slice_.thread == e.thread) CloseSlice(e.step + 1);
+      break;
+    case TraceKind::kChoice:
+      BeginInstant(e, fmt::format("choice {}", ChoiceKindName(e.object)), "choice");
+      writer_.Arg("value", e.arg);
+      break;
+    case TraceKind::kMark: {
+      const std::string_view text = sim_.trace().MarkText(e.object);
+      const size_t slash = text.find('/');
+      const std::string_view category =
+          slash == std::string_view::npos ? std::string_view("mark") : text.substr(0, slash);
+      BeginInstant(e, text.empty() ? fmt::format("mark #{}", e.object) : std::string(text),
+                   category);
+      writer_.Arg("value", e.arg);
+      break;
+    }
+    case TraceKind::kFailure: {
+      failed_ = true;
+      const auto kind = static_cast<RunOutcome::Kind>(e.object);
+      const std::string_view outcome =
+          e.object <= static_cast<uint32_t>(RunOutcome::Kind::kStepBudget)
+              ? OutcomeKindName(kind)
+              : std::string_view(info_.outcome);
+      BeginInstant(e, fmt::format("FAILURE: {}", outcome), "failure");
+      writer_.ArgString("message", info_.message);
+      break;
+    }
+    case TraceKind::kDecision:
+    case TraceKind::kTimeAdvance:
+      RS_CHECK(false, "{} is not an instant", TraceKindName(e.kind));
+  }
+  writer_.End();
+}
+
+std::string Exporter::ThreadLabel(uint64_t thread) const {
+  if (thread >= sim_.thread_count()) return fmt::format("thread #{}", thread);
+  return fmt::format("'{}'", sim_.thread_name(static_cast<SimThreadId>(thread)));
+}
+
+std::string Exporter::ObjectLabel(SimOp op, uint32_t object) const {
+  if (op == SimOp::kJoin || op == SimOp::kSpawn) return "thread " + ThreadLabel(object);
+  if (object == 0) return "";
+  if (object > sim_.objects().size()) return fmt::format("object #{}", object);
+  const Simulation::ObjectInfo& info = sim_.objects()[object - 1];
+  if (info.name == nullptr) return fmt::format("{} #{}", ObjectKindName(info.kind), object);
+  return fmt::format("{} '{}' #{}", ObjectKindName(info.kind), info.name, object);
+}
+
+std::string Exporter::OpOn(SimOp op, uint32_t object) const {
+  const std::string label = ObjectLabel(op, object);
+  if (label.empty()) return std::string(SimOpName(op));
+  return fmt::format("{} on {}", SimOpName(op), label);
+}
+
+std::string MetadataJson(const Simulation& sim, const ChromeTraceInfo& info) {
+  const nlohmann::json metadata = {
+      {"program", info.program},
+      {"seed", std::to_string(info.seed)},
+      {"strategy", info.strategy},
+      {"outcome", info.outcome},
+      {"message", info.message},
+      {"trace_hash", fmt::format("0x{:016x}", sim.trace().Hash())},
+      {"trace_events", sim.trace().event_count()},
+      {"trace_mode", sim.trace().mode() == TraceMode::kFull ? "full" : "hash-only"},
+      {"steps", sim.steps()},
+      {"threads", sim.thread_count()},
+      {"end_time_ns", sim.now_ns()},
+      {"x_axis", "scheduling step (1 us = 1 step); virtual time in args.virtual_time_ns"},
+  };
+  return metadata.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::string ChromeTraceJson(const Simulation& sim, const ChromeTraceInfo& info) {
+  std::string out;
+  // ~150 bytes per event: one allocation instead of log(n) regrowths.
+  out.reserve(4096 + sim.trace().events().size() * 160);
+  out += "{\"traceEvents\":[";
+  Exporter exporter(sim, info, out);
+  exporter.WriteTracks();
+  exporter.WriteEvents();
+  out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":";
+  out += MetadataJson(sim, info);
+  out += "}\n";
+  return out;
+}
+
+absl::Status WriteChromeTrace(FileSystem& fs, const std::string& path, const Simulation& sim,
+                              const ChromeTraceInfo& info) {
+  return WriteFileAtomically(fs, path, ChromeTraceJson(sim, info));
+}
+
+}  // namespace restoresim::sim

@@ -1,0 +1,59 @@
+#include "sim/program.h"
+
+#include <fmt/format.h>
+
+#include "absl/strings/str_join.h"
+#include "sim/simulation.h"
+
+namespace restoresim::sim {
+
+uint64_t RunEnv::Choose(uint64_t n) { return sim.Choose(n, ChoiceKind::kData); }
+
+void RunEnv::Fail(std::string message) { sim.Fail(std::move(message)); }
+
+absl::Status ProgramRegistry::Add(Program program) {
+  if (program.name.empty()) return absl::InvalidArgumentError("program without a name");
+  if (!program.body) {
+    return absl::InvalidArgumentError(fmt::format("program '{}' has no body", program.name));
+  }
+  if (programs_.count(program.name) > 0) {
+    return absl::AlreadyExistsError(fmt::format("program '{}' registered twice", program.name));
+  }
+  std::string name = program.name;
+  programs_.emplace(std::move(name), std::move(program));
+  return absl::OkStatus();
+}
+
+const Program* ProgramRegistry::Find(std::string_view name) const {
+  auto it = programs_.find(name);
+  return it == programs_.end() ? nullptr : &it->second;
+}
+
+std::vector<const Program*> ProgramRegistry::All() const {
+  std::vector<const Program*> all;
+  for (const auto& [name, program] : programs_) all.push_back(&program);
+  return all;
+}
+
+absl::StatusOr<std::vector<const Program*>> ProgramRegistry::Select(
+    std::string_view pattern) const {
+  if (pattern == "all") return All();
+  std::vector<const Program*> selected;
+  if (pattern.ends_with('*')) {
+    const std::string_view prefix = pattern.substr(0, pattern.size() - 1);
+    for (const Program* p : All()) {
+      if (std::string_view(p->name).starts_with(prefix)) selected.push_back(p);
+    }
+  } else if (const Program* p = Find(pattern)) {
+    selected.push_back(p);
+  }
+  if (selected.empty()) {
+    std::vector<std::string> names;
+    for (const Program* p : All()) names.push_back(p->name);
+    return absl::NotFoundError(fmt::format("no scenario matches '{}'; known: all, {}", pattern,
+                                           absl::StrJoin(names, ", ")));
+  }
+  return selected;
+}
+
+}  // namespace restoresim::sim

@@ -1,0 +1,65 @@
+#include "sim/runner.h"
+
+#include <fmt/format.h>
+
+#include "core/port/random.h"
+#include "core/util/prng.h"
+#include "sim/virtual_clock.h"
+
+namespace restoresim::sim {
+
+SeedStreams SeedStreams::Derive(uint64_t master_seed) {
+  const Prng master(master_seed);
+  return SeedStreams{master.Fork("strategy").Next64(), master.Fork("program").Next64()};
+}
+
+RunResult RunProgram(const Program& program, const RunConfig& config) {
+  const SeedStreams streams = SeedStreams::Derive(config.seed);
+  StrategySpec spec = config.strategy;
+  if (spec.kind == StrategySpec::Kind::kPct && spec.pct_steps == 0) {
+    spec.pct_steps = program.steps_hint;
+  }
+  std::unique_ptr<Strategy> strategy = MakeStrategy(spec, Prng(streams.strategy),
+                                                    program.steps_hint);
+  ReplayStrategy* replay = nullptr;
+  if (config.replay_choices.has_value()) {
+    auto r = std::make_unique<ReplayStrategy>(*config.replay_choices, std::move(strategy));
+    replay = r.get();
+    strategy = std::move(r);
+  }
+
+  SimOptions options;
+  options.steps_max = config.steps_max != 0 ? config.steps_max : program.steps_max;
+  options.spurious_wakeup_per_mille = config.spurious_wakeup_per_mille;
+  options.trace_mode = config.trace_mode;
+  options.record_choices = config.record_choices;
+  auto simulation = std::make_unique<Simulation>(options, std::move(strategy));
+
+  VirtualClock clock;
+  SeededRandom random(streams.program);
+  RunEnv env{clock, random, *simulation, config.seed};
+  RunResult result;
+  result.outcome = simulation->Run([&env, &program]() { program.body(env); });
+  result.trace_hash = simulation->trace().Hash();
+  result.steps = simulation->steps();
+  result.trace_events = simulation->trace().event_count();
+  result.end_time_ns = simulation->now_ns();
+  result.threads = simulation->thread_count();
+  result.strategy = spec;
+  result.replay_diverged = replay != nullptr && replay->diverged();
+  result.choices = simulation->choices();
+  if (config.trace_mode == TraceMode::kFull) result.simulation = std::move(simulation);
+  return result;
+}
+
+std::string ReplayCommand(const Program& program, const RunConfig& config) {
+  std::string line = fmt::format("restoresim replay {} --seed {} --strategy {}", program.name,
+                                 config.seed, config.strategy.ToString());
+  if (config.steps_max != 0) line += fmt::format(" --steps-max {}", config.steps_max);
+  if (config.spurious_wakeup_per_mille != RunConfig{}.spurious_wakeup_per_mille) {
+    line += fmt::format(" --spurious-per-mille {}", config.spurious_wakeup_per_mille);
+  }
+  return line;
+}
+
+}  // namespace restoresim::sim

@@ -1,0 +1,63 @@
+// Runs one program for one seed: derives every stream from the master seed, builds the
+// strategy and the simulation, runs, and returns the outcome with the run's fingerprint. Also
+// renders the one-line command that replays a run.
+//
+// Thread-safety: RunProgram may be called concurrently from different OS threads.
+#ifndef RESTORESIM_SIM_RUNNER_H_
+#define RESTORESIM_SIM_RUNNER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/program.h"
+#include "sim/simulation.h"
+#include "sim/strategy.h"
+
+namespace restoresim::sim {
+
+// Everything that decides a run besides the program. One seed decides the rest.
+struct RunConfig {
+  uint64_t seed = 0;
+  StrategySpec strategy;
+  uint64_t steps_max = 0;  // 0: the program's default
+  uint32_t spurious_wakeup_per_mille = 10;
+  TraceMode trace_mode = TraceMode::kHashOnly;
+  bool record_choices = false;
+  // When set, the run follows these strategy answers (a recorded schedule) and falls back to
+  // the seeded strategy after them.
+  std::optional<std::vector<uint64_t>> replay_choices;
+};
+
+struct RunResult {
+  RunOutcome outcome;
+  uint64_t trace_hash = 0;
+  uint64_t steps = 0;
+  uint64_t trace_events = 0;
+  TimeNs end_time_ns = 0;
+  size_t threads = 0;
+  StrategySpec strategy;         // as run (pct step estimate filled in)
+  bool replay_diverged = false;  // replay_choices did not fit the run
+  std::vector<uint64_t> choices;  // when record_choices
+  // The finished simulation, kept in TraceMode::kFull for timelines and inspection.
+  std::unique_ptr<Simulation> simulation;
+};
+
+// Seeds of the independent streams of a run, derived from the master seed by name.
+struct SeedStreams {
+  uint64_t strategy;
+  uint64_t program;
+  static SeedStreams Derive(uint64_t master_seed);
+};
+
+RunResult RunProgram(const Program& program, const RunConfig& config);
+
+// "restoresim replay <program> --seed <n> --strategy <s> [...]": every option that is not at
+// its default, so the line reproduces the run exactly.
+std::string ReplayCommand(const Program& program, const RunConfig& config);
+
+}  // namespace restoresim::sim
+
+#endif  // RESTORESIM_SIM_RUNNER_H_

@@ -1,0 +1,448 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "core/util/check.h"
+
+namespace restoresim::sim {
+namespace {
+
+constexpr size_t kSimThreadsMax = 1024;
+constexpr uint64_t kTeardownOpsMax = 1'000'000;
+
+std::atomic<uint64_t> next_epoch{1};
+
+std::string_view ObjectKindName(SimObjectKind kind) {
+  switch (kind) {
+    case SimObjectKind::kMutex: return "mutex";
+    case SimObjectKind::kCondVar: return "condvar";
+    case SimObjectKind::kAtomic: return "atomic";
+    case SimObjectKind::kThread: return "thread";
+    case SimObjectKind::kQueue: return "queue";
+    case SimObjectKind::kOther: return "object";
+  }
+  return "object";
+}
+
+[[noreturn]] void TeardownFailure(const std::string& what) {
+  std::fprintf(stderr, "restoresim: fatal while unwinding an ended simulated run: %s\n",
+               what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace
+
+std::string_view OutcomeKindName(RunOutcome::Kind kind) {
+  switch (kind) {
+    case RunOutcome::Kind::kOk: return "ok";
+    case RunOutcome::Kind::kFailed: return "failed";
+    case RunOutcome::Kind::kDeadlock: return "deadlock";
+    case RunOutcome::Kind::kStepBudget: return "step-budget";
+  }
+  return "?";
+}
+
+Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> strategy)
+    : options_(options),
+      strategy_(std::move(strategy)),
+      epoch_(next_epoch.fetch_add(1, std::memory_order_relaxed)),
+      trace_(options.trace_mode) {
+  RS_CHECK(strategy_ != nullptr);
+  InitMainContext(main_context_);
+}
+
+Simulation::~Simulation() {
+  for (SimThread& t : threads_) {
+    if (t.stack.base != nullptr) {
+      DestroyFiber(t.context);
+      FiberStack::Release(t.stack);
+    }
+  }
+}
+
+RunOutcome Simulation::Run(std::function<void()> main) {
+  RS_CHECK(!ran_, "a Simulation runs once");
+  RS_CHECK(CurrentSim() == nullptr, "simulations do not nest");
+  ran_ = true;
+  ScopedCurrentSim scope(this);
+  Spawn("main", std::move(main));
+  Schedule();  // returns on the OS stack when the run has stopped
+  UnwindAll();
+  return outcome_;
+}
+
+// ---- registration and bookkeeping ----
+
+uint32_t Simulation::Register(SimObjectState& state, SimObjectKind kind, const char* name) {
+  if (state.epoch == epoch_) return state.id;
+  objects_.push_back(ObjectInfo{kind, name});
+  state.epoch = epoch_;
+  state.id = static_cast<uint32_t>(objects_.size());
+  return state.id;
+}
+
+std::string_view Simulation::ThreadName(SimThreadId thread) const {
+  if (thread == kNoSimThread || thread >= threads_.size()) return "<scheduler>";
+  return threads_[thread].name;
+}
+
+void Simulation::Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object,
+                        int64_t arg) {
+  trace_.Record(TraceEvent{now_ns_, steps_, arg, object, thread, kind, op});
+}
+
+void Simulation::NoteLockHeld(uint32_t object, bool held) {
+  if (current_ == kNoSimThread) return;
+  auto& locks = threads_[current_].locks_held;
+  if (held) {
+    locks.push_back(object);
+    return;
+  }
+  auto it = std::find(locks.begin(), locks.end(), object);
+  if (it != locks.end()) locks.erase(it);
+}
+
+void Simulation::MakeRunnable(SimThreadId t, SimWake wake) {
+  SimThread& th = threads_[t];
+  th.state = ThreadState::kRunnable;
+  th.waiting_on = nullptr;
+  th.deadline_ns = kNoDeadline;
+  th.wake = wake;
+  runnable_.insert(std::lower_bound(runnable_.begin(), runnable_.end(), t), t);
+}
+
+void Simulation::RemoveRunnable(SimThreadId t) {
+  auto it = std::lower_bound(runnable_.begin(), runnable_.end(), t);
+  if (it != runnable_.end() && *it == t) runnable_.erase(it);
+}
+
+// ---- scheduling ----
+
+void Simulation::CheckAbort() {
+  if (!aborting_) return;
+  if (++teardown_ops_ > kTeardownOpsMax) {
+    TeardownFailure(fmt::format("thread '{}' keeps calling primitives while being unwound "
+                                "(a loop in a destructor?)",
+                                ThreadName(current_)));
+  }
+  if (current_ != kNoSimThread && std::uncaught_exceptions() == 0) throw SimAbort{};
+}
+
+SimThreadId Simulation::Decide() {
+  if (stopped_) return kNoSimThread;
+  if (runnable_.empty() && !AdvanceTime()) return kNoSimThread;
+  if (++steps_ > options_.steps_max) {
+    Stop(RunOutcome::Kind::kStepBudget,
+         fmt::format("step budget exceeded: {} scheduling decisions (steps_max) without the "
+                     "run finishing; a livelock, a busy wait, or a budget too small",
+                     options_.steps_max));
+    return kNoSimThread;
+  }
+  const SimThreadId next = strategy_->PickThread(runnable_, current_, steps_);
+  RS_CHECK(std::binary_search(runnable_.begin(), runnable_.end(), next),
+           "strategy {} picked thread {} which is not runnable", strategy_->Spec(), next);
+  if (options_.record_choices) choices_.push_back(next);
+  Record(TraceKind::kDecision, next, SimOp::kYield, 0, static_cast<int64_t>(runnable_.size()));
+  return next;
+}
+
+bool Simulation::AdvanceTime() {
+  TimeNs earliest = kNoDeadline;
+  bool any_unfinished = false;
+  for (const SimThread& t : threads_) {
+    if (t.state == ThreadState::kFinished) continue;
+    any_unfinished = true;
+    if (t.state == ThreadState::kBlocked) earliest = std::min(earliest, t.deadline_ns);
+  }
+  if (earliest == kNoDeadline) {
+    if (any_unfinished) {
+      Stop(RunOutcome::Kind::kDeadlock, DeadlockReport());
+    } else {
+      Stop(RunOutcome::Kind::kOk, "");
+    }
+    return false;
+  }
+  RS_CHECK(earliest >= now_ns_, "virtual time would go backwards: {} -> {}", now_ns_, earliest);
+  now_ns_ = earliest;
+  Record(TraceKind::kTimeAdvance, current_, SimOp::kSleep, 0, now_ns_);
+  for (SimThreadId id = 0; id < threads_.size(); ++id) {
+    SimThread& t = threads_[id];
+    if (t.state != ThreadState::kBlocked || t.deadline_ns > now_ns_) continue;
+    if (t.waiting_on != nullptr) {
+      auto& w = t.waiting_on->waiters;
+      w.erase(std::find(w.begin(), w.end(), id));
+    }
+    Record(TraceKind::kTimeout, id, t.wait_op, t.wait_object, now_ns_);
+    MakeRunnable(id, SimWake::kTimedOut);
+  }
+  return true;
+}
+
+void Simulation::Schedule() {
+  const SimThreadId next = Decide();
+  if (next == kNoSimThread) {
+    if (current_ == kNoSimThread) return;  // already on the OS stack
+    SwitchTo(kNoSimThread);                // back to Run(), which unwinds us
+    CheckAbort();
+    TeardownFailure("a stopped thread was resumed without unwinding");
+  }
+  if (next != current_) SwitchTo(next);
+  CheckAbort();
+}
+
+FiberContext& Simulation::TargetContext(SimThreadId next) {
+  if (next == kNoSimThread) return main_context_;
+  SimThread& t = threads_[next];
+  if (!t.started) {
+    t.started = true;
+    t.stack = FiberStack::Acquire(options_.fiber_stack_bytes);
+    InitFiber(t.context, t.stack, &Simulation::FiberMain, this);
+  }
+  return t.context;
+}
+
+void Simulation::SwitchTo(SimThreadId next) {
+  const SimThreadId prev = current_;
+  FiberContext& to = TargetContext(next);
+  current_ = next;
+  SwitchFiber(prev == kNoSimThread ? main_context_ : threads_[prev].context, to);
+}
+
+void Simulation::FiberMain(void* arg) {
+  auto* sim = static_cast<Simulation*>(arg);
+  const SimThreadId self = sim->current_;
+  if (!sim->aborting_) {
+    try {
+      sim->threads_[self].body();
+    } catch (const SimAbort&) {
+      // The run ended early; this thread's stack is unwound.
+    } catch (const std::exception& e) {
+      sim->Stop(RunOutcome::Kind::kFailed,
+                fmt::format("thread '{}' ended with an uncaught exception: {}",
+                            sim->threads_[self].name, e.what()));
+    } catch (...) {
+      sim->Stop(RunOutcome::Kind::kFailed,
+                fmt::format("thread '{}' ended with an uncaught non-standard exception",
+                            sim->threads_[self].name));
+    }
+  }
+  sim->ExitCurrent();
+}
+
+void Simulation::ExitCurrent() {
+  const SimThreadId self = current_;
+  SimThread& t = threads_[self];
+  t.state = ThreadState::kFinished;
+  RemoveRunnable(self);
+  Record(TraceKind::kExit, self, SimOp::kYield, 0, 0);
+  if (!aborting_) WakeAll(t.joiners, self);
+  const SimThreadId next = aborting_ ? kNoSimThread : Decide();
+  FiberContext& to = TargetContext(next);
+  current_ = next;
+  ExitFiber(t.context, to);
+}
+
+void Simulation::Stop(RunOutcome::Kind kind, std::string message) {
+  if (stopped_) return;
+  stopped_ = true;
+  outcome_.kind = kind;
+  outcome_.message = std::move(message);
+  if (kind != RunOutcome::Kind::kOk) {
+    Record(TraceKind::kFailure, current_, SimOp::kYield, static_cast<uint32_t>(kind), 0);
+  }
+}
+
+void Simulation::UnwindAll() {
+  RS_CHECK(current_ == kNoSimThread);
+  aborting_ = true;
+  for (SimThreadId id = 0; id < threads_.size(); ++id) {
+    SimThread& t = threads_[id];
+    if (t.state == ThreadState::kFinished) continue;
+    if (!t.started) {
+      t.state = ThreadState::kFinished;
+      continue;
+    }
+    SwitchTo(id);  // it resumes at its scheduling point, throws SimAbort and exits to us
+    RS_CHECK(t.state == ThreadState::kFinished, "thread '{}' did not finish unwinding", t.name);
+  }
+  current_ = kNoSimThread;
+  runnable_.clear();
+}
+
+// ---- SimHooks: points, blocking, waking ----
+
+void Simulation::Point(SimOp op, uint32_t object) {
+  if (aborting_) {
+    CheckAbort();
+    return;
+  }
+  RS_CHECK(current_ != kNoSimThread, "scheduling point outside a simulated thread");
+  Record(TraceKind::kPoint, current_, op, object, 0);
+  Schedule();
+}
+
+SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs deadline_ns) {
+  if (aborting_) {
+    CheckAbort();
+    return SimWake::kAborting;
+  }
+  RS_CHECK(current_ != kNoSimThread, "blocking outside a simulated thread");
+  const SimThreadId self = current_;
+  if (deadline_ns <= now_ns_) {  // already late: a timeout that still lets others run
+    Record(TraceKind::kTimeout, self, op, object, now_ns_);
+    Schedule();
+    return SimWake::kTimedOut;
+  }
+  SimThread& t = threads_[self];
+  t.state = ThreadState::kBlocked;
+  t.waiting_on = list;
+  t.wait_op = op;
+  t.wait_object = object;
+  t.deadline_ns = deadline_ns;
+  t.wake = SimWake::kNotified;
+  if (list != nullptr) list->waiters.push_back(self);
+  RemoveRunnable(self);
+  Record(TraceKind::kBlock, self, op, object, deadline_ns == kNoDeadline ? -1 : deadline_ns);
+  Schedule();
+  return threads_[self].wake;
+}
+
+int Simulation::WakeOne(SimWaitList& list, uint32_t object) {
+  if (list.waiters.empty()) return 0;
+  if (aborting_) {
+    list.waiters.clear();
+    return 0;
+  }
+  const size_t index = list.waiters.size() == 1
+                           ? 0
+                           : static_cast<size_t>(Choose(list.waiters.size(),
+                                                        ChoiceKind::kNotifyTarget));
+  const SimThreadId t = list.waiters[index];
+  list.waiters.erase(list.waiters.begin() + static_cast<ptrdiff_t>(index));
+  Record(TraceKind::kWake, current_, threads_[t].wait_op, object, t);
+  MakeRunnable(t, SimWake::kNotified);
+  return 1;
+}
+
+int Simulation::WakeAll(SimWaitList& list, uint32_t object) {
+  if (aborting_) {
+    list.waiters.clear();
+    return 0;
+  }
+  const int woken = static_cast<int>(list.waiters.size());
+  for (SimThreadId t : list.waiters) {
+    Record(TraceKind::kWake, current_, threads_[t].wait_op, object, t);
+    MakeRunnable(t, SimWake::kNotified);
+  }
+  list.waiters.clear();
+  return woken;
+}
+
+uint64_t Simulation::Choose(uint64_t n, ChoiceKind kind) {
+  RS_CHECK(n > 0);
+  const uint64_t value = n == 1 ? 0 : strategy_->PickValue(n, kind);
+  RS_CHECK(value < n, "strategy {} chose {} out of {}", strategy_->Spec(), value, n);
+  if (n > 1 && options_.record_choices) choices_.push_back(value);
+  Record(TraceKind::kChoice, current_, SimOp::kYield, static_cast<uint32_t>(kind),
+         static_cast<int64_t>(value));
+  return value;
+}
+
+bool Simulation::SpuriousWakeup(uint32_t /*object*/) {
+  if (options_.spurious_wakeup_per_mille == 0 || aborting_) return false;
+  return Choose(1000, ChoiceKind::kSpurious) < options_.spurious_wakeup_per_mille;
+}
+
+// ---- threads ----
+
+SimThreadId Simulation::Spawn(std::string name, std::function<void()> body) {
+  RS_CHECK(threads_.size() < kSimThreadsMax, "more than {} simulated threads", kSimThreadsMax);
+  const auto id = static_cast<SimThreadId>(threads_.size());
+  SimThread& t = threads_.emplace_back();
+  t.name = std::move(name);
+  t.body = std::move(body);
+  if (aborting_) {  // a destructor spawning while the run unwinds: the thread never runs
+    t.state = ThreadState::kFinished;
+    return id;
+  }
+  runnable_.push_back(id);  // the largest id: stays sorted
+  strategy_->OnSpawn(id);
+  Record(TraceKind::kSpawn, current_, SimOp::kSpawn, 0, id);
+  if (current_ != kNoSimThread) Point(SimOp::kSpawn, id);
+  return id;
+}
+
+void Simulation::Join(SimThreadId thread) {
+  RS_CHECK(thread < threads_.size(), "join of unknown thread {}", thread);
+  if (aborting_) {
+    CheckAbort();
+    return;
+  }
+  if (thread == current_) Fail(fmt::format("thread '{}' joins itself", threads_[thread].name));
+  Point(SimOp::kJoin, thread);
+  while (threads_[thread].state != ThreadState::kFinished) {
+    if (Block(&threads_[thread].joiners, SimOp::kJoin, thread, kNoDeadline) ==
+        SimWake::kAborting) {
+      return;
+    }
+  }
+}
+
+void Simulation::Mark(std::string_view category, std::string_view name, int64_t arg) {
+  if (aborting_) return;
+  Record(TraceKind::kMark, current_, SimOp::kMark, trace_.MarkId(category, name), arg);
+}
+
+void Simulation::Fail(std::string message) {
+  if (aborting_) TeardownFailure(message);
+  Stop(RunOutcome::Kind::kFailed, std::move(message));
+  if (current_ == kNoSimThread) throw SimAbort{};
+  SwitchTo(kNoSimThread);  // Run() takes over and resumes us only to unwind
+  if (std::uncaught_exceptions() > 0) {
+    TeardownFailure("a check failed inside a destructor during exception unwinding");
+  }
+  throw SimAbort{};
+}
+
+// ---- reports ----
+
+std::string Simulation::DescribeWait(const SimThread& t) const {
+  std::string what{SimOpName(t.wait_op)};
+  if (t.wait_op == SimOp::kJoin) {
+    what += fmt::format(" of thread '{}'", ThreadName(static_cast<SimThreadId>(t.wait_object)));
+  } else if (t.wait_object != 0 && t.wait_object <= objects_.size()) {
+    const ObjectInfo& o = objects_[t.wait_object - 1];
+    what += fmt::format(" on {} '{}' (#{})", ObjectKindName(o.kind), o.name ? o.name : "?",
+                        t.wait_object);
+  }
+  if (t.deadline_ns != kNoDeadline) what += fmt::format(" until t={}ns", t.deadline_ns);
+  if (!t.locks_held.empty()) {
+    what += ", holding";
+    for (uint32_t id : t.locks_held) {
+      const ObjectInfo& o = objects_[id - 1];
+      what += fmt::format(" {} '{}' (#{})", ObjectKindName(o.kind), o.name ? o.name : "?", id);
+    }
+  }
+  return what;
+}
+
+std::string Simulation::DeadlockReport() const {
+  std::string report = fmt::format(
+      "deadlock: every thread is blocked and no timer is pending (virtual time {}ns, step {})",
+      now_ns_, steps_);
+  for (SimThreadId id = 0; id < threads_.size(); ++id) {
+    const SimThread& t = threads_[id];
+    if (t.state != ThreadState::kBlocked) continue;
+    report += fmt::format("\n  thread '{}' (#{}): {}", t.name, id, DescribeWait(t));
+  }
+  return report;
+}
+
+}  // namespace restoresim::sim

@@ -1,0 +1,162 @@
+#include "sim/strategy.h"
+
+#include <algorithm>
+
+#include <charconv>
+#include "core/util/check.h"
+#include <fmt/format.h>
+
+namespace restoresim::sim {
+namespace {
+
+template <typename T>
+bool ParseDecimal(std::string_view text, T& out) {
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, out);
+  return ec == std::errc() && ptr == end && !text.empty();
+}
+
+}  // namespace
+
+// ---- random walk ----
+
+SimThreadId RandomWalkStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                           SimThreadId /*current*/, uint64_t /*step*/) {
+  if (runnable.size() == 1) return runnable[0];
+  return runnable[prng_.Uniform(runnable.size())];
+}
+
+uint64_t RandomWalkStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
+  return n == 1 ? 0 : prng_.Uniform(n);
+}
+
+// ---- PCT ----
+
+PctStrategy::PctStrategy(const Prng& prng, uint32_t depth, uint64_t steps_estimate)
+    : prng_(prng), depth_(depth), steps_estimate_(std::max<uint64_t>(steps_estimate, 1)) {
+  RS_CHECK(depth_ >= 1, "pct depth must be >= 1");
+  for (uint32_t i = 1; i < depth_; ++i) {
+    change_steps_.push_back(1 + prng_.Uniform(steps_estimate_));
+  }
+  std::sort(change_steps_.begin(), change_steps_.end());
+}
+
+std::string PctStrategy::Spec() const { return fmt::format("pct:{}:{}", depth_, steps_estimate_); }
+
+void PctStrategy::OnSpawn(SimThreadId thread) {
+  if (priority_.size() <= thread) priority_.resize(thread + 1, 0);
+  // Initial priorities lie above every change-point priority (1..d-1); a random 40-bit rank
+  // makes them distinct with overwhelming probability, and ties fall to the lower thread id.
+  priority_[thread] = depth_ + 1 + prng_.Uniform(uint64_t{1} << 40);
+}
+
+SimThreadId PctStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                                    uint64_t step) {
+  while (next_change_ < change_steps_.size() && change_steps_[next_change_] <= step) {
+    if (current != kNoSimThread && current < priority_.size()) {
+      // Below every initial priority and below every earlier change point (d-1, d-2, ...,
+      // 1), so the thread preempted last runs last, as in Coyote's PCT implementation.
+      priority_[current] = depth_ - 1 - next_change_;
+    }
+    ++next_change_;
+  }
+  SimThreadId best = runnable[0];
+  for (SimThreadId t : runnable) {
+    if (priority_[t] > priority_[best]) best = t;
+  }
+  return best;
+}
+
+uint64_t PctStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
+  return n == 1 ? 0 : prng_.Uniform(n);
+}
+
+// ---- replay ----
+
+ReplayStrategy::ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback)
+    : choices_(std::move(choices)), fallback_(std::move(fallback)) {}
+
+void ReplayStrategy::OnSpawn(SimThreadId thread) {
+  if (fallback_) fallback_->OnSpawn(thread);
+}
+
+SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                                       uint64_t step) {
+  if (next_ < choices_.size()) {
+    const uint64_t want = choices_[next_++];
+    if (std::find(runnable.begin(), runnable.end(), want) != runnable.end()) {
+      return static_cast<SimThreadId>(want);
+    }
+    diverged_ = true;
+  }
+  if (fallback_) return fallback_->PickThread(runnable, current, step);
+  return runnable[0];
+}
+
+uint64_t ReplayStrategy::PickValue(uint64_t n, ChoiceKind kind) {
+  if (next_ < choices_.size()) {
+    const uint64_t want = choices_[next_++];
+    if (want < n) return want;
+    diverged_ = true;
+  }
+  if (fallback_) return fallback_->PickValue(n, kind);
+  return 0;
+}
+
+// ---- spec ----
+
+absl::StatusOr<StrategySpec> StrategySpec::Parse(std::string_view text) {
+  StrategySpec spec;
+  if (text == "random") return spec;
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon == std::string_view::npos ? colon : colon - start));
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  if (parts[0] != "pct" || parts.size() > 3) {
+    return absl::InvalidArgumentError(fmt::format(
+        "unknown strategy '{}': expected 'random', 'pct:D' or 'pct:D:K' (depth D >= 1, "
+        "step estimate K >= 1)",
+        text));
+  }
+  spec.kind = Kind::kPct;
+  if (parts.size() >= 2) {
+    uint32_t depth = 0;
+    if (!ParseDecimal(parts[1], depth) || depth < 1 || depth > 64) {
+      return absl::InvalidArgumentError(
+          fmt::format("strategy '{}': pct depth must be an integer in [1, 64]", text));
+    }
+    spec.pct_depth = depth;
+  }
+  if (parts.size() == 3) {
+    uint64_t steps = 0;
+    if (!ParseDecimal(parts[2], steps) || steps < 1) {
+      return absl::InvalidArgumentError(
+          fmt::format("strategy '{}': pct step estimate must be a positive integer", text));
+    }
+    spec.pct_steps = steps;
+  }
+  return spec;
+}
+
+std::string StrategySpec::ToString() const {
+  if (kind == Kind::kRandom) return "random";
+  if (pct_steps == 0) return fmt::format("pct:{}", pct_depth);
+  return fmt::format("pct:{}:{}", pct_depth, pct_steps);
+}
+
+std::unique_ptr<Strategy> MakeStrategy(const StrategySpec& spec, const Prng& prng,
+                                       uint64_t steps_hint) {
+  switch (spec.kind) {
+    case StrategySpec::Kind::kRandom:
+      return std::make_unique<RandomWalkStrategy>(prng);
+    case StrategySpec::Kind::kPct:
+      return std::make_unique<PctStrategy>(prng, spec.pct_depth,
+                                           spec.pct_steps != 0 ? spec.pct_steps : steps_hint);
+  }
+  return nullptr;
+}
+
+}  // namespace restoresim::sim

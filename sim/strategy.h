@@ -1,0 +1,129 @@
+// Scheduling strategies: at every scheduling point the simulation asks its strategy which
+// runnable thread runs next, and every other choice of a run (which waiter a notify_one wakes,
+// whether a condition wait wakes spuriously, program data choices) is asked of it too. A run is
+// therefore a pure function of (program, strategy, seed), and the sequence of answers is enough
+// to replay it (ReplayStrategy) — which is what later strategies (POS, bounded exhaustive
+// search) and schedule shrinking build on.
+//
+// Thread-safety: owned by one simulation; not thread-safe.
+#ifndef RESTORESIM_SIM_STRATEGY_H_
+#define RESTORESIM_SIM_STRATEGY_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/port/sim_hooks.h"
+#include "core/util/prng.h"
+
+namespace restoresim::sim {
+
+// Append only: values enter trace hashes.
+enum class ChoiceKind : uint8_t {
+  kThread = 0,    // which runnable thread runs next
+  kNotifyTarget,  // which waiter a notify_one wakes
+  kSpurious,      // whether a condition wait returns spuriously (value < per-mille => yes)
+  kData,          // a program's own choice (fault injection, workload shape)
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  // The spec that rebuilds this strategy, e.g. "random" or "pct:3:2000".
+  virtual std::string Spec() const = 0;
+
+  // A new thread exists (ids are dense, in creation order).
+  virtual void OnSpawn(SimThreadId thread) { (void)thread; }
+
+  // Picks the next thread. `runnable` is sorted ascending and never empty; `current` is the
+  // thread at the scheduling point (kNoSimThread at the start; it may be blocked). `step`
+  // counts scheduling decisions from 1.
+  virtual SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                                 uint64_t step) = 0;
+
+  // Picks a value in [0, n). REQUIRES: n > 0.
+  virtual uint64_t PickValue(uint64_t n, ChoiceKind kind) = 0;
+};
+
+// Uniformly random among runnable threads at every point.
+class RandomWalkStrategy final : public Strategy {
+ public:
+  explicit RandomWalkStrategy(const Prng& prng) : prng_(prng) {}
+  std::string Spec() const override { return "random"; }
+  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                         uint64_t step) override;
+  uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
+
+ private:
+  Prng prng_;
+};
+
+// PCT, probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi, Nagarakatte; ASPLOS
+// 2010): threads get random distinct priorities; the highest-priority runnable thread always
+// runs; at d-1 change points drawn uniformly from the first `steps_estimate` steps the running
+// thread drops below every other thread (each change point below the previous ones). A bug of depth d among n threads is found with
+// probability at least 1/(n * k^(d-1)) per run.
+class PctStrategy final : public Strategy {
+ public:
+  PctStrategy(const Prng& prng, uint32_t depth, uint64_t steps_estimate);
+  std::string Spec() const override;
+  void OnSpawn(SimThreadId thread) override;
+  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                         uint64_t step) override;
+  uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
+
+ private:
+  Prng prng_;
+  const uint32_t depth_;
+  const uint64_t steps_estimate_;
+  std::vector<uint64_t> change_steps_;  // sorted; index i lowers priority to i + 1
+  size_t next_change_ = 0;
+  std::vector<uint64_t> priority_;  // by thread id; larger runs first
+};
+
+// Answers with a recorded sequence of choices (a Decisions log), for exact replays of a
+// schedule independent of any PRNG. When the log runs out it falls back to `fallback` (or, if
+// none, to the lowest runnable thread / value 0); a recorded thread that is not runnable is a
+// divergence, reported by diverged().
+class ReplayStrategy final : public Strategy {
+ public:
+  ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback);
+  std::string Spec() const override { return "replay"; }
+  void OnSpawn(SimThreadId thread) override;
+  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                         uint64_t step) override;
+  uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
+  bool diverged() const { return diverged_; }
+  size_t consumed() const { return next_; }
+
+ private:
+  std::vector<uint64_t> choices_;
+  size_t next_ = 0;
+  std::unique_ptr<Strategy> fallback_;
+  bool diverged_ = false;
+};
+
+// A parsed --strategy value: "random", "pct:D" or "pct:D:K" (depth D >= 1, step estimate K).
+struct StrategySpec {
+  enum class Kind { kRandom, kPct } kind = Kind::kRandom;
+  uint32_t pct_depth = 3;
+  uint64_t pct_steps = 0;  // 0: the program's own estimate
+
+  static absl::StatusOr<StrategySpec> Parse(std::string_view text);
+  // Canonical text; Parse(ToString()) == *this.
+  std::string ToString() const;
+  bool operator==(const StrategySpec&) const = default;
+};
+
+// Builds a strategy for one run. `prng` is the run's strategy stream; `steps_hint` replaces a
+// missing pct step estimate.
+std::unique_ptr<Strategy> MakeStrategy(const StrategySpec& spec, const Prng& prng,
+                                       uint64_t steps_hint);
+
+}  // namespace restoresim::sim
+
+#endif  // RESTORESIM_SIM_STRATEGY_H_

@@ -1,0 +1,114 @@
+#include "sim/sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/util/stable_hash.h"
+
+namespace restoresim::sim {
+namespace {
+
+constexpr uint32_t kJobsMax = 256;
+constexpr uint64_t kSeedsMax = uint64_t{1} << 40;
+
+// The seeds of this shard, in order.
+std::vector<uint64_t> ShardSeeds(const SweepConfig& c) {
+  std::vector<uint64_t> seeds;
+  for (uint64_t i = c.shard_index; i < c.seeds; i += c.shard_count) {
+    seeds.push_back(c.seed_start + i);
+  }
+  return seeds;
+}
+
+}  // namespace
+
+bool SweepResult::AllAsExpected() const {
+  return std::all_of(programs.begin(), programs.end(),
+                     [](const ProgramSweepStats& p) { return p.AsExpected(); });
+}
+
+absl::Status ValidateSweepConfig(const SweepConfig& c) {
+  if (c.programs.empty()) return absl::InvalidArgumentError("no scenario selected");
+  if (c.seeds == 0 || c.seeds > kSeedsMax) {
+    return absl::InvalidArgumentError(fmt::format("--seeds must be in [1, {}]", kSeedsMax));
+  }
+  if (c.seed_start > UINT64_MAX - c.seeds) {
+    return absl::InvalidArgumentError("--seed-start + --seeds overflows 64 bits");
+  }
+  if (c.shard_count == 0 || c.shard_index >= c.shard_count) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--shard {}/{}: expected I/N with 0 <= I < N", c.shard_index, c.shard_count));
+  }
+  if (c.jobs == 0 || c.jobs > kJobsMax) {
+    return absl::InvalidArgumentError(fmt::format("--jobs must be in [1, {}]", kJobsMax));
+  }
+  return absl::OkStatus();
+}
+
+SweepResult RunSweep(const SweepConfig& config,
+                     const std::function<void(const SweepProgress&)>& on_progress) {
+  const auto started = std::chrono::steady_clock::now();
+  const std::vector<uint64_t> seeds = ShardSeeds(config);
+  const uint64_t total = seeds.size() * config.programs.size();
+
+  SweepResult result;
+  for (const Program* p : config.programs) result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});
+
+  std::mutex mu;  // guards result and the progress callback
+  std::atomic<uint64_t> next{0};
+  uint64_t done = 0;
+  auto worker = [&]() {
+    for (uint64_t i = next.fetch_add(1); i < total; i = next.fetch_add(1)) {
+      const size_t program_index = i / seeds.size();
+      const Program& program = *config.programs[program_index];
+      RunConfig run = config.run;
+      run.seed = seeds[i % seeds.size()];
+      run.trace_mode = TraceMode::kHashOnly;
+      const RunResult r = RunProgram(program, run);
+
+      std::lock_guard<std::mutex> lock(mu);
+      ProgramSweepStats& s = result.programs[program_index];
+      ++s.runs;
+      s.steps += r.steps;
+      s.fingerprint ^= MixPair(run.seed, r.trace_hash);
+      if (!r.outcome.ok()) {
+        ++s.failed_runs;
+        s.first_failing_seed = std::min(s.first_failing_seed, run.seed);
+        s.failures.push_back(SweepFailure{program.name, run.seed, r.outcome, r.trace_hash,
+                                          r.steps, ReplayCommand(program, run)});
+        std::sort(s.failures.begin(), s.failures.end(),
+                  [](const SweepFailure& a, const SweepFailure& b) { return a.seed < b.seed; });
+        if (s.failures.size() > config.failures_kept_max) s.failures.pop_back();
+      }
+      ++done;
+      if (on_progress) {
+        uint64_t failed = 0;
+        for (const ProgramSweepStats& p : result.programs) failed += p.failed_runs;
+        on_progress(SweepProgress{done, total, failed});
+      }
+    }
+  };
+
+  const uint32_t jobs = static_cast<uint32_t>(
+      std::min<uint64_t>(config.jobs, std::max<uint64_t>(total, 1)));
+  std::vector<std::thread> workers;
+  for (uint32_t j = 1; j < jobs; ++j) workers.emplace_back(worker);
+  worker();
+  for (std::thread& t : workers) t.join();
+
+  for (ProgramSweepStats& s : result.programs) {
+    result.runs += s.runs;
+    result.failed_runs += s.failed_runs;
+    result.fingerprint ^= MixPair(StableStringHash(s.program->name), s.fingerprint);
+  }
+  result.wall_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace restoresim::sim

@@ -1,0 +1,78 @@
+// Seed sweeps: run programs over a range of seeds on several OS threads (each runs its own
+// simulations), collect failures with their replay lines, and fold every run's trace hash into
+// one order-independent fingerprint. Results of shards (--shard I/N) merge by adding counts and
+// XOR-ing fingerprints, so a sweep split over machines gives the same totals as one run.
+//
+// Thread-safety: RunSweep is called from one thread; it starts and joins its own workers. The
+// progress callback is called from worker threads, serialised.
+#ifndef RESTORESIM_SIM_SWEEP_H_
+#define RESTORESIM_SIM_SWEEP_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/program.h"
+#include "sim/runner.h"
+
+namespace restoresim::sim {
+
+struct SweepConfig {
+  std::vector<const Program*> programs;
+  uint64_t seed_start = 0;
+  uint64_t seeds = 100;        // seeds per program, before sharding
+  uint32_t shard_index = 0;    // this shard takes seed offsets i with i % shard_count == index
+  uint32_t shard_count = 1;
+  uint32_t jobs = 1;           // worker OS threads
+  RunConfig run;               // seed field ignored; strategy and budgets apply to every run
+  size_t failures_kept_max = 50;  // per program; counts go on past it
+};
+
+struct SweepFailure {
+  std::string program;
+  uint64_t seed = 0;
+  RunOutcome outcome;
+  uint64_t trace_hash = 0;
+  uint64_t steps = 0;
+  std::string replay;  // the one-line command that reproduces it
+};
+
+struct ProgramSweepStats {
+  const Program* program = nullptr;
+  uint64_t runs = 0;
+  uint64_t failed_runs = 0;
+  uint64_t steps = 0;  // summed over runs
+  uint64_t first_failing_seed = UINT64_MAX;
+  uint64_t fingerprint = 0;  // XOR over seeds of MixPair(seed, trace_hash)
+  std::vector<SweepFailure> failures;  // lowest seeds first, at most failures_kept_max
+
+  // A planted bug that was found, or a correct program that never failed.
+  bool AsExpected() const {
+    return program->bug_expected ? failed_runs > 0 : failed_runs == 0;
+  }
+};
+
+struct SweepResult {
+  std::vector<ProgramSweepStats> programs;  // in SweepConfig order
+  uint64_t runs = 0;
+  uint64_t failed_runs = 0;
+  uint64_t fingerprint = 0;  // XOR of the programs' fingerprints mixed with their names
+  double wall_seconds = 0;
+  bool AllAsExpected() const;
+};
+
+struct SweepProgress {
+  uint64_t runs_done;
+  uint64_t runs_total;
+  uint64_t failed_runs;
+};
+
+absl::Status ValidateSweepConfig(const SweepConfig& config);
+SweepResult RunSweep(const SweepConfig& config,
+                     const std::function<void(const SweepProgress&)>& on_progress = nullptr);
+
+}  // namespace restoresim::sim
+
+#endif  // RESTORESIM_SIM_SWEEP_H_
