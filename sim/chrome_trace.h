@@ -3,7 +3,7 @@
 //
 // Layout: process 1 is the run; every simulated thread t is a track with tid t + 1, named after
 // the thread and sorted by id; tid 0 ("scheduler") holds events recorded outside any simulated
-// thread (the spawn of "main", time jumps seen from the scheduler's stack).
+// thread (the spawn of "main") and the virtual-time counter.
 //
 // The x axis is the scheduling step, not time: an event's "ts" (microseconds, as the format
 // defines it) is the trace event's `step`, so 1 us on the axis is one scheduling decision.

@@ -24,6 +24,7 @@
 #endif
 
 #ifdef RS_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #ifdef RS_TSAN
@@ -104,6 +105,11 @@ FiberStack FiberStack::Acquire(size_t size) {
     if (free[i].size == size) {
       FiberStack s = free[i];
       free.erase(free.begin() + static_cast<ptrdiff_t>(i));
+#ifdef RS_ASAN
+      // A finished fiber never returns from its last frames, so their redzones stay poisoned;
+      // the next fiber on this stack must start from clean shadow memory.
+      __asan_unpoison_memory_region(s.base, s.size);
+#endif
       return s;
     }
   }

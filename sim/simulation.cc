@@ -73,7 +73,7 @@ RunOutcome Simulation::Run(std::function<void()> main) {
   ran_ = true;
   ScopedCurrentSim scope(this);
   Spawn("main", std::move(main));
-  Schedule();  // returns on the OS stack when the run has stopped
+  Schedule(SimOp::kSpawn);  // returns on the OS stack when the run has stopped
   UnwindAll();
   return outcome_;
 }
@@ -125,14 +125,31 @@ void Simulation::RemoveRunnable(SimThreadId t) {
 
 // ---- scheduling ----
 
-void Simulation::CheckAbort() {
+bool Simulation::MayThrowAbort(SimOp op) const {
+  // Unlocks, notifications and joins are what destructors do (RAII locks, owners joining
+  // their threads); SimAbort must not leave a destructor, so these points never throw. The
+  // thread then runs on, with every primitive non-blocking, to its next throwing point.
+  if (op == SimOp::kMutexUnlock || op == SimOp::kCondNotify || op == SimOp::kJoin) return false;
+  return current_ != kNoSimThread && threads_[current_].no_abort_depth == 0 &&
+         std::uncaught_exceptions() == 0;
+}
+
+void Simulation::CheckAbort(SimOp op) {
   if (!aborting_) return;
   if (++teardown_ops_ > kTeardownOpsMax) {
     TeardownFailure(fmt::format("thread '{}' keeps calling primitives while being unwound "
                                 "(a loop in a destructor?)",
                                 ThreadName(current_)));
   }
-  if (current_ != kNoSimThread && std::uncaught_exceptions() == 0) throw SimAbort{};
+  if (MayThrowAbort(op)) throw SimAbort{};
+}
+
+void Simulation::EnterNoAbort() {
+  if (current_ != kNoSimThread) ++threads_[current_].no_abort_depth;
+}
+
+void Simulation::ExitNoAbort() {
+  if (current_ != kNoSimThread) --threads_[current_].no_abort_depth;
 }
 
 SimThreadId Simulation::Decide() {
@@ -185,16 +202,16 @@ bool Simulation::AdvanceTime() {
   return true;
 }
 
-void Simulation::Schedule() {
+void Simulation::Schedule(SimOp op) {
   const SimThreadId next = Decide();
   if (next == kNoSimThread) {
     if (current_ == kNoSimThread) return;  // already on the OS stack
     SwitchTo(kNoSimThread);                // back to Run(), which unwinds us
-    CheckAbort();
-    TeardownFailure("a stopped thread was resumed without unwinding");
+    CheckAbort(op);
+    return;  // a non-throwing point: run on, non-blocking, to the next one
   }
   if (next != current_) SwitchTo(next);
-  CheckAbort();
+  CheckAbort(op);
 }
 
 FiberContext& Simulation::TargetContext(SimThreadId next) {
@@ -262,7 +279,10 @@ void Simulation::Stop(RunOutcome::Kind kind, std::string message) {
 void Simulation::UnwindAll() {
   RS_CHECK(current_ == kNoSimThread);
   aborting_ = true;
-  for (SimThreadId id = 0; id < threads_.size(); ++id) {
+  // Newest first: a thread's locals (queues, mutexes) are used by the threads it spawned, so
+  // those must be unwound before it, as their lifetimes would nest in a real program.
+  for (size_t i = threads_.size(); i-- > 0;) {
+    const auto id = static_cast<SimThreadId>(i);
     SimThread& t = threads_[id];
     if (t.state == ThreadState::kFinished) continue;
     if (!t.started) {
@@ -280,25 +300,25 @@ void Simulation::UnwindAll() {
 
 void Simulation::Point(SimOp op, uint32_t object) {
   if (aborting_) {
-    CheckAbort();
+    CheckAbort(op);
     return;
   }
   RS_CHECK(current_ != kNoSimThread, "scheduling point outside a simulated thread");
   Record(TraceKind::kPoint, current_, op, object, 0);
-  Schedule();
+  Schedule(op);
 }
 
 SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs deadline_ns) {
   if (aborting_) {
-    CheckAbort();
+    CheckAbort(op);
     return SimWake::kAborting;
   }
   RS_CHECK(current_ != kNoSimThread, "blocking outside a simulated thread");
   const SimThreadId self = current_;
   if (deadline_ns <= now_ns_) {  // already late: a timeout that still lets others run
     Record(TraceKind::kTimeout, self, op, object, now_ns_);
-    Schedule();
-    return SimWake::kTimedOut;
+    Schedule(op);
+    return aborting_ ? SimWake::kAborting : SimWake::kTimedOut;
   }
   SimThread& t = threads_[self];
   t.state = ThreadState::kBlocked;
@@ -310,8 +330,8 @@ SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs d
   if (list != nullptr) list->waiters.push_back(self);
   RemoveRunnable(self);
   Record(TraceKind::kBlock, self, op, object, deadline_ns == kNoDeadline ? -1 : deadline_ns);
-  Schedule();
-  return threads_[self].wake;
+  Schedule(op);
+  return aborting_ ? SimWake::kAborting : threads_[self].wake;
 }
 
 int Simulation::WakeOne(SimWaitList& list, uint32_t object) {
@@ -382,7 +402,7 @@ SimThreadId Simulation::Spawn(std::string name, std::function<void()> body) {
 void Simulation::Join(SimThreadId thread) {
   RS_CHECK(thread < threads_.size(), "join of unknown thread {}", thread);
   if (aborting_) {
-    CheckAbort();
+    CheckAbort(SimOp::kJoin);
     return;
   }
   if (thread == current_) Fail(fmt::format("thread '{}' joins itself", threads_[thread].name));
@@ -408,7 +428,7 @@ void Simulation::Fail(std::string message) {
   if (std::uncaught_exceptions() > 0) {
     TeardownFailure("a check failed inside a destructor during exception unwinding");
   }
-  throw SimAbort{};
+  throw SimAbort{};  // a failed check must not return, even inside a no-abort scope
 }
 
 // ---- reports ----

@@ -90,6 +90,8 @@ class Simulation final : public SimHooks {
   void Mark(std::string_view category, std::string_view name, int64_t arg) override;
   [[noreturn]] void Fail(std::string message) override;
   bool Aborting() const override { return aborting_; }
+  void EnterNoAbort() override;
+  void ExitNoAbort() override;
 
  private:
   enum class ThreadState : uint8_t { kRunnable, kBlocked, kFinished };
@@ -108,13 +110,14 @@ class Simulation final : public SimHooks {
     SimWake wake = SimWake::kNotified;
     SimWaitList joiners;
     absl::InlinedVector<uint32_t, 4> locks_held;
+    int no_abort_depth = 0;  // inside SimNoAbortScope: points never throw SimAbort
   };
 
   static void FiberMain(void* arg);
   void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg);
   // Picks and switches to the next thread (possibly the current one). Advances virtual time
   // or stops the run when nothing can run.
-  void Schedule();
+  void Schedule(SimOp op);
   // Returns the next thread to run, or kNoSimThread when the run must stop.
   SimThreadId Decide();
   bool AdvanceTime();
@@ -129,7 +132,8 @@ class Simulation final : public SimHooks {
   std::string DescribeWait(const SimThread& t) const;
   void UnwindAll();
   // After resuming in a simulated thread: leave if the run is being torn down.
-  void CheckAbort();
+  void CheckAbort(SimOp op);
+  bool MayThrowAbort(SimOp op) const;
 
   const SimOptions options_;
   std::unique_ptr<Strategy> strategy_;

@@ -90,7 +90,10 @@ SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable, Si
     diverged_ = true;
   }
   if (fallback_) return fallback_->PickThread(runnable, current, step);
-  return runnable[0];
+  // Round-robin after the current thread: fair, so a busy-waiting thread cannot starve the
+  // others once the log is exhausted (what a schedule shrinker relies on).
+  auto after = std::upper_bound(runnable.begin(), runnable.end(), current);
+  return after == runnable.end() || current == kNoSimThread ? runnable[0] : *after;
 }
 
 uint64_t ReplayStrategy::PickValue(uint64_t n, ChoiceKind kind) {
@@ -100,7 +103,8 @@ uint64_t ReplayStrategy::PickValue(uint64_t n, ChoiceKind kind) {
     diverged_ = true;
   }
   if (fallback_) return fallback_->PickValue(n, kind);
-  return 0;
+  // Without a log or fallback: no spurious wake-ups (value >= any per-mille), else the first.
+  return kind == ChoiceKind::kSpurious ? n - 1 : 0;
 }
 
 // ---- spec ----
@@ -108,6 +112,10 @@ uint64_t ReplayStrategy::PickValue(uint64_t n, ChoiceKind kind) {
 absl::StatusOr<StrategySpec> StrategySpec::Parse(std::string_view text) {
   StrategySpec spec;
   if (text == "random") return spec;
+  if (text == "pct") {
+    return absl::InvalidArgumentError(
+        "strategy 'pct' needs a depth: 'pct:D' or 'pct:D:K' (e.g. pct:3)");
+  }
   std::vector<std::string_view> parts;
   for (size_t start = 0;;) {
     const size_t colon = text.find(':', start);

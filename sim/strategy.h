@@ -87,8 +87,8 @@ class PctStrategy final : public Strategy {
 
 // Answers with a recorded sequence of choices (a Decisions log), for exact replays of a
 // schedule independent of any PRNG. When the log runs out it falls back to `fallback` (or, if
-// none, to the lowest runnable thread / value 0); a recorded thread that is not runnable is a
-// divergence, reported by diverged().
+// none, to round-robin threads, no spurious wake-ups and value 0); a recorded thread that is
+// not runnable is a divergence, reported by diverged().
 class ReplayStrategy final : public Strategy {
  public:
   ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback);

@@ -10,6 +10,13 @@ SimHooks* CurrentSim() { return current_sim; }
 ScopedCurrentSim::ScopedCurrentSim(SimHooks* sim) : previous_(current_sim) { current_sim = sim; }
 ScopedCurrentSim::~ScopedCurrentSim() { current_sim = previous_; }
 
+SimNoAbortScope::SimNoAbortScope() : sim_(current_sim) {
+  if (sim_ != nullptr) sim_->EnterNoAbort();
+}
+SimNoAbortScope::~SimNoAbortScope() {
+  if (sim_ != nullptr) sim_->ExitNoAbort();
+}
+
 std::string_view SimOpName(SimOp op) {
   switch (op) {
     case SimOp::kYield: return "yield";

@@ -112,6 +112,26 @@ class SimHooks {
 
   // True while a failed or finished run unwinds its threads: primitives stop blocking.
   virtual bool Aborting() const = 0;
+
+  // Brackets code in which SimAbort must not be thrown (see SimNoAbortScope).
+  virtual void EnterNoAbort() = 0;
+  virtual void ExitNoAbort() = 0;
+};
+
+// Marks a scope — typically a destructor that locks, waits or joins — in which the simulator
+// must not unwind the thread by throwing SimAbort (an exception leaving a destructor ends the
+// process). When a failed run is torn down inside such a scope, primitives stop blocking and
+// the thread runs on to the end of the scope; it is unwound at its next scheduling point.
+// Unlock, notify and join points never throw, so RAII locks and joining owners need no scope.
+class SimNoAbortScope {
+ public:
+  SimNoAbortScope();
+  ~SimNoAbortScope();
+  SimNoAbortScope(const SimNoAbortScope&) = delete;
+  SimNoAbortScope& operator=(const SimNoAbortScope&) = delete;
+
+ private:
+  class SimHooks* sim_;
 };
 
 // The simulation owning this OS thread, or null on ordinary threads.

@@ -1,0 +1,79 @@
+// Repro files: a failing (or any) run saved as versioned JSON, enough to re-run it exactly and
+// to tell whether the re-run reproduced it. Written by `restoresim explore`, read by
+// `restoresim replay --repro FILE`.
+//
+//   {
+//     "format": "restoresim-repro",
+//     "version": 1,
+//     "scenario": "demo.abba_deadlock",
+//     "seed": "18446744073709551615",     // a decimal string: JSON numbers lose bits past 2^53
+//     "strategy": "pct:3:50",             // StrategySpec text
+//     "steps_max": 0,                     // 0: the program's default budget
+//     "spurious_wakeup_per_mille": 10,
+//     "choices": [0, 1, 1, 0],            // optional: the recorded schedule (strategy answers)
+//     "expected": {"outcome": "deadlock", "message": "...", "trace_hash": "0x0e2ec79aaf563e15",
+//                  "steps": 12},
+//     "replay": "restoresim replay demo.abba_deadlock --seed 7 --strategy pct:3:50"
+//   }
+//
+// Keys are written in this order, 2-space indented; the choices are wrapped, many to a line.
+// Reading is strict about what decides the run and lenient about the rest: every field above
+// is required except "choices" and "replay"; unknown keys are ignored, so a newer writer may
+// add fields without a version bump. Every malformed input is an InvalidArgument status whose
+// message names the field and what was expected; no input crashes the reader. Text is UTF-8:
+// invalid bytes in strings are written as U+FFFD.
+//
+// Thread-safety: free functions on values; thread-safe.
+#ifndef RESTORESIM_SIM_REPRO_H_
+#define RESTORESIM_SIM_REPRO_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/port/file_system.h"
+#include "sim/runner.h"
+
+namespace restoresim::sim {
+
+inline constexpr std::string_view kReproFormat = "restoresim-repro";
+inline constexpr int kReproVersion = 1;  // the version written, and the only one read
+// Limits of what a reader accepts. Step counts must be exact JSON numbers (2^53) to survive
+// tools that read numbers as doubles.
+inline constexpr uint64_t kReproStepsMax = uint64_t{1} << 53;
+inline constexpr uint32_t kReproSpuriousPerMilleMax = 1000;
+inline constexpr size_t kReproChoicesMax = 100'000'000;
+inline constexpr size_t kReproBytesMax = size_t{1} << 30;
+
+struct Repro {
+  std::string scenario;  // the program's name
+  // What decides the run. replay_choices is the "choices" field; trace_mode and
+  // record_choices are not stored (they do not change the run) and read back as defaults.
+  RunConfig config;
+  std::string outcome;  // OutcomeKindName of the expected outcome: "ok", "failed", ...
+  std::string message;  // the expected outcome's message
+  uint64_t trace_hash = 0;
+  uint64_t steps = 0;
+  std::string replay_command;  // informational: the one-line replay command
+};
+
+// The repro as JSON text (ends with a newline).
+std::string ReproToJson(const Repro& repro);
+
+// Parses and validates a repro file's text.
+absl::StatusOr<Repro> ReproFromJson(std::string_view text);
+
+// Writes the repro with WriteFileAtomically. Refuses (InvalidArgument) a repro that would not
+// read back, e.g. steps past kReproStepsMax or an unknown outcome.
+[[nodiscard]] absl::Status WriteRepro(FileSystem& fs, const std::string& path,
+                                      const Repro& repro);
+
+// Reads and validates `path`. A file-system error comes back as the file system gave it (its
+// message names the path); a validation error is InvalidArgument "repro file <path>: ...".
+absl::StatusOr<Repro> ReadRepro(FileSystem& fs, const std::string& path);
+
+}  // namespace restoresim::sim
+
+#endif  // RESTORESIM_SIM_REPRO_H_

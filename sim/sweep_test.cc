@@ -1,0 +1,122 @@
+// Sweeps: results independent of --jobs, shards that merge into the whole, failures ordered by
+// seed with working replay lines, and clear errors for bad configurations.
+#include "sim/sweep.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/demos/demos.h"
+
+namespace restoresim::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const ProgramRegistry& Demos() {
+  static const ProgramRegistry* registry = []() {
+    auto* r = new ProgramRegistry();
+    EXPECT_TRUE(RegisterDemoPrograms(*r).ok());
+    return r;
+  }();
+  return *registry;
+}
+
+SweepConfig AllDemos(uint64_t seeds) {
+  SweepConfig c;
+  c.programs = Demos().All();
+  c.seeds = seeds;
+  c.run.strategy = *StrategySpec::Parse("pct:3");
+  return c;
+}
+
+TEST(SweepTest, ResultsDoNotDependOnJobs) {
+  SweepConfig c = AllDemos(300);
+  c.jobs = 1;
+  const SweepResult one = RunSweep(c);
+  c.jobs = 2;
+  const SweepResult two = RunSweep(c);
+  c.jobs = 5;
+  const SweepResult five = RunSweep(c);
+  EXPECT_EQ(one.fingerprint, two.fingerprint);
+  EXPECT_EQ(one.fingerprint, five.fingerprint);
+  EXPECT_EQ(one.failed_runs, two.failed_runs);
+  EXPECT_EQ(one.runs, 300 * Demos().All().size());
+  for (size_t i = 0; i < one.programs.size(); ++i) {
+    EXPECT_EQ(one.programs[i].fingerprint, five.programs[i].fingerprint);
+    ASSERT_EQ(one.programs[i].failures.size(), five.programs[i].failures.size());
+    for (size_t j = 0; j < one.programs[i].failures.size(); ++j) {
+      EXPECT_EQ(one.programs[i].failures[j].seed, five.programs[i].failures[j].seed);
+    }
+  }
+}
+
+TEST(SweepTest, ShardsMergeIntoTheWholeSweep) {
+  SweepConfig c = AllDemos(200);
+  c.jobs = 2;
+  const SweepResult whole = RunSweep(c);
+  c.shard_count = 3;
+  uint64_t runs = 0;
+  uint64_t failed = 0;
+  std::vector<uint64_t> fingerprints(whole.programs.size(), 0);
+  for (uint32_t i = 0; i < 3; ++i) {
+    c.shard_index = i;
+    const SweepResult part = RunSweep(c);
+    runs += part.runs;
+    failed += part.failed_runs;
+    for (size_t p = 0; p < part.programs.size(); ++p) {
+      fingerprints[p] ^= part.programs[p].fingerprint;
+    }
+  }
+  EXPECT_EQ(runs, whole.runs);
+  EXPECT_EQ(failed, whole.failed_runs);
+  for (size_t p = 0; p < whole.programs.size(); ++p) {
+    EXPECT_EQ(fingerprints[p], whole.programs[p].fingerprint) << whole.programs[p].program->name;
+  }
+}
+
+TEST(SweepTest, FailuresAreSortedCappedAndReplayable) {
+  SweepConfig c;
+  c.programs = {Demos().Find("demo.lost_update")};
+  c.seeds = 400;
+  c.jobs = 2;
+  c.failures_kept_max = 5;
+  c.run.strategy = *StrategySpec::Parse("random");
+  const SweepResult r = RunSweep(c);
+  const ProgramSweepStats& s = r.programs[0];
+  ASSERT_GT(s.failed_runs, 5u);
+  ASSERT_EQ(s.failures.size(), 5u);
+  EXPECT_EQ(s.failures[0].seed, s.first_failing_seed);
+  for (size_t i = 1; i < s.failures.size(); ++i) {
+    EXPECT_LT(s.failures[i - 1].seed, s.failures[i].seed);
+  }
+  EXPECT_THAT(s.failures[0].replay, HasSubstr("--seed " + std::to_string(s.failures[0].seed)));
+  RunConfig again = c.run;
+  again.seed = s.failures[0].seed;
+  EXPECT_EQ(RunProgram(*c.programs[0], again).trace_hash, s.failures[0].trace_hash);
+  EXPECT_TRUE(s.AsExpected());
+}
+
+TEST(SweepTest, RejectsBadConfigurations) {
+  SweepConfig c = AllDemos(10);
+  c.jobs = 1;
+  EXPECT_TRUE(ValidateSweepConfig(c).ok());
+  SweepConfig bad = c;
+  bad.seeds = 0;
+  EXPECT_THAT(std::string(ValidateSweepConfig(bad).message()), HasSubstr("--seeds"));
+  bad = c;
+  bad.shard_index = 3;
+  bad.shard_count = 3;
+  EXPECT_THAT(std::string(ValidateSweepConfig(bad).message()), HasSubstr("--shard"));
+  bad = c;
+  bad.jobs = 0;
+  EXPECT_THAT(std::string(ValidateSweepConfig(bad).message()), HasSubstr("--jobs"));
+  bad = c;
+  bad.seed_start = UINT64_MAX - 3;
+  EXPECT_THAT(std::string(ValidateSweepConfig(bad).message()), HasSubstr("overflows"));
+  bad = c;
+  bad.programs.clear();
+  EXPECT_FALSE(ValidateSweepConfig(bad).ok());
+}
+
+}  // namespace
+}  // namespace restoresim::sim

@@ -1,0 +1,166 @@
+// The restoresim binary end to end: determinism across processes (the same seeds give the same
+// trace hashes in two separate processes, with different address-space layouts), the printed
+// replay line reproducing the failure, repro files, timelines, and clear errors for bad input.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+std::string Bin() {
+  const char* bin = std::getenv("RESTORESIM_BIN");
+  return bin != nullptr ? bin : "build/tools/restoresim";
+}
+
+Result RunCli(const std::string& args) {
+  Result r;
+  const std::string command = Bin() + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/restoresim_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(CliTest, SameSeedsSameTraceHashInTwoProcesses) {
+  const std::string args = "explore --scenario all --seeds 3000 --json --repro-dir ''";
+  const Result a = RunCli(args + " --jobs 1");
+  const Result b = RunCli(args + " --jobs 2");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const auto ja = nlohmann::json::parse(a.out);
+  const auto jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["trace_hash"], jb["trace_hash"]);
+  EXPECT_EQ(ja["failed_runs"], jb["failed_runs"]);
+  for (size_t i = 0; i < ja["scenarios"].size(); ++i) {
+    EXPECT_EQ(ja["scenarios"][i]["trace_hash"], jb["scenarios"][i]["trace_hash"])
+        << ja["scenarios"][i]["name"];
+  }
+  // And with another strategy the fingerprint changes: the hash covers the schedule.
+  const Result c = RunCli("explore --scenario all --seeds 300 --json --repro-dir '' --strategy random");
+  EXPECT_NE(nlohmann::json::parse(c.out)["trace_hash"], ja["trace_hash"]);
+}
+
+TEST_F(CliTest, ExploreJsonHasTheDocumentedFields) {
+  const Result r = RunCli("explore --scenario 'demo.abba*' --seeds 50 --json --repro-dir " + dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"seeds", "failures", "trace_hash", "seeds_per_second", "runs",
+                          "failed_runs", "scenarios", "ok"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["seeds"], 50);
+  ASSERT_GT(j["failures"].size(), 0u);
+  const auto& f = j["failures"][0];
+  EXPECT_TRUE(f.contains("seed"));
+  EXPECT_THAT(f["replay"].get<std::string>(), HasSubstr("restoresim replay demo.abba_deadlock"));
+  EXPECT_TRUE(f["reproduced"].get<bool>());
+  EXPECT_TRUE(std::filesystem::exists(f["repro"].get<std::string>()));
+}
+
+TEST_F(CliTest, PrintedReplayLineReproducesTheFailure) {
+  const Result sweep =
+      RunCli("explore --scenario demo.lost_update --seeds 50 --json --repro-dir " + dir_);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  const auto j = nlohmann::json::parse(sweep.out);
+  ASSERT_GT(j["failures"].size(), 0u);
+  const std::string replay = j["failures"][0]["replay"];
+  const std::string expected_hash = j["failures"][0]["trace_hash"];
+  ASSERT_EQ(replay.rfind("restoresim ", 0), 0u);
+  const Result r = RunCli(replay.substr(std::string("restoresim ").size()) + " --timeline " +
+                       dir_ + "/t.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // the failure reproduced
+  EXPECT_THAT(r.out, HasSubstr("lost update"));
+  EXPECT_THAT(r.out, HasSubstr("trace-hash=" + expected_hash));
+  std::ifstream timeline(dir_ + "/t.json");
+  const auto trace = nlohmann::json::parse(timeline);
+  EXPECT_GT(trace["traceEvents"].size(), 10u);
+
+  const Result from_file = RunCli("replay --repro " + j["failures"][0]["repro"].get<std::string>());
+  EXPECT_EQ(from_file.exit_code, 1) << from_file.out;
+  EXPECT_THAT(from_file.out, HasSubstr("reproduced"));
+  EXPECT_THAT(from_file.out, ::testing::Not(HasSubstr("NOT REPRODUCED")));
+}
+
+TEST_F(CliTest, SweepOfCorrectProgramsSucceedsAndPrintsATable) {
+  const Result r = RunCli("explore --scenario all --seeds 3000 --repro-dir " + dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("restoresim explore: scenario=all seeds=[0, 3000)"));
+  EXPECT_THAT(r.out, HasSubstr("demo.lost_update_fixed"));
+  EXPECT_THAT(r.out, HasSubstr("bug found"));
+  EXPECT_THAT(r.out, HasSubstr("seeds/s"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: every scenario behaved as expected"));
+}
+
+TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"explore --scenario nosuch", "no scenario matches 'nosuch'"},
+      {"explore --strategy dfs", "unknown strategy 'dfs'"},
+      {"explore --strategy pct:0", "pct depth"},
+      {"explore --shard 2/2", "--shard '2/2'"},
+      {"explore --shard x", "expected I/N"},
+      {"explore --seeds 0", "--seeds"},
+      {"explore --seeds -5", "seeds"},
+      {"explore --spurious-per-mille 5000", "spurious"},
+      {"replay demo.lost_update", "needs SCENARIO --seed N"},
+      {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
+      {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
+      {"frobnicate", "unknown command 'frobnicate'"},
+  };
+  for (const Case& c : cases) {
+    const Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
+  // A corrupt repro file is rejected, never crashes.
+  std::ofstream(dir_ + "/bad.json") << "{\"format\": \"restoresim-repro\", \"version\": 99}";
+  const Result r = RunCli("replay --repro " + dir_ + "/bad.json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("version"));
+}
+
+TEST_F(CliTest, ScenariosListsEveryDemo) {
+  const Result r = RunCli("scenarios");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* name : {"demo.lost_update", "demo.abba_deadlock", "demo.missed_notification",
+                           "demo.order_violation_d2", "demo.order_violation_d3"}) {
+    EXPECT_THAT(r.out, HasSubstr(name));
+  }
+  const Result j = RunCli("scenarios --json");
+  EXPECT_GE(nlohmann::json::parse(j.out).size(), 10u);
+}
+
+}  // namespace

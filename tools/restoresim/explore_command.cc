@@ -1,0 +1,287 @@
+// `restoresim explore`: a seed sweep over one or more scenarios. Prints the seed range and every
+// option first, a progress bar on a terminal, a summary table, and for each failure the line
+// that replays it; failing seeds are re-run with their schedule recorded (which also checks
+// that they reproduce) and saved as repro files.
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/port/posix_file_system.h"
+#include "sim/repro.h"
+#include "sim/sweep.h"
+#include "tools/restoresim/commands.h"
+#include "tools/restoresim/run_options.h"
+
+namespace restoresim::tools {
+namespace {
+
+struct ExploreOptions {
+  std::string scenario = "all";
+  uint64_t seeds = 1000;
+  uint64_t seed_start = 0;
+  uint32_t jobs = 0;  // 0: one per core
+  std::string shard = "0/1";
+  bool json = false;
+  bool quiet = false;
+  std::string repro_dir = "restoresim-repros";
+  size_t repros_max = 3;  // per scenario
+  RunOptions run;
+};
+
+absl::Status ParseShard(const std::string& text, uint32_t& index, uint32_t& count) {
+  const size_t slash = text.find('/');
+  auto parse = [](std::string_view s, uint32_t& out) {
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && ptr == s.data() + s.size() && !s.empty();
+  };
+  if (slash == std::string::npos || !parse(std::string_view(text).substr(0, slash), index) ||
+      !parse(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
+    return absl::InvalidArgumentError(
+        fmt::format("--shard '{}': expected I/N with 0 <= I < N, e.g. 0/4", text));
+  }
+  return absl::OkStatus();
+}
+
+std::string Hex(uint64_t v) { return fmt::format("0x{:016x}", v); }
+
+// A progress bar on stderr, redrawn at most every 100 ms of real time.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  void Update(const sim::SweepProgress& p) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (p.runs_done != p.runs_total && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(kWidth * p.runs_done / std::max<uint64_t>(p.runs_total, 1));
+    std::fprintf(stderr, "\r[%s%s] %llu/%llu runs, %llu failed", std::string(filled, '#').c_str(),
+                 std::string(kWidth - filled, '.').c_str(),
+                 static_cast<unsigned long long>(p.runs_done),
+                 static_cast<unsigned long long>(p.runs_total),
+                 static_cast<unsigned long long>(p.failed_runs));
+    if (p.runs_done == p.runs_total) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+struct SavedRepro {
+  std::string path;
+  bool reproduced = false;
+  std::string error;
+};
+
+// Re-runs a failure with its schedule recorded and saves it. A re-run that does not give the
+// same trace hash is a determinism bug in the ports, and is reported as such.
+SavedRepro SaveRepro(const ExploreOptions& o, const sim::Program& program,
+                     const sim::SweepFailure& f, const sim::RunConfig& base) {
+  SavedRepro saved;
+  sim::RunConfig config = base;
+  config.seed = f.seed;
+  config.record_choices = true;
+  const sim::RunResult rerun = sim::RunProgram(program, config);
+  saved.reproduced = rerun.trace_hash == f.trace_hash && rerun.outcome.kind == f.outcome.kind;
+  sim::Repro repro;
+  repro.scenario = program.name;
+  repro.config = base;
+  repro.config.seed = f.seed;
+  repro.config.replay_choices = rerun.choices;
+  repro.outcome = std::string(sim::OutcomeKindName(f.outcome.kind));
+  repro.message = f.outcome.message;
+  repro.trace_hash = f.trace_hash;
+  repro.steps = f.steps;
+  repro.replay_command = f.replay;
+  FileSystem& fs = *PosixFileSystem::Default();
+  if (absl::Status s = fs.CreateDirIfMissing(o.repro_dir); !s.ok()) {
+    saved.error = std::string(s.message());
+    return saved;
+  }
+  saved.path = fmt::format("{}/{}-seed{}.json", o.repro_dir, program.name, f.seed);
+  if (absl::Status s = sim::WriteRepro(fs, saved.path, repro); !s.ok()) {
+    saved.error = std::string(s.message());
+    saved.path.clear();
+  }
+  return saved;
+}
+
+void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
+  std::printf("%s", fmt::format("restoresim explore: scenario={} seeds=[{}, {}) strategy={} "
+                                "jobs={} shard={}/{} steps-max={} spurious-per-mille={}\n",
+                                o.scenario, c.seed_start, c.seed_start + c.seeds,
+                                c.run.strategy.ToString(), c.jobs, c.shard_index, c.shard_count,
+                                c.run.steps_max == 0 ? std::string("scenario default")
+                                                     : std::to_string(c.run.steps_max),
+                                c.run.spurious_wakeup_per_mille)
+                        .c_str());
+}
+
+void PrintTable(const sim::SweepResult& r) {
+  std::printf("\n%s", fmt::format("{:<34} {:>8} {:>8} {:>11} {:>11} {:>10}\n", "scenario",
+                                  "runs", "failed", "verdict", "first-fail", "steps/run")
+                          .c_str());
+  for (const sim::ProgramSweepStats& s : r.programs) {
+    std::string verdict;
+    if (s.program->bug_expected) {
+      verdict = s.failed_runs > 0 ? "bug found" : "NOT FOUND";
+    } else {
+      verdict = s.failed_runs == 0 ? "ok" : "FAILED";
+    }
+    const std::string first =
+        s.failed_runs > 0 ? std::to_string(s.first_failing_seed) : std::string("-");
+    std::printf("%s", fmt::format("{:<34} {:>8} {:>8} {:>11} {:>11} {:>10.1f}\n",
+                                  s.program->name, s.runs, s.failed_runs, verdict, first,
+                                  s.runs ? static_cast<double>(s.steps) / s.runs : 0.0)
+                          .c_str());
+  }
+}
+
+int RunExplore(const ExploreOptions& o) {
+  absl::StatusOr<sim::RunConfig> run = o.run.ToRunConfig();
+  if (!run.ok()) {
+    std::fprintf(stderr, "restoresim explore: %s\n", std::string(run.status().message()).c_str());
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<const sim::Program*>> programs = Programs().Select(o.scenario);
+  if (!programs.ok()) {
+    std::fprintf(stderr, "restoresim explore: %s\n",
+                 std::string(programs.status().message()).c_str());
+    return kExitUsage;
+  }
+  sim::SweepConfig config;
+  config.programs = *programs;
+  config.seed_start = o.seed_start;
+  config.seeds = o.seeds;
+  config.run = *run;
+  config.jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (absl::Status s = ParseShard(o.shard, config.shard_index, config.shard_count); !s.ok()) {
+    std::fprintf(stderr, "restoresim explore: %s\n", std::string(s.message()).c_str());
+    return kExitUsage;
+  }
+  if (absl::Status s = sim::ValidateSweepConfig(config); !s.ok()) {
+    std::fprintf(stderr, "restoresim explore: %s\n", std::string(s.message()).c_str());
+    return kExitUsage;
+  }
+  if (!o.json) PrintHeader(o, config);
+  ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));
+  const sim::SweepResult result =
+      sim::RunSweep(config, [&bar](const sim::SweepProgress& p) { bar.Update(p); });
+  const double seeds_per_second =
+      result.wall_seconds > 0 ? static_cast<double>(result.runs) / result.wall_seconds : 0;
+
+  nlohmann::json failures = nlohmann::json::array();
+  bool all_reproduced = true;
+  for (const sim::ProgramSweepStats& s : result.programs) {
+    for (size_t i = 0; i < s.failures.size(); ++i) {
+      const sim::SweepFailure& f = s.failures[i];
+      nlohmann::json entry = {{"scenario", f.program},
+                              {"seed", f.seed},
+                              {"outcome", std::string(sim::OutcomeKindName(f.outcome.kind))},
+                              {"message", f.outcome.message},
+                              {"trace_hash", Hex(f.trace_hash)},
+                              {"replay", f.replay},
+                              {"bug_expected", s.program->bug_expected}};
+      if (i < o.repros_max && !o.repro_dir.empty()) {
+        const SavedRepro saved = SaveRepro(o, *s.program, f, config.run);
+        entry["repro"] = saved.path;
+        entry["reproduced"] = saved.reproduced;
+        if (!saved.error.empty()) entry["repro_error"] = saved.error;
+        all_reproduced = all_reproduced && saved.reproduced;
+      }
+      failures.push_back(std::move(entry));
+    }
+  }
+  const bool ok = result.AllAsExpected() && all_reproduced;
+
+  if (o.json) {
+    nlohmann::json scenarios = nlohmann::json::array();
+    for (const sim::ProgramSweepStats& s : result.programs) {
+      scenarios.push_back(
+          {{"name", s.program->name},
+           {"runs", s.runs},
+           {"failed", s.failed_runs},
+           {"bug_expected", s.program->bug_expected},
+           {"as_expected", s.AsExpected()},
+           {"first_failing_seed",
+            s.failed_runs > 0 ? nlohmann::json(s.first_failing_seed) : nlohmann::json()},
+           {"steps_per_run", s.runs ? static_cast<double>(s.steps) / s.runs : 0.0},
+           {"trace_hash", Hex(s.fingerprint)}});
+    }
+    nlohmann::json out = {{"seeds", config.seeds},
+                          {"seed_start", config.seed_start},
+                          {"strategy", config.run.strategy.ToString()},
+                          {"jobs", config.jobs},
+                          {"shard", o.shard},
+                          {"runs", result.runs},
+                          {"failed_runs", result.failed_runs},
+                          {"trace_hash", Hex(result.fingerprint)},
+                          {"seeds_per_second", seeds_per_second},
+                          {"wall_seconds", result.wall_seconds},
+                          {"scenarios", scenarios},
+                          {"failures", failures},
+                          {"ok", ok}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return ok ? kExitOk : kExitFindings;
+  }
+
+  PrintTable(result);
+  std::printf("%s", fmt::format("\n{} runs, {} failed, {:.0f} seeds/s ({} jobs, {:.2f} s), "
+                                "trace hash {}\n",
+                                result.runs, result.failed_runs, seeds_per_second, config.jobs,
+                                result.wall_seconds, Hex(result.fingerprint))
+                        .c_str());
+  if (!o.quiet) {
+    for (const nlohmann::json& f : failures) {
+      if (f.contains("repro")) {  // the first few of each scenario
+        std::printf("%s", fmt::format("\n{} seed {}: {}\n  replay: {}\n", f["scenario"].get<std::string>(),
+                                      f["seed"].get<uint64_t>(), f["message"].get<std::string>(),
+                                      f["replay"].get<std::string>())
+                              .c_str());
+        if (!f["repro"].get<std::string>().empty()) {
+          std::printf("  repro:  %s\n", f["repro"].get<std::string>().c_str());
+        }
+        if (!f["reproduced"].get<bool>()) {
+          std::printf("  NOT REPRODUCED: a re-run gave another trace (non-determinism)\n");
+        }
+      }
+    }
+  }
+  std::printf("\n%s\n", ok ? "verdict: every scenario behaved as expected"
+                           : "verdict: UNEXPECTED results (see the table above)");
+  return ok ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+Command AddExploreCommand(CLI::App& app) {
+  auto o = std::make_shared<ExploreOptions>();
+  CLI::App* cmd = app.add_subcommand("explore", "sweep seeds over scenarios and report failures");
+  cmd->add_option("--scenario", o->scenario, "a scenario name, a prefix ending in '*', or 'all'")
+      ->capture_default_str();
+  cmd->add_option("--seeds", o->seeds, "seeds per scenario")->capture_default_str();
+  cmd->add_option("--seed-start", o->seed_start, "first seed")->capture_default_str();
+  cmd->add_option("--jobs", o->jobs, "worker threads (0: one per core)")->capture_default_str();
+  cmd->add_option("--shard", o->shard, "run only shard I of N (seed offsets i % N == I)")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
+  cmd->add_flag("--quiet", o->quiet, "no progress bar, no failure details");
+  cmd->add_option("--repro-dir", o->repro_dir, "where failing runs are saved ('' to disable)")
+      ->capture_default_str();
+  cmd->add_option("--repros-max", o->repros_max, "repro files saved per scenario")
+      ->capture_default_str();
+  o->run.AddTo(*cmd);
+  return [o]() { return RunExplore(*o); };
+}
+
+}  // namespace restoresim::tools

@@ -1,0 +1,22 @@
+#include <cstdio>
+#include <cstdlib>
+
+#include "sim/demos/demos.h"
+#include "tools/restoresim/commands.h"
+
+namespace restoresim::tools {
+
+const sim::ProgramRegistry& Programs() {
+  static const sim::ProgramRegistry* registry = []() {
+    auto* r = new sim::ProgramRegistry();
+    if (absl::Status s = sim::RegisterDemoPrograms(*r); !s.ok()) {
+      std::fprintf(stderr, "restoresim: internal error registering programs: %s\n",
+                   std::string(s.message()).c_str());
+      std::exit(kExitUsage);
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+}  // namespace restoresim::tools

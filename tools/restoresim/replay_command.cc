@@ -1,0 +1,121 @@
+// `restoresim replay`: re-runs one run exactly, from a scenario and seed or from a repro file,
+// prints the seed and every derived option first, then the outcome; --timeline writes the
+// Chrome trace-event JSON (open it in the Perfetto UI).
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/port/posix_file_system.h"
+#include "sim/chrome_trace.h"
+#include "sim/repro.h"
+#include "tools/restoresim/commands.h"
+#include "tools/restoresim/run_options.h"
+
+namespace restoresim::tools {
+namespace {
+
+struct ReplayOptions {
+  std::string scenario;
+  std::optional<uint64_t> seed;
+  std::string repro_path;
+  std::string timeline_path;
+  bool ignore_schedule = false;
+  RunOptions run;
+};
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "restoresim replay: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+int RunReplay(const ReplayOptions& o) {
+  sim::RunConfig config;
+  std::string scenario = o.scenario;
+  std::optional<sim::Repro> repro;
+  if (!o.repro_path.empty()) {
+    if (!o.scenario.empty() || o.seed.has_value()) {
+      return Usage("give either --repro FILE or SCENARIO --seed N, not both");
+    }
+    absl::StatusOr<sim::Repro> loaded = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
+    if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
+    repro = *loaded;
+    scenario = repro->scenario;
+    config = repro->config;
+    if (o.ignore_schedule) config.replay_choices.reset();
+  } else {
+    if (scenario.empty() || !o.seed.has_value()) {
+      return Usage("needs SCENARIO --seed N, or --repro FILE");
+    }
+    absl::StatusOr<sim::RunConfig> parsed = o.run.ToRunConfig();
+    if (!parsed.ok()) return Usage(std::string(parsed.status().message()));
+    config = *parsed;
+    config.seed = *o.seed;
+  }
+  const sim::Program* program = Programs().Find(scenario);
+  if (program == nullptr) {
+    return Usage(fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", scenario));
+  }
+  const sim::SeedStreams streams = sim::SeedStreams::Derive(config.seed);
+  std::printf("%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
+                                "steps-max={} spurious-per-mille={}{}\n"
+                                "  derived: strategy-stream=0x{:016x} program-stream=0x{:016x}\n",
+                                program->name, config.seed, config.strategy.ToString(),
+                                config.steps_max != 0 ? config.steps_max : program->steps_max,
+                                config.spurious_wakeup_per_mille,
+                                config.replay_choices
+                                    ? fmt::format(" schedule={} recorded choices",
+                                                  config.replay_choices->size())
+                                    : std::string(),
+                                streams.strategy, streams.program)
+                        .c_str());
+  config.trace_mode = o.timeline_path.empty() ? sim::TraceMode::kHashOnly : sim::TraceMode::kFull;
+  const sim::RunResult r = sim::RunProgram(*program, config);
+  std::printf("%s", fmt::format("outcome: {}{}\n  steps={} threads={} virtual-time={}ns "
+                                "trace-events={} trace-hash=0x{:016x}\n",
+                                sim::OutcomeKindName(r.outcome.kind),
+                                r.outcome.ok() ? "" : "\n  " + r.outcome.message, r.steps,
+                                r.threads, r.end_time_ns, r.trace_events, r.trace_hash)
+                        .c_str());
+  if (r.replay_diverged) {
+    std::printf("  note: the recorded schedule did not fit this run (the program changed?)\n");
+  }
+  if (!o.timeline_path.empty()) {
+    sim::ChromeTraceInfo info{program->name, config.seed, r.strategy.ToString(),
+                              std::string(sim::OutcomeKindName(r.outcome.kind)),
+                              r.outcome.message};
+    absl::Status s = sim::WriteChromeTrace(*PosixFileSystem::Default(), o.timeline_path,
+                                           *r.simulation, info);
+    if (!s.ok()) return Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
+    std::printf("timeline: %s (open in https://ui.perfetto.dev)\n", o.timeline_path.c_str());
+  }
+  if (repro.has_value()) {
+    const bool same = repro->trace_hash == r.trace_hash &&
+                      repro->outcome == sim::OutcomeKindName(r.outcome.kind);
+    std::printf("%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
+                                  repro->outcome, repro->trace_hash,
+                                  same ? "reproduced" : "NOT REPRODUCED")
+                          .c_str());
+    if (!same) return kExitNotReproduced;
+  }
+  return r.outcome.ok() ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+Command AddReplayCommand(CLI::App& app) {
+  auto o = std::make_shared<ReplayOptions>();
+  CLI::App* cmd = app.add_subcommand("replay", "re-run one seed (or a repro file) exactly");
+  cmd->add_option("scenario", o->scenario, "scenario name");
+  cmd->add_option("--seed", o->seed, "the run's master seed");
+  cmd->add_option("--repro", o->repro_path, "a repro file written by explore");
+  cmd->add_option("--timeline", o->timeline_path,
+                  "write the run as Chrome trace-event JSON (Perfetto UI)");
+  cmd->add_flag("--ignore-schedule", o->ignore_schedule,
+                "with --repro: re-derive the schedule from the seed, not the recorded choices");
+  o->run.AddTo(*cmd);
+  return [o]() { return RunReplay(*o); };
+}
+
+}  // namespace restoresim::tools

@@ -1,0 +1,38 @@
+// `restoresim scenarios`: the programs a sweep can run, with one line each.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/restoresim/commands.h"
+
+namespace restoresim::tools {
+
+Command AddScenariosCommand(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("scenarios", "list the scenarios and demo programs");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "print a JSON array");
+  return [json]() {
+    if (*json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const sim::Program* p : Programs().All()) {
+        out.push_back({{"name", p->name},
+                       {"description", p->description},
+                       {"bug_expected", p->bug_expected},
+                       {"steps_hint", p->steps_hint},
+                       {"steps_max", p->steps_max}});
+      }
+      std::printf("%s\n", out.dump(2).c_str());
+      return kExitOk;
+    }
+    for (const sim::Program* p : Programs().All()) {
+      std::printf("%s", fmt::format("{:<34} {:<9} {}\n", p->name,
+                                    p->bug_expected ? "[bug]" : "", p->description)
+                            .c_str());
+    }
+    std::printf("\n[bug]: a demo with a planted bug; a sweep succeeds when it finds it.\n");
+    return kExitOk;
+  };
+}
+
+}  // namespace restoresim::tools
