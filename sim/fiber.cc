@@ -52,6 +52,17 @@ struct StackPool {
 };
 thread_local StackPool stack_pool;
 
+// A finished fiber never returns from its last frames, so their ASan redzones stay poisoned in
+// the shadow memory (also across munmap and a later mmap of the same addresses): every stack
+// handed out starts from clean shadow.
+void UnpoisonStack(const FiberStack& s) {
+#ifdef RS_ASAN
+  __asan_unpoison_memory_region(s.base, s.size);
+#else
+  (void)s;
+#endif
+}
+
 // Passed through jump_fcontext: who switched, and (first switch only) what to run.
 struct SwitchPayload {
   FiberContext* from;
@@ -105,11 +116,7 @@ FiberStack FiberStack::Acquire(size_t size) {
     if (free[i].size == size) {
       FiberStack s = free[i];
       free.erase(free.begin() + static_cast<ptrdiff_t>(i));
-#ifdef RS_ASAN
-      // A finished fiber never returns from its last frames, so their redzones stay poisoned;
-      // the next fiber on this stack must start from clean shadow memory.
-      __asan_unpoison_memory_region(s.base, s.size);
-#endif
+      UnpoisonStack(s);
       return s;
     }
   }
@@ -117,7 +124,9 @@ FiberStack FiberStack::Acquire(size_t size) {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   RS_CHECK(mem != MAP_FAILED, "cannot map a {}-byte fiber stack", size);
   RS_CHECK(mprotect(mem, page, PROT_NONE) == 0, "cannot protect a fiber stack guard page");
-  return FiberStack{static_cast<char*>(mem) + page, size};
+  FiberStack s{static_cast<char*>(mem) + page, size};
+  UnpoisonStack(s);  // the mapping may reuse addresses whose shadow an earlier stack poisoned
+  return s;
 }
 
 void FiberStack::Release(FiberStack stack) {

@@ -59,7 +59,8 @@ Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> stra
 }
 
 Simulation::~Simulation() {
-  for (SimThread& t : threads_) {
+  for (auto& owned : threads_) {
+    SimThread& t = *owned;
     if (t.stack.base != nullptr) {
       DestroyFiber(t.context);
       FiberStack::Release(t.stack);
@@ -90,7 +91,7 @@ uint32_t Simulation::Register(SimObjectState& state, SimObjectKind kind, const c
 
 std::string_view Simulation::ThreadName(SimThreadId thread) const {
   if (thread == kNoSimThread || thread >= threads_.size()) return "<scheduler>";
-  return threads_[thread].name;
+  return sim_thread(thread).name;
 }
 
 void Simulation::Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object,
@@ -100,7 +101,7 @@ void Simulation::Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t o
 
 void Simulation::NoteLockHeld(uint32_t object, bool held) {
   if (current_ == kNoSimThread) return;
-  auto& locks = threads_[current_].locks_held;
+  auto& locks = sim_thread(current_).locks_held;
   if (held) {
     locks.push_back(object);
     return;
@@ -110,7 +111,7 @@ void Simulation::NoteLockHeld(uint32_t object, bool held) {
 }
 
 void Simulation::MakeRunnable(SimThreadId t, SimWake wake) {
-  SimThread& th = threads_[t];
+  SimThread& th = sim_thread(t);
   th.state = ThreadState::kRunnable;
   th.waiting_on = nullptr;
   th.deadline_ns = kNoDeadline;
@@ -130,7 +131,7 @@ bool Simulation::MayThrowAbort(SimOp op) const {
   // their threads); SimAbort must not leave a destructor, so these points never throw. The
   // thread then runs on, with every primitive non-blocking, to its next throwing point.
   if (op == SimOp::kMutexUnlock || op == SimOp::kCondNotify || op == SimOp::kJoin) return false;
-  return current_ != kNoSimThread && threads_[current_].no_abort_depth == 0 &&
+  return current_ != kNoSimThread && sim_thread(current_).no_abort_depth == 0 &&
          std::uncaught_exceptions() == 0;
 }
 
@@ -145,11 +146,11 @@ void Simulation::CheckAbort(SimOp op) {
 }
 
 void Simulation::EnterNoAbort() {
-  if (current_ != kNoSimThread) ++threads_[current_].no_abort_depth;
+  if (current_ != kNoSimThread) ++sim_thread(current_).no_abort_depth;
 }
 
 void Simulation::ExitNoAbort() {
-  if (current_ != kNoSimThread) --threads_[current_].no_abort_depth;
+  if (current_ != kNoSimThread) --sim_thread(current_).no_abort_depth;
 }
 
 SimThreadId Simulation::Decide() {
@@ -173,7 +174,8 @@ SimThreadId Simulation::Decide() {
 bool Simulation::AdvanceTime() {
   TimeNs earliest = kNoDeadline;
   bool any_unfinished = false;
-  for (const SimThread& t : threads_) {
+  for (const auto& owned : threads_) {
+    const SimThread& t = *owned;
     if (t.state == ThreadState::kFinished) continue;
     any_unfinished = true;
     if (t.state == ThreadState::kBlocked) earliest = std::min(earliest, t.deadline_ns);
@@ -190,7 +192,7 @@ bool Simulation::AdvanceTime() {
   now_ns_ = earliest;
   Record(TraceKind::kTimeAdvance, current_, SimOp::kSleep, 0, now_ns_);
   for (SimThreadId id = 0; id < threads_.size(); ++id) {
-    SimThread& t = threads_[id];
+    SimThread& t = sim_thread(id);
     if (t.state != ThreadState::kBlocked || t.deadline_ns > now_ns_) continue;
     if (t.waiting_on != nullptr) {
       auto& w = t.waiting_on->waiters;
@@ -216,7 +218,7 @@ void Simulation::Schedule(SimOp op) {
 
 FiberContext& Simulation::TargetContext(SimThreadId next) {
   if (next == kNoSimThread) return main_context_;
-  SimThread& t = threads_[next];
+  SimThread& t = sim_thread(next);
   if (!t.started) {
     t.started = true;
     t.stack = FiberStack::Acquire(options_.fiber_stack_bytes);
@@ -229,7 +231,7 @@ void Simulation::SwitchTo(SimThreadId next) {
   const SimThreadId prev = current_;
   FiberContext& to = TargetContext(next);
   current_ = next;
-  SwitchFiber(prev == kNoSimThread ? main_context_ : threads_[prev].context, to);
+  SwitchFiber(prev == kNoSimThread ? main_context_ : sim_thread(prev).context, to);
 }
 
 void Simulation::FiberMain(void* arg) {
@@ -237,17 +239,17 @@ void Simulation::FiberMain(void* arg) {
   const SimThreadId self = sim->current_;
   if (!sim->aborting_) {
     try {
-      sim->threads_[self].body();
+      sim->sim_thread(self).body();
     } catch (const SimAbort&) {
       // The run ended early; this thread's stack is unwound.
     } catch (const std::exception& e) {
       sim->Stop(RunOutcome::Kind::kFailed,
                 fmt::format("thread '{}' ended with an uncaught exception: {}",
-                            sim->threads_[self].name, e.what()));
+                            sim->sim_thread(self).name, e.what()));
     } catch (...) {
       sim->Stop(RunOutcome::Kind::kFailed,
                 fmt::format("thread '{}' ended with an uncaught non-standard exception",
-                            sim->threads_[self].name));
+                            sim->sim_thread(self).name));
     }
   }
   sim->ExitCurrent();
@@ -255,7 +257,7 @@ void Simulation::FiberMain(void* arg) {
 
 void Simulation::ExitCurrent() {
   const SimThreadId self = current_;
-  SimThread& t = threads_[self];
+  SimThread& t = sim_thread(self);
   t.state = ThreadState::kFinished;
   RemoveRunnable(self);
   Record(TraceKind::kExit, self, SimOp::kYield, 0, 0);
@@ -283,7 +285,7 @@ void Simulation::UnwindAll() {
   // those must be unwound before it, as their lifetimes would nest in a real program.
   for (size_t i = threads_.size(); i-- > 0;) {
     const auto id = static_cast<SimThreadId>(i);
-    SimThread& t = threads_[id];
+    SimThread& t = sim_thread(id);
     if (t.state == ThreadState::kFinished) continue;
     if (!t.started) {
       t.state = ThreadState::kFinished;
@@ -320,7 +322,7 @@ SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs d
     Schedule(op);
     return aborting_ ? SimWake::kAborting : SimWake::kTimedOut;
   }
-  SimThread& t = threads_[self];
+  SimThread& t = sim_thread(self);
   t.state = ThreadState::kBlocked;
   t.waiting_on = list;
   t.wait_op = op;
@@ -331,7 +333,7 @@ SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs d
   RemoveRunnable(self);
   Record(TraceKind::kBlock, self, op, object, deadline_ns == kNoDeadline ? -1 : deadline_ns);
   Schedule(op);
-  return aborting_ ? SimWake::kAborting : threads_[self].wake;
+  return aborting_ ? SimWake::kAborting : sim_thread(self).wake;
 }
 
 int Simulation::WakeOne(SimWaitList& list, uint32_t object) {
@@ -346,7 +348,7 @@ int Simulation::WakeOne(SimWaitList& list, uint32_t object) {
                                                         ChoiceKind::kNotifyTarget));
   const SimThreadId t = list.waiters[index];
   list.waiters.erase(list.waiters.begin() + static_cast<ptrdiff_t>(index));
-  Record(TraceKind::kWake, current_, threads_[t].wait_op, object, t);
+  Record(TraceKind::kWake, current_, sim_thread(t).wait_op, object, t);
   MakeRunnable(t, SimWake::kNotified);
   return 1;
 }
@@ -358,7 +360,7 @@ int Simulation::WakeAll(SimWaitList& list, uint32_t object) {
   }
   const int woken = static_cast<int>(list.waiters.size());
   for (SimThreadId t : list.waiters) {
-    Record(TraceKind::kWake, current_, threads_[t].wait_op, object, t);
+    Record(TraceKind::kWake, current_, sim_thread(t).wait_op, object, t);
     MakeRunnable(t, SimWake::kNotified);
   }
   list.waiters.clear();
@@ -385,7 +387,7 @@ bool Simulation::SpuriousWakeup(uint32_t /*object*/) {
 SimThreadId Simulation::Spawn(std::string name, std::function<void()> body) {
   RS_CHECK(threads_.size() < kSimThreadsMax, "more than {} simulated threads", kSimThreadsMax);
   const auto id = static_cast<SimThreadId>(threads_.size());
-  SimThread& t = threads_.emplace_back();
+  SimThread& t = *threads_.emplace_back(std::make_unique<SimThread>());
   t.name = std::move(name);
   t.body = std::move(body);
   if (aborting_) {  // a destructor spawning while the run unwinds: the thread never runs
@@ -405,10 +407,10 @@ void Simulation::Join(SimThreadId thread) {
     CheckAbort(SimOp::kJoin);
     return;
   }
-  if (thread == current_) Fail(fmt::format("thread '{}' joins itself", threads_[thread].name));
+  if (thread == current_) Fail(fmt::format("thread '{}' joins itself", sim_thread(thread).name));
   Point(SimOp::kJoin, thread);
-  while (threads_[thread].state != ThreadState::kFinished) {
-    if (Block(&threads_[thread].joiners, SimOp::kJoin, thread, kNoDeadline) ==
+  while (sim_thread(thread).state != ThreadState::kFinished) {
+    if (Block(&sim_thread(thread).joiners, SimOp::kJoin, thread, kNoDeadline) ==
         SimWake::kAborting) {
       return;
     }
@@ -458,7 +460,7 @@ std::string Simulation::DeadlockReport() const {
       "deadlock: every thread is blocked and no timer is pending (virtual time {}ns, step {})",
       now_ns_, steps_);
   for (SimThreadId id = 0; id < threads_.size(); ++id) {
-    const SimThread& t = threads_[id];
+    const SimThread& t = sim_thread(id);
     if (t.state != ThreadState::kBlocked) continue;
     report += fmt::format("\n  thread '{}' (#{}): {}", t.name, id, DescribeWait(t));
   }

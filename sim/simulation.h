@@ -18,7 +18,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <deque>
 #include <vector>
 
 #include "core/port/sim_hooks.h"
@@ -60,7 +59,7 @@ class Simulation final : public SimHooks {
   uint64_t steps() const { return steps_; }
   TimeNs now_ns() const { return now_ns_; }
   size_t thread_count() const { return threads_.size(); }
-  const std::string& thread_name(SimThreadId t) const { return threads_[t].name; }
+  const std::string& thread_name(SimThreadId t) const { return threads_[t]->name; }
   // Every strategy answer, in order (when options.record_choices).
   const std::vector<uint64_t>& choices() const { return choices_; }
   // Registered objects: kind and name (may be null), index id-1.
@@ -113,6 +112,8 @@ class Simulation final : public SimHooks {
     int no_abort_depth = 0;  // inside SimNoAbortScope: points never throw SimAbort
   };
 
+  SimThread& sim_thread(SimThreadId id) { return *threads_[id]; }
+  const SimThread& sim_thread(SimThreadId id) const { return *threads_[id]; }
   static void FiberMain(void* arg);
   void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg);
   // Picks and switches to the next thread (possibly the current one). Advances virtual time
@@ -139,7 +140,8 @@ class Simulation final : public SimHooks {
   std::unique_ptr<Strategy> strategy_;
   const uint64_t epoch_;
   Trace trace_;
-  std::deque<SimThread> threads_;  // a deque: contexts must not move while fibers are suspended
+  // Owned one by one: a context must not move while its fiber is suspended.
+  std::vector<std::unique_ptr<SimThread>> threads_;
   std::vector<SimThreadId> runnable_;  // sorted ascending
   std::vector<ObjectInfo> objects_;
   std::vector<uint64_t> choices_;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/port/sim_hooks.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
 #include "core/sync/mutex.h"
@@ -323,14 +324,12 @@ TEST(SyncSimTest, UnwindingADeadlockedRunDestroysThreadsBeforeTheLocalsTheyUse) 
       << "thread 'consumer' was unwound after main had destroyed the objects it uses";
 }
 
-// BUG (found by this test, left unfixed on purpose): Mutex::Unlock is a scheduling point
-// (SimUnlock -> Point -> Schedule), and it is usually called from ~MutexLock, which is
-// implicitly noexcept. When the run fails while a thread is parked at that point, UnwindAll
-// resumes the thread there and Simulation::CheckAbort throws SimAbort (uncaught_exceptions() is
-// 0), out of a noexcept destructor: std::terminate kills the whole process ("terminate called
-// after throwing an instance of 'restoresim::SimAbort'") instead of the run reporting its
-// failure. Any check failure or step-budget stop can hit it while another thread is leaving a
-// MutexLock scope. Run in a child process so the rest of this file still runs.
+// Regression: Mutex::Unlock is a scheduling point, usually reached from ~MutexLock (implicitly
+// noexcept). A run that failed while another thread was parked there resumed it during
+// teardown and threw SimAbort out of the destructor: std::terminate ended the whole process
+// ("terminate called after throwing an instance of 'restoresim::SimAbort'") instead of the run
+// reporting its failure. Unlock, notify and join points no longer throw. Run in a child process
+// so that a regression does not take the rest of this file down with it.
 TEST(SyncSimTest, FailureWhileAnotherThreadLeavesAMutexLockScopeIsReported) {
   EXPECT_EXIT(
       {
@@ -347,6 +346,44 @@ TEST(SyncSimTest, FailureWhileAnotherThreadLeavesAMutexLockScopeIsReported) {
                 while (!ready) Yield();
                 RS_CHECK(false, "planned failure");
                 leaver.Join();
+              },
+              seed);
+          if (r.outcome.kind == RunOutcome::Kind::kFailed &&
+              r.outcome.message.find("planned failure") != std::string::npos) {
+            ++reported;
+          }
+        }
+        std::exit(reported == 20 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A destructor that locks (here BlockingQueue::Close) is a throwing point unless it runs inside
+// SimNoAbortScope; with the scope, a run that fails while the destructor is parked there still
+// ends with its failure reported rather than std::terminate.
+TEST(SyncSimTest, ADestructorClosingAQueueInsideSimNoAbortScopeSurvivesTeardown) {
+  EXPECT_EXIT(
+      {
+        int reported = 0;
+        for (uint64_t seed = 0; seed < 20; ++seed) {
+          TestRun r = RunUnderSim(
+              []() {
+                struct ClosesOnExit {
+                  BlockingQueue<int>* queue;
+                  ~ClosesOnExit() {
+                    SimNoAbortScope no_abort;
+                    queue->Close();
+                  }
+                };
+                BlockingQueue<int> queue(1, "jobs");
+                bool ready = false;
+                Thread closer("closer", [&]() {
+                  ClosesOnExit closes{&queue};
+                  ready = true;
+                });  // ~ClosesOnExit locks the queue: `closer` may be parked in it
+                while (!ready) Yield();
+                RS_CHECK(false, "planned failure");
+                closer.Join();
               },
               seed);
           if (r.outcome.kind == RunOutcome::Kind::kFailed &&
