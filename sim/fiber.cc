@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <boost/context/detail/fcontext.hpp>
 #include <vector>
 
@@ -82,7 +84,22 @@ void FinishSwitch(FiberContext* self, ctx::transfer_t t) {
 #endif
 }
 
+// libstdc++/libsupc++'s __cxa_eh_globals begins with these two fields on every target we build.
+struct EhGlobals {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+
+void SwapExceptionState(FiberContext& from, FiberContext& to) {
+  auto* globals = reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+  from.eh_caught = globals->caught_exceptions;
+  from.eh_uncaught = globals->uncaught_exceptions;
+  globals->caught_exceptions = to.eh_caught;
+  globals->uncaught_exceptions = to.eh_uncaught;
+}
+
 void StartSwitch(FiberContext& from, FiberContext& to, bool exiting) {
+  SwapExceptionState(from, to);
 #ifdef RS_ASAN
   __sanitizer_start_switch_fiber(exiting ? nullptr : &from.asan_fake_stack, to.stack_bottom,
                                  to.stack_size);

@@ -40,6 +40,11 @@ struct FiberContext {
   bool owns_tsan_fiber = false;
   FiberEntry start_entry = nullptr;  // what the first switch-in runs
   void* start_arg = nullptr;
+  // The C++ runtime's per-OS-thread exception state (caught-exception stack, uncaught count),
+  // saved while this context is suspended: each fiber has its own, as folly's fibers do, so a
+  // fiber switched out inside a catch block or during unwinding cannot corrupt another's.
+  void* eh_caught = nullptr;
+  unsigned int eh_uncaught = 0;
 };
 
 // Prepares `ctx` to run `entry(arg)` on `stack` at its first SwitchFiber.

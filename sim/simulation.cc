@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,20 @@ constexpr size_t kSimThreadsMax = 1024;
 constexpr uint64_t kTeardownOpsMax = 1'000'000;
 
 std::atomic<uint64_t> next_epoch{1};
+
+// The simulation whose Run() is on this OS thread's stack, for the terminate handler.
+thread_local Simulation* running_simulation = nullptr;
+std::terminate_handler previous_terminate_handler = nullptr;
+std::once_flag terminate_handler_once;
+
+// std::terminate inside a simulated thread (an exception left a noexcept function, typically a
+// destructor) ends that run, not the process: the thread's stack is abandoned and the sweep
+// goes on. Anywhere else the previous handler runs.
+[[noreturn]] void SimTerminateHandler() {
+  if (Simulation* sim = running_simulation; sim != nullptr) sim->AbandonCurrentThread();
+  if (previous_terminate_handler != nullptr) previous_terminate_handler();
+  std::abort();
+}
 
 std::string_view ObjectKindName(SimObjectKind kind) {
   switch (kind) {
@@ -72,11 +87,35 @@ RunOutcome Simulation::Run(std::function<void()> main) {
   RS_CHECK(!ran_, "a Simulation runs once");
   RS_CHECK(CurrentSim() == nullptr, "simulations do not nest");
   ran_ = true;
+  std::call_once(terminate_handler_once, []() {
+    previous_terminate_handler = std::set_terminate(&SimTerminateHandler);
+  });
   ScopedCurrentSim scope(this);
+  Simulation* const outer = running_simulation;
+  running_simulation = this;
   Spawn("main", std::move(main));
   Schedule(SimOp::kSpawn);  // returns on the OS stack when the run has stopped
   UnwindAll();
+  running_simulation = outer;
+  for (const std::string& note : teardown_notes_) outcome_.message += "\n  note: " + note;
   return outcome_;
+}
+
+void Simulation::AbandonCurrentThread() {
+  if (current_ == kNoSimThread) return;  // on the OS stack: not ours to handle
+  SimThread& t = sim_thread(current_);
+  if (aborting_) {
+    teardown_notes_.push_back(fmt::format(
+        "thread '{}' could not be unwound (SimAbort reached a noexcept frame, e.g. a destructor "
+        "that blocks; see SimNoAbortScope): its stack was abandoned and may leak",
+        t.name));
+  } else {
+    Stop(RunOutcome::Kind::kFailed,
+         fmt::format("std::terminate in thread '{}': an exception left a noexcept function "
+                     "(a destructor?)",
+                     t.name));
+  }
+  ExitCurrent();  // never returns
 }
 
 // ---- registration and bookkeeping ----

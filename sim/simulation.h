@@ -89,6 +89,11 @@ class Simulation final : public SimHooks {
   void Mark(std::string_view category, std::string_view name, int64_t arg) override;
   [[noreturn]] void Fail(std::string message) override;
   bool Aborting() const override { return aborting_; }
+
+  // For the process's terminate handler: ends the current simulated thread without unwinding
+  // it (the run fails, or, while tearing down, notes the abandoned stack). Returns only when
+  // called outside a simulated thread.
+  void AbandonCurrentThread();
   void EnterNoAbort() override;
   void ExitNoAbort() override;
 
@@ -152,7 +157,8 @@ class Simulation final : public SimHooks {
   bool stopped_ = false;   // the run ended (failure or completion): return to Run()
   bool aborting_ = false;  // unwinding the remaining threads
   bool ran_ = false;
-  uint64_t teardown_ops_ = 0;  // primitive calls while unwinding; bounded by kTeardownOpsMax
+  uint64_t teardown_ops_ = 0;
+  std::vector<std::string> teardown_notes_;  // appended to the outcome's message  // primitive calls while unwinding; bounded by kTeardownOpsMax
   RunOutcome outcome_;
 };
 

@@ -1,6 +1,7 @@
 #include "core/sync/condvar.h"
 
 #include "absl/time/time.h"
+#include "core/sync/tsan_annotations.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -17,12 +18,17 @@ void CondVar::Wait(Mutex& mu) {
     SimWait(sim, mu, kNoDeadline);
     return;
   }
+  RS_TSAN_RELEASE(&mu);
   cv_.Wait(&mu.mu_);
+  RS_TSAN_ACQUIRE(&mu);
 }
 
 bool CondVar::WaitWithRealTimeout(Mutex& mu, TimeNs timeout_ns) {
   RS_CHECK(CurrentSim() == nullptr, "real-time wait inside a simulation");
-  return !cv_.WaitWithTimeout(&mu.mu_, absl::Nanoseconds(timeout_ns));
+  RS_TSAN_RELEASE(&mu);
+  const bool timed_out = cv_.WaitWithTimeout(&mu.mu_, absl::Nanoseconds(timeout_ns));
+  RS_TSAN_ACQUIRE(&mu);
+  return !timed_out;
 }
 
 bool CondVar::WaitWithSimDeadline(Mutex& mu, TimeNs deadline_ns) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/sync/tsan_annotations.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -22,6 +23,7 @@ void Mutex::Lock() {
     return;
   }
   mu_.Lock();
+  RS_TSAN_ACQUIRE(this);
 }
 
 void Mutex::Unlock() {
@@ -29,6 +31,7 @@ void Mutex::Unlock() {
     SimUnlock(sim, /*scheduling_point=*/true);
     return;
   }
+  RS_TSAN_RELEASE(this);
   mu_.Unlock();
 }
 
@@ -41,7 +44,9 @@ bool Mutex::TryLock() {
     sim->NoteLockHeld(id, true);
     return true;
   }
-  return mu_.TryLock();
+  if (!mu_.TryLock()) return false;
+  RS_TSAN_ACQUIRE(this);
+  return true;
 }
 
 void Mutex::AssertHeld() const {
