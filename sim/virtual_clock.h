@@ -23,7 +23,8 @@ class VirtualClock final : public Clock {
     }
   }
 
-  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override {
+  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return cv.WaitWithSimDeadline(mu, deadline_ns);
   }
 

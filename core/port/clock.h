@@ -11,11 +11,11 @@
 #include <cstdint>
 
 #include "core/port/sim_hooks.h"
+#include "core/sync/mutex.h"
 
 namespace restoresim {
 
 class CondVar;
-class Mutex;
 
 inline constexpr TimeNs kNanosecond = 1;
 inline constexpr TimeNs kMicrosecond = 1000;
@@ -37,10 +37,11 @@ class Clock {
   virtual void SleepUntil(TimeNs deadline_ns) = 0;
   // REQUIRES: mu held. Waits on cv until notified, woken spuriously, or NowNs() reaches
   // deadline_ns; re-acquires mu before returning. Returns false iff the deadline passed.
-  virtual bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) = 0;
+  virtual bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) = 0;
 
   void SleepFor(TimeNs duration_ns) { SleepUntil(DeadlineAfter(NowNs(), duration_ns)); }
-  bool WaitFor(CondVar& cv, Mutex& mu, TimeNs duration_ns) {
+  bool WaitFor(CondVar& cv, Mutex& mu, TimeNs duration_ns) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return WaitUntil(cv, mu, DeadlineAfter(NowNs(), duration_ns));
   }
 };
@@ -51,7 +52,8 @@ class ClockWrapper : public Clock {
   explicit ClockWrapper(Clock* target) : target_(target) {}
   TimeNs NowNs() override { return target_->NowNs(); }
   void SleepUntil(TimeNs deadline_ns) override { target_->SleepUntil(deadline_ns); }
-  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override {
+  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     return target_->WaitUntil(cv, mu, deadline_ns);
   }
   Clock* target() const { return target_; }

@@ -17,7 +17,8 @@ class SystemClock final : public Clock {
 
   TimeNs NowNs() override;
   void SleepUntil(TimeNs deadline_ns) override;
-  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override;
+  bool WaitUntil(CondVar& cv, Mutex& mu, TimeNs deadline_ns) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
 };
 
 }  // namespace restoresim

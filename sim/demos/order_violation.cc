@@ -29,22 +29,32 @@ void Work(int steps) {
   for (int i = 0; i < steps; ++i) Yield();
 }
 
+// Runs `critical` under `mu` in the fixed twin, bare in the buggy one.
+template <typename Fn>
+void Critical(bool fixed, Mutex& mu, Fn&& critical) {
+  if (fixed) {
+    MutexLock lock(mu);
+    critical();
+  } else {
+    critical();
+  }
+}
+
 void RunDepth2(RunEnv& env, bool fixed) {
   Atomic<int> phase(0, "phase");
   Mutex mu("publish_mu");
   Thread writer("writer", [&]() {
     Work(kWriterWorkSteps);
-    if (fixed) mu.Lock();
-    phase.Store(1);
-    Yield();
-    phase.Store(2);
-    if (fixed) mu.Unlock();
+    Critical(fixed, mu, [&]() {
+      phase.Store(1);
+      Yield();
+      phase.Store(2);
+    });
   });
   Thread reader("reader", [&]() {
     Work(kReaderWorkSteps);
-    if (fixed) mu.Lock();
-    const int seen = phase.Load();
-    if (fixed) mu.Unlock();
+    int seen = 0;
+    Critical(fixed, mu, [&]() { seen = phase.Load(); });
     if (seen == 1) env.Fail("reader saw a half-initialised value (phase 1)");
   });
   writer.Join();
@@ -56,22 +66,22 @@ void RunDepth3(RunEnv& env, bool fixed) {
   Atomic<bool> taken_over(false, "taken_over");
   Mutex mu("claim_mu");
   Thread owner("owner", [&]() {
-    if (fixed) mu.Lock();
-    claimed.Store(true);
-    Yield();
-    if (taken_over.Load()) env.Fail("owner and helper both hold the claim");
-    claimed.Store(false);
-    if (fixed) mu.Unlock();
+    Critical(fixed, mu, [&]() {
+      claimed.Store(true);
+      Yield();
+      if (taken_over.Load()) env.Fail("owner and helper both hold the claim");
+      claimed.Store(false);
+    });
   });
   Thread helper("helper", [&]() {
     Work(kHelperWorkSteps);
-    if (fixed) mu.Lock();
-    if (claimed.Load()) {
-      taken_over.Store(true);
-      Yield();
-      taken_over.Store(false);
-    }
-    if (fixed) mu.Unlock();
+    Critical(fixed, mu, [&]() {
+      if (claimed.Load()) {
+        taken_over.Store(true);
+        Yield();
+        taken_over.Store(false);
+      }
+    });
   });
   owner.Join();
   helper.Join();
