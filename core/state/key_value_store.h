@@ -1,0 +1,56 @@
+// The key-value store interface behind every state store of a task. Implementations: LogStore
+// (an in-memory map made durable through the file-system port: the fast default under the
+// simulator, where its files live in the crash-model file system) and RocksDbStore (real runs).
+//
+// Durability contract, the one Kafka Streams relies on: writes become durable only at Flush().
+// A crash loses everything written after the last successful Flush (RocksDB with its WAL off
+// behaves the same), so a checkpoint may only name changelog offsets whose records were written
+// before the last successful Flush.
+//
+// Thread-safety: a store is used by one thread at a time (its task's owner: the stream thread
+// while processing, the restore thread while restoring); handing it over is the caller's job.
+#ifndef RESTORESIM_CORE_STATE_KEY_VALUE_STORE_H_
+#define RESTORESIM_CORE_STATE_KEY_VALUE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace restoresim {
+
+// One write: a put, or a delete when value is nullopt (a changelog tombstone).
+struct KeyValueWrite {
+  std::string key;
+  std::optional<std::string> value;
+};
+
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+
+  virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual absl::Status Put(std::string_view key, std::string_view value) = 0;
+  [[nodiscard]] virtual absl::Status Delete(std::string_view key) = 0;
+  virtual absl::StatusOr<std::optional<std::string>> Get(std::string_view key) = 0;
+  // Applies writes in order as one batch (restoration).
+  [[nodiscard]] virtual absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) = 0;
+  // Makes every earlier write durable.
+  [[nodiscard]] virtual absl::Status Flush() = 0;
+  // Releases the store. Writes since the last Flush survive a restart of the process but not
+  // a crash (nor a dirty close followed by a crash).
+  [[nodiscard]] virtual absl::Status Close() = 0;
+  // Every entry, sorted by key: for oracles and tests.
+  virtual absl::StatusOr<std::map<std::string, std::string>> ReadAll() = 0;
+  virtual uint64_t NumEntries() const = 0;
+  virtual bool IsOpen() const = 0;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_STATE_KEY_VALUE_STORE_H_

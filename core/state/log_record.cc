@@ -1,0 +1,63 @@
+#include "core/state/log_record.h"
+
+#include "core/util/stable_hash.h"
+
+namespace restoresim {
+namespace {
+
+constexpr uint8_t kPut = 1;
+constexpr uint8_t kDelete = 2;
+constexpr size_t kHeaderBytes = 8;
+constexpr size_t kBodyFixedBytes = 5;  // type + key length
+
+void PutU32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint32_t GetU32(std::string_view in) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t{static_cast<uint8_t>(in[i])} << (8 * i);
+  return v;
+}
+
+uint32_t Checksum(std::string_view body) {
+  StableHash h;
+  h.AddString(body);
+  return static_cast<uint32_t>(h.Value());
+}
+
+}  // namespace
+
+void AppendLogRecord(std::string& out, std::string_view key, const std::string_view* value) {
+  std::string body;
+  body.reserve(kBodyFixedBytes + key.size() + (value ? value->size() : 0));
+  body.push_back(static_cast<char>(value ? kPut : kDelete));
+  PutU32(body, static_cast<uint32_t>(key.size()));
+  body.append(key);
+  if (value) body.append(*value);
+  PutU32(out, static_cast<uint32_t>(body.size()));
+  PutU32(out, Checksum(body));
+  out.append(body);
+}
+
+DecodeResult DecodeLogRecord(std::string_view in, DecodedLogRecord& out) {
+  if (in.size() < kHeaderBytes) return DecodeResult::kIncomplete;
+  const uint32_t length = GetU32(in);
+  if (length < kBodyFixedBytes || length > kLogRecordBytesMax) return DecodeResult::kCorrupt;
+  if (in.size() < kHeaderBytes + length) return DecodeResult::kIncomplete;
+  const std::string_view body = in.substr(kHeaderBytes, length);
+  if (Checksum(body) != GetU32(in.substr(4))) return DecodeResult::kCorrupt;
+  const auto type = static_cast<uint8_t>(body[0]);
+  const uint32_t key_length = GetU32(body.substr(1));
+  if ((type != kPut && type != kDelete) || key_length > length - kBodyFixedBytes) {
+    return DecodeResult::kCorrupt;
+  }
+  out.key = body.substr(kBodyFixedBytes, key_length);
+  const std::string_view rest = body.substr(kBodyFixedBytes + key_length);
+  if (type == kDelete && !rest.empty()) return DecodeResult::kCorrupt;
+  out.value = type == kPut ? std::optional<std::string_view>(rest) : std::nullopt;
+  out.bytes = kHeaderBytes + length;
+  return DecodeResult::kOk;
+}
+
+}  // namespace restoresim
