@@ -17,8 +17,9 @@ class RandomSource {
   virtual ~RandomSource() = default;
   virtual uint64_t Next64() = 0;
 
-  // Uniform in [0, n). REQUIRES: n > 0.
-  uint64_t Uniform(uint64_t n);
+  // Uniform in [0, n). REQUIRES: n > 0. Virtual so that a simulation can answer it as a
+  // recorded choice (sim::ChoiceRandom), which makes the answers part of a replayable schedule.
+  virtual uint64_t Uniform(uint64_t n);
   // True with probability 1/n.
   bool OneIn(uint64_t n) { return Uniform(n) == 0; }
 };

@@ -1,0 +1,190 @@
+// The transport port: everything the restore-thread runtime says to Kafka, named as a Kafka
+// user would expect. Implementations: the in-memory fake broker (fakes/fake_broker.h), used
+// under the simulator, and librdkafka against a real broker (later).
+//
+// Errors are values. The status code says what the caller may do:
+//   kDeadlineExceeded  request timed out                       retryable
+//   kUnavailable       disconnected, leader not available     retryable
+//   kOutOfRange        offset outside [log start, end]         not retryable: the runtime turns
+//                                                              it into task corruption
+//   kNotFound          unknown topic or partition              fatal
+//   kAborted           producer fenced                         fatal for that producer
+//   kFailedPrecondition misuse: poll/seek of an unassigned partition, use after close
+//   kInvalidArgument   bad argument (negative offset, empty topic list)
+// Errors injected by a fault injector carry kInjectedFaultPayload (core/port/file_system.h).
+//
+// Thread-safety: one client object is used by one thread at a time (as Kafka's consumers
+// are); different clients may be used concurrently.
+#ifndef RESTORESIM_CORE_TRANSPORT_TRANSPORT_H_
+#define RESTORESIM_CORE_TRANSPORT_TRANSPORT_H_
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/port/clock.h"
+
+namespace restoresim {
+
+struct TopicPartition {
+  std::string topic;
+  int32_t partition = 0;
+
+  auto operator<=>(const TopicPartition&) const = default;
+  std::string ToString() const;  // "topic-3", as Kafka prints it
+};
+
+// One record as a client sees it. A missing value is a tombstone (a delete in a changelog).
+struct ConsumerRecord {
+  int64_t offset = 0;
+  std::string key;
+  std::optional<std::string> value;
+  int64_t timestamp_ms = 0;
+};
+
+struct PartitionRecords {
+  TopicPartition partition;
+  std::vector<ConsumerRecord> records;  // consecutive offsets, ascending
+};
+
+struct PollResult {
+  std::vector<PartitionRecords> partitions;  // ordered by partition
+  // Partitions whose position fell outside [log start offset, end offset] (e.g. after
+  // retention or truncation moved the log start past a checkpoint). They return no records
+  // until sought again. Kafka with auto.offset.reset=none reports exactly these.
+  std::vector<TopicPartition> out_of_range;
+
+  size_t RecordCount() const;
+};
+
+enum class OffsetReset { kNone, kEarliest, kLatest };
+
+struct ConsumerConfig {
+  std::string client_id;
+  int32_t max_poll_records = 1000;           // max.poll.records
+  OffsetReset auto_offset_reset = OffsetReset::kNone;  // for a partition without a position
+};
+
+// A consumer without group membership: Kafka Streams' restore consumer.
+class RestoreConsumer {
+ public:
+  virtual ~RestoreConsumer() = default;
+
+  // Replaces the assignment (Kafka's assign()). Positions of partitions that stay are kept;
+  // removed partitions lose their position and pause state.
+  virtual absl::Status Assign(const std::vector<TopicPartition>& partitions) = 0;
+  virtual absl::Status Unassign() = 0;
+  virtual std::vector<TopicPartition> Assignment() const = 0;
+  // REQUIRES: partition assigned. offset may be anything >= 0; an offset outside the log is
+  // reported as out of range by the next Poll.
+  virtual absl::Status Seek(const TopicPartition& partition, int64_t offset) = 0;
+  virtual absl::Status SeekToBeginning(const std::vector<TopicPartition>& partitions) = 0;
+  virtual absl::Status SeekToEnd(const std::vector<TopicPartition>& partitions) = 0;
+  virtual absl::StatusOr<int64_t> Position(const TopicPartition& partition) = 0;
+  virtual absl::Status Pause(const std::vector<TopicPartition>& partitions) = 0;
+  virtual absl::Status Resume(const std::vector<TopicPartition>& partitions) = 0;
+  virtual std::vector<TopicPartition> Paused() const = 0;
+  // Fetches from the assigned, unpaused partitions at their positions (at most
+  // max_poll_records in all) and advances the positions; waits up to timeout_ns for data.
+  virtual absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) = 0;
+  virtual void Close() = 0;
+};
+
+// What a group member is told in a rebalance. user_data carries the group leader's assignment
+// info (Kafka Streams: active and standby tasks); empty when the backend has none.
+struct Assignment {
+  std::vector<TopicPartition> partitions;
+  std::string user_data;
+};
+
+// Rebalance callbacks, called on the thread that calls MainConsumer::Poll, inside Poll, in the
+// order the rebalances happened: for each, revoked (or lost) first, then assigned.
+class RebalanceListener {
+ public:
+  virtual ~RebalanceListener() = default;
+  virtual void OnPartitionsRevoked(const std::vector<TopicPartition>& partitions) = 0;
+  virtual void OnPartitionsAssigned(const Assignment& assignment) = 0;
+  // The member lost its partitions without a chance to commit (session timeout, fencing).
+  virtual void OnPartitionsLost(const std::vector<TopicPartition>& partitions) = 0;
+};
+
+// A group member: Kafka Streams' main consumer (input topics, group membership, commits).
+class MainConsumer {
+ public:
+  virtual ~MainConsumer() = default;
+
+  virtual absl::Status Subscribe(const std::vector<std::string>& topics,
+                                 RebalanceListener* listener) = 0;
+  // Delivers pending rebalance callbacks, then records of the owned, unpaused partitions.
+  virtual absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) = 0;
+  virtual std::vector<TopicPartition> Assignment() const = 0;
+  virtual absl::Status Seek(const TopicPartition& partition, int64_t offset) = 0;
+  virtual absl::StatusOr<int64_t> Position(const TopicPartition& partition) = 0;
+  virtual absl::Status Pause(const std::vector<TopicPartition>& partitions) = 0;
+  virtual absl::Status Resume(const std::vector<TopicPartition>& partitions) = 0;
+  // Commits offsets (the next offset to consume) of owned partitions for the group.
+  virtual absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) = 0;
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions) = 0;
+  virtual std::string MemberId() const = 0;
+  virtual void Close() = 0;
+};
+
+// Cluster metadata and offsets. The restore thread uses this, never the main consumer.
+class Admin {
+ public:
+  virtual ~Admin() = default;
+
+  virtual absl::Status CreateTopic(const std::string& topic, int32_t partitions) = 0;
+  virtual absl::StatusOr<int32_t> PartitionCount(const std::string& topic) = 0;
+  // The end offset (high watermark, read-uncommitted) of each partition.
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
+      const std::vector<TopicPartition>& partitions) = 0;
+  // The log start offset of each partition.
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
+      const std::vector<TopicPartition>& partitions) = 0;
+  // A group's committed offsets; partitions without one are absent.
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
+      const std::string& group, const std::vector<TopicPartition>& partitions) = 0;
+  // Moves each partition's log start offset up to `offset` (Kafka's deleteRecords): the way
+  // retention makes old offsets fall out of range.
+  virtual absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets) = 0;
+};
+
+// Appends records; used for changelog writes and, in scenarios, for input data.
+class Producer {
+ public:
+  virtual ~Producer() = default;
+
+  // Queues a record (value nullopt: a tombstone). Fails fast when fenced or closed.
+  virtual absl::Status Send(const TopicPartition& partition, std::string key,
+                            std::optional<std::string> value, int64_t timestamp_ms) = 0;
+  // Waits until every queued record is acknowledged; returns, per partition written since the
+  // last Flush, the offset of the last acknowledged record.
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) = 0;
+  virtual void Close() = 0;
+};
+
+// Creates clients. One Transport serves a whole runtime instance.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::unique_ptr<RestoreConsumer> NewRestoreConsumer(const ConsumerConfig& config) = 0;
+  virtual std::unique_ptr<MainConsumer> NewMainConsumer(const std::string& group,
+                                                        const ConsumerConfig& config) = 0;
+  virtual std::unique_ptr<Admin> NewAdmin(const std::string& client_id) = 0;
+  virtual std::unique_ptr<Producer> NewProducer(const std::string& client_id) = 0;
+};
+
+// Whether a caller may retry the same call.
+bool IsRetryable(const absl::Status& status);
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_TRANSPORT_TRANSPORT_H_
