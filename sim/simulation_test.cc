@@ -22,7 +22,7 @@
 // abandonment, not a bug, in the two tests that provoke it.
 using AbandonmentLeaksAllowed = __lsan::ScopedDisabler;
 #else
-struct AbandonmentLeaksAllowed {};
+struct [[maybe_unused]] AbandonmentLeaksAllowed {};
 #endif
 
 namespace restoresim::sim {
@@ -364,7 +364,7 @@ TEST(SimulationTest, BlockingDestructorDuringTeardownIsAbandonedNotFatal) {
       cv->Wait(*mu);  // a point that throws SimAbort while the run is torn down
     }
   };
-  AbandonmentLeaksAllowed leaks_allowed;
+  [[maybe_unused]] AbandonmentLeaksAllowed leaks_allowed;
   int abandoned = 0;
   for (uint64_t seed = 0; seed < 40; ++seed) {
     TestRun r = RunUnderSim(
@@ -391,7 +391,7 @@ TEST(SimulationTest, BlockingDestructorDuringTeardownIsAbandonedNotFatal) {
 // An exception escaping a noexcept function in simulated code fails that run with a clear
 // message instead of terminating the process (and with it the whole sweep).
 TEST(SimulationTest, StdTerminateInASimulatedThreadFailsTheRun) {
-  AbandonmentLeaksAllowed leaks_allowed;
+  [[maybe_unused]] AbandonmentLeaksAllowed leaks_allowed;
   TestRun r = RunUnderSim([]() {
     Thread t("thrower", []() {
 #pragma GCC diagnostic push

@@ -1,0 +1,61 @@
+#include "core/runtime/count_topology.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+namespace restoresim {
+namespace {
+
+std::optional<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string ChangelogTopic(std::string_view application_id, std::string_view store_name) {
+  return fmt::format("{}-{}-changelog", application_id, store_name);
+}
+
+std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
+                                         const std::optional<std::string>& current) {
+  if (!input.value.has_value()) return KeyValueWrite{input.key, std::nullopt};
+  const std::optional<int64_t> delta = ParseInt(*input.value);
+  if (!delta) return std::nullopt;
+  const int64_t base = current ? ParseInt(*current).value_or(0) : 0;
+  return KeyValueWrite{input.key, std::to_string(base + *delta)};
+}
+
+std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs) {
+  std::map<std::string, std::string> counts;
+  for (const ConsumerRecord& r : inputs) {
+    auto it = counts.find(r.key);
+    std::optional<std::string> current;
+    if (it != counts.end()) current = it->second;
+    std::optional<KeyValueWrite> w = CountUpdate(r, current);
+    if (!w) continue;
+    if (w->value) {
+      counts[w->key] = *w->value;
+    } else {
+      counts.erase(w->key);
+    }
+  }
+  return counts;
+}
+
+std::map<std::string, std::string> FoldChangelog(const std::vector<ConsumerRecord>& changelog) {
+  std::map<std::string, std::string> contents;
+  for (const ConsumerRecord& r : changelog) {
+    if (r.value) {
+      contents[r.key] = *r.value;
+    } else {
+      contents.erase(r.key);
+    }
+  }
+  return contents;
+}
+
+}  // namespace restoresim

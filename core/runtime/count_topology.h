@@ -1,0 +1,42 @@
+// The topology the runtime runs: a keyed aggregate over an input topic, small enough to check
+// exactly and rich enough to make restoration rebuild updates and deletes.
+//
+// Each input record (key, value) updates the store "counts" of its task:
+//   value = decimal integer d   counts[key] += d   (written to the store and its changelog)
+//   value = tombstone           counts[key] erased (a tombstone in the changelog)
+// The changelog topic is "<application.id>-counts-changelog", one partition per input
+// partition. ReferenceCounts folds the same input into the expected store contents.
+//
+// Thread-safety: stateless.
+#ifndef RESTORESIM_CORE_RUNTIME_COUNT_TOPOLOGY_H_
+#define RESTORESIM_CORE_RUNTIME_COUNT_TOPOLOGY_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/state/key_value_store.h"
+#include "core/transport/transport.h"
+
+namespace restoresim {
+
+inline constexpr std::string_view kCountsStoreName = "counts";
+
+std::string ChangelogTopic(std::string_view application_id, std::string_view store_name);
+
+// What processing one input record writes; nullopt when the record is malformed (skipped and
+// counted, as Kafka Streams' default deserialization handler logs and continues).
+std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
+                                         const std::optional<std::string>& current);
+
+// The expected contents of a counts store after processing `inputs` in order.
+std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs);
+
+// The contents a store must hold after restoring `changelog` records in order.
+std::map<std::string, std::string> FoldChangelog(const std::vector<ConsumerRecord>& changelog);
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_COUNT_TOPOLOGY_H_
