@@ -8,6 +8,8 @@
 //   kOutOfRange        offset outside [log start, end]         not retryable: the runtime turns
 //                                                              it into task corruption
 //   kNotFound          unknown topic or partition              fatal
+//   kAlreadyExists     CreateTopic of an existing topic        fatal (a retried create that
+//                                                              finds it may count it done)
 //   kAborted           producer fenced                         fatal for that producer
 //   kFailedPrecondition misuse: poll/seek of an unassigned partition, use after close
 //   kInvalidArgument   bad argument (negative offset, empty topic list)
@@ -84,6 +86,7 @@ class RestoreConsumer {
   // REQUIRES: partition assigned. offset may be anything >= 0; an offset outside the log is
   // reported as out of range by the next Poll.
   virtual absl::Status Seek(const TopicPartition& partition, int64_t offset) = 0;
+  // Resolved lazily, at the next Position or Poll (as Kafka does).
   virtual absl::Status SeekToBeginning(const std::vector<TopicPartition>& partitions) = 0;
   virtual absl::Status SeekToEnd(const std::vector<TopicPartition>& partitions) = 0;
   virtual absl::StatusOr<int64_t> Position(const TopicPartition& partition) = 0;
@@ -92,12 +95,17 @@ class RestoreConsumer {
   virtual std::vector<TopicPartition> Paused() const = 0;
   // Fetches from the assigned, unpaused partitions at their positions (at most
   // max_poll_records in all) and advances the positions; waits up to timeout_ns for data.
+  // Returns early with out-of-range partitions. With nothing to fetch (nothing assigned, or
+  // all paused) it waits out the timeout and returns nothing: never an error, never a spin.
   virtual absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) = 0;
   virtual void Close() = 0;
 };
 
-// What a group member is told in a rebalance. user_data carries the group leader's assignment
-// info (Kafka Streams: active and standby tasks); empty when the backend has none.
+// What a group member is told in a rebalance. `partitions` is the member's whole assignment in
+// the new generation (not only what it gained: a Kafka adapter with a cooperative assignor
+// reports the full set, as Kafka Streams' onAssignment sees it). user_data carries the group
+// leader's assignment info (Kafka Streams: active and standby tasks); empty when the backend
+// has none.
 struct Assignment {
   std::vector<TopicPartition> partitions;
   std::string user_data;
@@ -105,6 +113,10 @@ struct Assignment {
 
 // Rebalance callbacks, called on the thread that calls MainConsumer::Poll, inside Poll, in the
 // order the rebalances happened: for each, revoked (or lost) first, then assigned.
+// OnPartitionsRevoked is called only when something is revoked, and the revoked partitions are
+// still owned during it (it may commit them); OnPartitionsAssigned is called for every
+// generation the member takes part in, even with an empty assignment. A callback may call the
+// consumer (commit, seek, position, even Close) but not Poll it.
 class RebalanceListener {
  public:
   virtual ~RebalanceListener() = default;
@@ -128,7 +140,9 @@ class MainConsumer {
   virtual absl::StatusOr<int64_t> Position(const TopicPartition& partition) = 0;
   virtual absl::Status Pause(const std::vector<TopicPartition>& partitions) = 0;
   virtual absl::Status Resume(const std::vector<TopicPartition>& partitions) = 0;
-  // Commits offsets (the next offset to consume) of owned partitions for the group.
+  // Commits offsets (the next offset to consume) of owned partitions for the group. A partition
+  // the member does not own, or a member that was lost, fails kFailedPrecondition (Kafka's
+  // CommitFailedException).
   virtual absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) = 0;
   virtual absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::vector<TopicPartition>& partitions) = 0;

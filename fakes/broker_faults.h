@@ -1,0 +1,123 @@
+// The fake broker's fault model: what it injects, and what it keeps recoverable.
+//
+// Injected (each decided per call from a RandomSource at a per-mille rate):
+//   request timeout     a network call (poll, commit, committed, admin, flush) waits out its
+//                       timeout on the clock, then fails with kDeadlineExceeded;
+//   disconnect          a network call fails at once with kUnavailable;
+//   slow fetch          a poll costs extra virtual latency (up to slow_fetch_latency_ns_max);
+//   partial fetch       a poll returns fewer records than are available and allowed;
+//   empty poll          a poll returns nothing although records are available;
+//   leader unavailable  one partition a call touches has no leader for up to
+//                       leader_unavailable_ns_max: polls skip it, and offset lookups and
+//                       flushes that touch it fail with kUnavailable "leader not available";
+//   producer fenced     a producer is fenced for good: every later Send/Flush is kAborted.
+// Not random: out of range after truncation. It comes from DeleteRecords moving a log start past
+// a consumer's position, which scenarios drive explicitly.
+//
+// Kept recoverable (the properties may rely on these):
+//   - a failed call fails before the broker acts: no half-applied commit, append or delete, so
+//     retrying the same call is always safe;
+//   - acknowledged records (a successful Flush) and committed offsets are never lost;
+//   - a poll never skips an offset: positions advance only past records it returned;
+//   - timeouts, slow fetches and leaderless periods are bounded, so a retrying client makes
+//     progress; only fencing is permanent, and only for the fenced producer.
+//
+// Every injected error status is tagged with TagInjected and says "injected"; every injected
+// fault is a TraceMark("fault", <name>, arg), so it shows in traces and timelines.
+//
+// Thread-safety: BrokerFaults is a value. FaultInjector is not thread-safe: the broker calls it
+// under its mutex (which also serialises the draws from the RandomSource).
+#ifndef RESTORESIM_FAKES_BROKER_FAULTS_H_
+#define RESTORESIM_FAKES_BROKER_FAULTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "core/port/clock.h"
+#include "core/port/random.h"
+
+namespace restoresim::fakes {
+
+// Rates are per mille (0 = never, 1000 = always).
+struct BrokerFaults {
+  uint32_t request_timeout_per_mille = 0;
+  uint32_t disconnect_per_mille = 0;
+  uint32_t slow_fetch_per_mille = 0;
+  TimeNs slow_fetch_latency_ns_max = 500 * kMillisecond;
+  uint32_t partial_fetch_per_mille = 0;
+  uint32_t empty_poll_per_mille = 0;
+  uint32_t leader_unavailable_per_mille = 0;
+  TimeNs leader_unavailable_ns_max = 2 * kSecond;
+  uint32_t producer_fenced_per_mille = 0;
+
+  // Swarm testing (Groce et al., ISSTA 2012): each fault is on with probability 1/2, at a rate
+  // drawn up to its cap; at least one is on. Producer fencing, the one fatal fault, is drawn
+  // only with include_fatal: a run without it must see no non-retryable error.
+  static BrokerFaults Swarm(RandomSource& random, bool include_fatal = false);
+  // A fixed profile where every retryable fault happens now and then.
+  static BrokerFaults Moderate();
+
+  bool any() const;
+  // "request_timeout=12 disconnect=0 ..." for printing a run's derived options.
+  std::string ToString() const;
+};
+
+// How many faults of each kind were injected (for tests that must see faults happen).
+struct FaultCounts {
+  uint64_t request_timeout = 0;
+  uint64_t disconnect = 0;
+  uint64_t slow_fetch = 0;
+  uint64_t partial_fetch = 0;
+  uint64_t empty_poll = 0;
+  uint64_t leader_unavailable = 0;
+  uint64_t producer_fenced = 0;
+  uint64_t Total() const;
+};
+
+// An injected error: code, "injected <what>", tagged with TagInjected.
+absl::Status InjectedError(absl::StatusCode code, std::string_view what);
+
+class FaultInjector {
+ public:
+  // `random` may be null: no faults, and nothing is ever drawn.
+  FaultInjector(RandomSource* random, const BrokerFaults& faults);
+
+  // The request-level faults of one network call named `call`.
+  struct RequestFault {
+    absl::Status status;          // OK, or the injected error to return
+    bool wait_timeout = false;    // kDeadlineExceeded: wait out the call's timeout first
+    TimeNs extra_latency_ns = 0;  // slow fetch
+  };
+  RequestFault OnRequest(std::string_view call, bool is_fetch);
+
+  // Whether a poll that could return `available_records` returns nothing.
+  bool EmptyPoll(int64_t available_records);
+  // The record budget of a poll that may take `budget` records: `budget`, or fewer.
+  int64_t PartialFetchBudget(int64_t budget);
+  // Whether one of `partition_count` partitions a call touches loses its leader: which one
+  // and for how long.
+  struct LeaderLoss {
+    size_t index = 0;
+    TimeNs duration_ns = 0;
+  };
+  std::optional<LeaderLoss> LoseLeader(size_t partition_count);
+  // Whether a producer gets fenced now.
+  bool FenceProducer();
+
+  const BrokerFaults& faults() const { return faults_; }
+  const FaultCounts& counts() const { return counts_; }
+
+ private:
+  bool Hit(uint32_t per_mille);
+
+  RandomSource* random_;
+  BrokerFaults faults_;
+  FaultCounts counts_;
+};
+
+}  // namespace restoresim::fakes
+
+#endif  // RESTORESIM_FAKES_BROKER_FAULTS_H_

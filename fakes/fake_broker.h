@@ -1,0 +1,152 @@
+// FakeBroker: an in-memory Kafka cluster behind the transport port, for the simulator (virtual
+// clock, fibers) and for real-thread tests (system clock, OS threads) alike.
+//
+// It holds topics of partitions (each a PartitionLog), a group coordinator per group id
+// (membership, generations, committed offsets; see fake_group.h for the default assignor and
+// the scenario controls), and creates clients (fake_clients.h) that implement the port's
+// semantics as transport.h states them. Every client call is a scheduling point (a
+// SimOp::kTransport point plus TraceMark("transport", <call>)); every network call (polls,
+// commits, committed-offset reads, admin calls, flushes) also costs BrokerOptions latency on
+// the clock and is where the faults of broker_faults.h are injected. Polls wait on the clock
+// (a CondVar notified by appends, deletions and rebalances) up to their timeout.
+//
+// The scenario controls below (CreateTopic, Append, DeleteRecords, Rebalance, ...) act
+// directly: no latency, no faults. Results never depend on addresses or hash order (only
+// std::map and sorted vectors), so a run is a pure function of its schedule.
+//
+// Thread-safety: thread-safe (one restoresim::Mutex guards all state). Clients follow the
+// port's rule: one thread at a time per client. The broker must outlive its clients.
+#ifndef RESTORESIM_FAKES_FAKE_BROKER_H_
+#define RESTORESIM_FAKES_FAKE_BROKER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/port/clock.h"
+#include "core/port/random.h"
+#include "core/port/sim_hooks.h"
+#include "core/sync/condvar.h"
+#include "core/sync/mutex.h"
+#include "core/transport/transport.h"
+#include "fakes/broker_faults.h"
+#include "fakes/fake_group.h"
+#include "fakes/fake_log.h"
+
+namespace restoresim::fakes {
+
+struct BrokerOptions {
+  TimeNs request_latency_ns = 0;             // virtual cost of every network call
+  TimeNs request_timeout_ns = 30 * kSecond;  // what a timed-out request waits (not polls)
+};
+
+class FakeBroker final : public Transport {
+ public:
+  // Kafka allows 249 characters of [a-zA-Z0-9._-] in a topic name.
+  static constexpr size_t kTopicNameBytesMax = 249;
+  static constexpr int32_t kTopicPartitionsMax = 10000;
+
+  // `faults_random` may be null (no faults). Under the simulator pass a sim::ChoiceRandom, so
+  // that faults are schedule choices and replay with it.
+  FakeBroker(Clock& clock, RandomSource* faults_random, const BrokerFaults& faults,
+             const BrokerOptions& options = {});
+  ~FakeBroker() override;
+  FakeBroker(const FakeBroker&) = delete;
+  FakeBroker& operator=(const FakeBroker&) = delete;
+
+  // ---- scenario controls: direct, no latency, no faults ----
+  absl::Status CreateTopic(const std::string& topic, int32_t partitions);
+  absl::StatusOr<int32_t> PartitionCount(const std::string& topic);
+  absl::StatusOr<int64_t> Append(const TopicPartition& partition, std::string_view key,
+                                 std::optional<std::string_view> value, int64_t timestamp_ms);
+  // All or nothing: every entry is validated before any log changes.
+  absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets);
+  absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition);
+  absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& partition);
+  absl::StatusOr<std::vector<ConsumerRecord>> ReadLog(const TopicPartition& partition,
+                                                      int64_t from_offset, size_t max_records);
+  void SetManualAssignment(const std::string& group, bool manual);
+  // Installs one generation: each listed member gets its assignment (with user_data); every
+  // other member of the group an empty one.
+  absl::Status Rebalance(const std::string& group,
+                         const std::map<std::string, Assignment>& assignments);
+  absl::Status LoseMember(const std::string& group, const std::string& member_id);
+  std::vector<std::string> Members(const std::string& group);  // active members, join order
+  int32_t Generation(const std::string& group);                // 0: no generation yet
+  std::map<TopicPartition, int64_t> CommittedOffsets(const std::string& group);
+  FaultCounts faults_injected();
+  const BrokerFaults& faults() const { return faults_; }
+  size_t MemoryBytes();
+
+  // ---- Transport ----
+  std::unique_ptr<RestoreConsumer> NewRestoreConsumer(const ConsumerConfig& config) override;
+  std::unique_ptr<MainConsumer> NewMainConsumer(const std::string& group,
+                                                const ConsumerConfig& config) override;
+  std::unique_ptr<Admin> NewAdmin(const std::string& client_id) override;
+  std::unique_ptr<Producer> NewProducer(const std::string& client_id) override;
+
+ private:
+  friend class Fetcher;
+  friend class FakeRestoreConsumer;
+  friend class FakeMainConsumer;
+  friend class FakeAdmin;
+  friend class FakeProducer;
+
+  // ---- for the clients ----
+  // Marks a client call as a transport scheduling point.
+  void TransportPoint(std::string_view call);
+  // One network round trip: latency plus request faults. Returns the injected error, if any.
+  // A timed-out request waits `timeout_ns` before returning. REQUIRES: mu_ not held.
+  absl::Status Request(std::string_view call, TimeNs timeout_ns, bool is_fetch)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  absl::Status CheckPartition(const TopicPartition& partition) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckTopics(const std::vector<std::string>& topics) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // REQUIRES: CheckPartition(partition) is OK.
+  PartitionLog& Log(const TopicPartition& partition) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int32_t PartitionCountLocked(const std::string& topic) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  GroupCoordinator& Group(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> AppendLocked(const TopicPartition& partition, std::string_view key,
+                                       std::optional<std::string_view> value, int64_t timestamp_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status DeleteRecordsLocked(const std::map<TopicPartition, int64_t>& before_offsets)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Leader-unavailable faults: maybe takes away the leader of one of `partitions` (a call
+  // touches them), then reports whether each has a leader now.
+  void MaybeLoseLeader(const std::vector<TopicPartition>& partitions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool HasLeader(const TopicPartition& partition) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // MaybeLoseLeader, then kUnavailable (injected) naming the first leaderless partition.
+  absl::Status CheckLeaders(const std::vector<TopicPartition>& partitions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Clock& clock_;
+  const BrokerOptions options_;
+  const BrokerFaults faults_;
+  const bool faults_on_;  // false: Request() skips the fault draw (and its lock)
+  mutable Mutex mu_{"fake_broker"};
+  // Notified (all) on appends, deletions, membership changes and rebalances: what a waiting
+  // poll may be waiting for.
+  CondVar changed_{"fake_broker.changed"};
+  FaultInjector injector_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);
+  // The broker as a simulation object (for kTransport points); used only by the OS thread
+  // running a simulation.
+  SimObjectState sim_state_;
+};
+
+}  // namespace restoresim::fakes
+
+#endif  // RESTORESIM_FAKES_FAKE_BROKER_H_

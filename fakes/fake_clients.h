@@ -1,0 +1,164 @@
+// The fake broker's clients: the four client kinds of the transport port, each a thin object
+// over FakeBroker. They implement the port's semantics (transport.h) and add nothing a real
+// client would not do; where Kafka leaves a choice the fake makes the strict one:
+//   - a call after Close is kFailedPrecondition (Close itself is idempotent);
+//   - a consumer built with max_poll_records < 1 answers every call kInvalidArgument;
+//   - MainConsumer::CommitSync of a partition the member does not own, or by a member that was
+//     lost or left, is kFailedPrecondition ("not owner", like CommitFailedException);
+//   - MainConsumer::Close leaves the group without rebalance callbacks;
+//   - Producer::Close delivers what is still queued (as Kafka's close() does), unless fenced.
+//
+// Thread-safety: as the port says, one thread at a time per client object.
+#ifndef RESTORESIM_FAKES_FAKE_CLIENTS_H_
+#define RESTORESIM_FAKES_FAKE_CLIENTS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/transport/transport.h"
+#include "fakes/fake_broker.h"
+#include "fakes/fake_fetcher.h"
+#include "fakes/fake_group.h"
+
+namespace restoresim::fakes {
+
+class FakeRestoreConsumer final : public RestoreConsumer {
+ public:
+  FakeRestoreConsumer(FakeBroker& broker, const ConsumerConfig& config);
+  ~FakeRestoreConsumer() override;
+
+  absl::Status Assign(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Unassign() override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::Status SeekToBeginning(const std::vector<TopicPartition>& partitions) override;
+  absl::Status SeekToEnd(const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  std::vector<TopicPartition> Paused() const override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  void Close() override;
+
+ private:
+  // The transport point of `call`, then kFailedPrecondition after Close.
+  absl::Status Enter(std::string_view call) const;
+
+  FakeBroker& broker_;
+  const absl::Status config_status_;
+  Fetcher fetcher_;
+  bool closed_ = false;
+};
+
+class FakeMainConsumer final : public MainConsumer {
+ public:
+  // Rebalance deliveries one poll makes (a lost member rejoins in between) before it fetches;
+  // more are left for the next poll.
+  static constexpr int kDeliveryRoundsMax = 8;
+
+  FakeMainConsumer(FakeBroker& broker, std::string group, const ConsumerConfig& config);
+  ~FakeMainConsumer() override;
+
+  absl::Status Subscribe(const std::vector<std::string>& topics,
+                         RebalanceListener* listener) override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions) override;
+  std::string MemberId() const override { return member_id_; }
+  void Close() override;
+
+ private:
+  absl::Status Enter(std::string_view call) const;
+  absl::Status CheckSubscribed(std::string_view call) const;
+  // Delivers the member's pending rebalance events (callbacks run without the broker lock, so
+  // a listener may call this consumer), rejoining after a loss.
+  void DeliverRebalances();
+  void Apply(const RebalanceEvent& event);
+
+  FakeBroker& broker_;
+  const std::string group_;
+  const std::string client_id_;
+  const absl::Status config_status_;
+  Fetcher fetcher_;
+  RebalanceListener* listener_ = nullptr;
+  std::string member_id_;  // empty until Subscribe
+  bool closed_ = false;
+  bool in_callback_ = false;
+};
+
+class FakeAdmin final : public Admin {
+ public:
+  FakeAdmin(FakeBroker& broker, std::string client_id);
+
+  absl::Status CreateTopic(const std::string& topic, int32_t partitions) override;
+  absl::StatusOr<int32_t> PartitionCount(const std::string& topic) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
+      const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
+      const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
+      const std::string& group, const std::vector<TopicPartition>& partitions) override;
+  absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets) override;
+
+ private:
+  // Transport point, latency and request faults of one admin call.
+  absl::Status Request(std::string_view call);
+  // End (end = true) or log start offsets.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Offsets(
+      std::string_view call, const std::vector<TopicPartition>& partitions, bool end);
+
+  FakeBroker& broker_;
+  const std::string client_id_;
+};
+
+class FakeProducer final : public Producer {
+ public:
+  // Records queued between flushes; past it Send fails (Kafka's buffer.memory would block).
+  static constexpr size_t kQueuedRecordsMax = size_t{1} << 20;
+
+  FakeProducer(FakeBroker& broker, std::string client_id);
+  ~FakeProducer() override;
+
+  absl::Status Send(const TopicPartition& partition, std::string key,
+                    std::optional<std::string> value, int64_t timestamp_ms) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override;
+  void Close() override;
+
+ private:
+  struct Queued {
+    TopicPartition partition;
+    std::string key;
+    std::optional<std::string> value;
+    int64_t timestamp_ms = 0;
+  };
+  absl::Status Enter(std::string_view call) const;
+  // Appends the queue; returns the last offset per partition. REQUIRES: partitions checked.
+  std::map<TopicPartition, int64_t> AppendQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  absl::Status Fence();
+
+  FakeBroker& broker_;
+  const std::string client_id_;
+  std::vector<Queued> queue_;
+  bool fenced_ = false;
+  bool closed_ = false;
+};
+
+// Shared by the client implementation files.
+absl::Status ValidateConsumerConfig(const ConsumerConfig& config);
+absl::Status ClosedError(std::string_view call);
+
+}  // namespace restoresim::fakes
+
+#endif  // RESTORESIM_FAKES_FAKE_CLIENTS_H_

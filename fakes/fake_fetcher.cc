@@ -1,0 +1,212 @@
+#include "fakes/fake_fetcher.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "core/util/check.h"
+
+namespace restoresim::fakes {
+
+Fetcher::Fetcher(FakeBroker& broker, const ConsumerConfig& config)
+    : broker_(broker), config_(config) {}
+
+void Fetcher::JoinedGroup(std::string group, std::string member_id) {
+  group_ = std::move(group);
+  member_id_ = std::move(member_id);
+}
+
+void Fetcher::SetAssignment(const std::vector<TopicPartition>& partitions) {
+  std::map<TopicPartition, PartitionState> next;
+  for (const TopicPartition& tp : partitions) {
+    auto it = partitions_.find(tp);
+    next[tp] = it == partitions_.end() ? PartitionState{} : it->second;
+  }
+  partitions_ = std::move(next);
+}
+
+void Fetcher::Remove(const std::vector<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) partitions_.erase(tp);
+}
+
+bool Fetcher::IsAssigned(const TopicPartition& partition) const {
+  return partitions_.contains(partition);
+}
+
+std::vector<TopicPartition> Fetcher::Assignment() const {
+  std::vector<TopicPartition> out;
+  out.reserve(partitions_.size());
+  for (const auto& [tp, state] : partitions_) out.push_back(tp);
+  return out;
+}
+
+std::vector<TopicPartition> Fetcher::Paused() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) {
+    if (state.paused) out.push_back(tp);
+  }
+  return out;
+}
+
+absl::Status Fetcher::CheckAssigned(const TopicPartition& partition, std::string_view call) const {
+  if (partitions_.contains(partition)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      fmt::format("{}: partition {} is not assigned to this consumer", call, partition.ToString()));
+}
+
+absl::Status Fetcher::Seek(const TopicPartition& partition, int64_t offset) {
+  if (offset < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("seek: negative offset {} for {}", offset, partition.ToString()));
+  }
+  if (absl::Status s = CheckAssigned(partition, "seek"); !s.ok()) return s;
+  PartitionState& state = partitions_.at(partition);
+  state.position = offset;
+  state.pending_seek.reset();
+  return absl::OkStatus();
+}
+
+absl::Status Fetcher::SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
+  RS_CHECK(where != OffsetReset::kNone);
+  const char* call = where == OffsetReset::kEarliest ? "seek to beginning" : "seek to end";
+  for (const TopicPartition& tp : partitions) {
+    if (absl::Status s = CheckAssigned(tp, call); !s.ok()) return s;
+  }
+  for (const TopicPartition& tp : partitions) partitions_.at(tp).pending_seek = where;
+  return absl::OkStatus();
+}
+
+absl::Status Fetcher::SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
+  for (const TopicPartition& tp : partitions) {
+    if (absl::Status s = CheckAssigned(tp, paused ? "pause" : "resume"); !s.ok()) return s;
+  }
+  for (const TopicPartition& tp : partitions) partitions_.at(tp).paused = paused;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Fetcher::Position(const TopicPartition& partition) {
+  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
+  MutexLock lock(broker_.mu_);
+  PartitionState& state = partitions_.at(partition);
+  if (absl::Status s = Resolve(partition, state, broker_.Log(partition)); !s.ok()) return s;
+  return *state.position;
+}
+
+absl::Status Fetcher::Resolve(const TopicPartition& partition, PartitionState& state,
+                              const PartitionLog& log) {
+  if (state.pending_seek.has_value()) {
+    state.position =
+        *state.pending_seek == OffsetReset::kEarliest ? log.log_start_offset() : log.end_offset();
+    state.pending_seek.reset();
+  }
+  if (state.position.has_value()) return absl::OkStatus();
+  if (!group_.empty()) {
+    const auto& committed = broker_.Group(group_).committed();
+    if (auto it = committed.find(partition); it != committed.end()) {
+      state.position = it->second;
+      return absl::OkStatus();
+    }
+  }
+  switch (config_.auto_offset_reset) {
+    case OffsetReset::kEarliest:
+      state.position = log.log_start_offset();
+      return absl::OkStatus();
+    case OffsetReset::kLatest:
+      state.position = log.end_offset();
+      return absl::OkStatus();
+    case OffsetReset::kNone:
+      break;
+  }
+  return absl::FailedPreconditionError(fmt::format(
+      "no position for {} and auto_offset_reset is none: seek it first", partition.ToString()));
+}
+
+absl::StatusOr<PollResult> Fetcher::FetchUntil(TimeNs deadline_ns) {
+  Clock& clock = broker_.clock_;
+  MutexLock lock(broker_.mu_);
+  // Bounded by the deadline: every turn that returns nothing waits on the clock.
+  for (;;) {
+    const uint64_t empty_polls_before = broker_.injector_.counts().empty_poll;
+    absl::StatusOr<PollResult> result = FetchOnce();
+    if (!result.ok() || result->RecordCount() > 0 || !result->out_of_range.empty()) return result;
+    // An injected empty poll returns at once: waiting again would hide the fault.
+    if (broker_.injector_.counts().empty_poll != empty_polls_before) return result;
+    if (Interrupted() || clock.NowNs() >= deadline_ns) return result;
+    clock.WaitUntil(broker_.changed_, broker_.mu_, deadline_ns);
+  }
+}
+
+bool Fetcher::Interrupted() {
+  return !member_id_.empty() && broker_.Group(group_).HasEvents(member_id_);
+}
+
+absl::StatusOr<PollResult> Fetcher::FetchOnce() {
+  RS_CHECK_GE(config_.max_poll_records, 1, "a consumer with a bad config refuses to poll");
+  PollResult result;
+  absl::StatusOr<std::vector<Fetchable>> candidates = Candidates(result);
+  if (!candidates.ok()) return candidates.status();
+  std::vector<Fetchable>& fetchable = *candidates;
+  if (broker_.faults_on_ && !fetchable.empty()) {
+    std::vector<TopicPartition> touched;
+    for (const Fetchable& f : fetchable) touched.push_back(*f.partition);
+    broker_.MaybeLoseLeader(touched);
+    std::erase_if(fetchable, [&](const Fetchable& f) {
+      broker_.mu_.AssertHeld();
+      return !broker_.HasLeader(*f.partition);  // a fetch skips a leaderless partition
+    });
+  }
+  int64_t available = 0;
+  for (const Fetchable& f : fetchable) available += f.log->end_offset() - *f.state->position;
+  if (broker_.injector_.EmptyPoll(available)) return PollResult{};
+  int64_t budget = std::min<int64_t>(config_.max_poll_records, available);
+  budget = broker_.injector_.PartialFetchBudget(budget);
+  Read(fetchable, budget, result);
+  RS_CHECK_LE(static_cast<int64_t>(result.RecordCount()), config_.max_poll_records);
+  return result;
+}
+
+absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& result) {
+  std::vector<Fetchable> fetchable;
+  for (auto& [tp, state] : partitions_) {
+    if (state.paused) continue;
+    const PartitionLog& log = broker_.Log(tp);
+    if (absl::Status s = Resolve(tp, state, log); !s.ok()) return s;
+    const int64_t position = *state.position;
+    if (position < log.log_start_offset() || position > log.end_offset()) {
+      if (config_.auto_offset_reset == OffsetReset::kNone) {
+        result.out_of_range.push_back(tp);
+        continue;
+      }
+      state.position = config_.auto_offset_reset == OffsetReset::kEarliest ? log.log_start_offset()
+                                                                           : log.end_offset();
+    }
+    fetchable.push_back(Fetchable{&tp, &state, &log});
+  }
+  return fetchable;
+}
+
+void Fetcher::Read(const std::vector<Fetchable>& fetchable, int64_t budget, PollResult& result) {
+  if (fetchable.empty() || budget <= 0) return;
+  const size_t start = static_cast<size_t>(rotation_++ % fetchable.size());
+  for (size_t i = 0; i < fetchable.size() && budget > 0; ++i) {
+    const Fetchable& f = fetchable[(start + i) % fetchable.size()];
+    const int64_t position = *f.state->position;
+    const int64_t take = std::min(budget, f.log->end_offset() - position);
+    if (take == 0) continue;
+    absl::StatusOr<std::vector<ConsumerRecord>> records =
+        f.log->Read(position, static_cast<size_t>(take));
+    RS_CHECK(records.ok() && static_cast<int64_t>(records->size()) == take,
+             "read of {} at {} (checked in range)", f.partition->ToString(), position);
+    RS_CHECK_EQ(records->front().offset, position);
+    f.state->position = position + take;
+    budget -= take;
+    result.partitions.push_back(PartitionRecords{*f.partition, std::move(*records)});
+  }
+  std::sort(result.partitions.begin(), result.partitions.end(),
+            [](const PartitionRecords& a, const PartitionRecords& b) {
+              return a.partition < b.partition;
+            });
+}
+
+}  // namespace restoresim::fakes

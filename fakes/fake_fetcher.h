@@ -1,0 +1,96 @@
+// Fetcher: the consumer side of a fake consumer — assignment, positions, pause flags, pending
+// seeks to the beginning or end — and the fetch itself, shared by the restore consumer and the
+// main consumer.
+//
+// Positions follow Kafka: a partition without one takes the group's committed offset (main
+// consumer), else auto_offset_reset; SeekToBeginning/SeekToEnd are resolved lazily, at the
+// next Position or poll. A position outside [log start, end] is reported out of range (reset
+// kNone) or reset (kEarliest/kLatest). Polls rotate the partition they start with, so that
+// max_poll_records does not starve the last partitions.
+//
+// Thread-safety: owned by one consumer and used by its thread; methods that read the logs
+// need the broker's mutex.
+#ifndef RESTORESIM_FAKES_FAKE_FETCHER_H_
+#define RESTORESIM_FAKES_FAKE_FETCHER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/transport/transport.h"
+#include "fakes/fake_broker.h"
+
+namespace restoresim::fakes {
+
+class Fetcher {
+ public:
+  // A poll that keeps being interrupted (rebalances) gives up after this many rounds.
+  static constexpr int kPollRoundsMax = 64;
+
+  Fetcher(FakeBroker& broker, const ConsumerConfig& config);
+
+  // For a main consumer: positions start from `group`'s committed offsets, and a poll stops
+  // waiting when `member_id` has rebalance events to deliver.
+  void JoinedGroup(std::string group, std::string member_id);
+
+  // Replaces the assignment; partitions that stay keep position, pause flag and pending seek.
+  void SetAssignment(const std::vector<TopicPartition>& partitions);
+  void Remove(const std::vector<TopicPartition>& partitions);
+  void Clear() { partitions_.clear(); }
+  bool IsAssigned(const TopicPartition& partition) const;
+  std::vector<TopicPartition> Assignment() const;
+  std::vector<TopicPartition> Paused() const;
+
+  absl::Status Seek(const TopicPartition& partition, int64_t offset);
+  // `where`: kEarliest (SeekToBeginning) or kLatest (SeekToEnd).
+  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where);
+  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused);
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition)
+      ABSL_LOCKS_EXCLUDED(broker_.mu_);
+
+  // Fetches until records or an out-of-range report arrive, or an error, or `deadline_ns`, or
+  // (main consumer) pending rebalance events: then it returns what it has, possibly nothing.
+  absl::StatusOr<PollResult> FetchUntil(TimeNs deadline_ns) ABSL_LOCKS_EXCLUDED(broker_.mu_);
+
+ private:
+  struct PartitionState {
+    std::optional<int64_t> position;
+    std::optional<OffsetReset> pending_seek;  // kEarliest or kLatest
+    bool paused = false;
+  };
+  // A partition a fetch may read from.
+  struct Fetchable {
+    const TopicPartition* partition;
+    PartitionState* state;
+    const PartitionLog* log;
+  };
+
+  absl::Status CheckAssigned(const TopicPartition& partition, std::string_view call) const;
+  // Gives `state` a position if it has none or a seek is pending.
+  absl::Status Resolve(const TopicPartition& partition, PartitionState& state,
+                       const PartitionLog& log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  absl::StatusOr<PollResult> FetchOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // The unpaused partitions in range, after resets; out-of-range ones go to `result`.
+  absl::StatusOr<std::vector<Fetchable>> Candidates(PollResult& result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // Reads up to `budget` records from `fetchable`, starting at the rotation point.
+  void Read(const std::vector<Fetchable>& fetchable, int64_t budget, PollResult& result)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  bool Interrupted() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+
+  FakeBroker& broker_;
+  const ConsumerConfig config_;
+  std::string group_;  // empty: no group (restore consumer)
+  std::string member_id_;
+  std::map<TopicPartition, PartitionState> partitions_;
+  uint64_t rotation_ = 0;  // which fetchable partition the next fetch starts with
+};
+
+}  // namespace restoresim::fakes
+
+#endif  // RESTORESIM_FAKES_FAKE_FETCHER_H_

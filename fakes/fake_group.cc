@@ -1,0 +1,174 @@
+#include "fakes/fake_group.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <utility>
+
+#include "core/util/check.h"
+
+namespace restoresim::fakes {
+namespace {
+
+std::vector<TopicPartition> Sorted(std::vector<TopicPartition> partitions) {
+  std::sort(partitions.begin(), partitions.end());
+  return partitions;
+}
+
+// a - b, both sorted.
+std::vector<TopicPartition> Minus(const std::vector<TopicPartition>& a,
+                                  const std::vector<TopicPartition>& b) {
+  std::vector<TopicPartition> out;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+}  // namespace
+
+GroupCoordinator::GroupCoordinator(std::string group, PartitionCounter partition_count)
+    : group_(std::move(group)), partition_count_(std::move(partition_count)) {}
+
+std::string GroupCoordinator::Join(const std::string& client_id,
+                                   const std::vector<std::string>& topics) {
+  const std::string id = fmt::format("{}-{}", client_id, next_member_number_++);
+  Member& m = members_[id];
+  RS_CHECK(m.client_id.empty(), "member id {} reused in group {}", id, group_);
+  m.client_id = client_id;
+  m.topics = topics;
+  std::sort(m.topics.begin(), m.topics.end());
+  join_order_.push_back(id);
+  MembershipChanged();
+  return id;
+}
+
+void GroupCoordinator::Leave(const std::string& member_id) {
+  auto it = members_.find(member_id);
+  if (it == members_.end()) return;
+  const bool was_active = !it->second.lost;
+  members_.erase(it);
+  std::erase(join_order_, member_id);
+  if (was_active) MembershipChanged();
+}
+
+void GroupCoordinator::Rejoin(const std::string& member_id) {
+  auto it = members_.find(member_id);
+  RS_CHECK(it != members_.end() && it->second.lost, "rejoin of {} which is not lost", member_id);
+  it->second.lost = false;
+  join_order_.push_back(member_id);
+  MembershipChanged();
+}
+
+absl::Status GroupCoordinator::Lose(const std::string& member_id) {
+  if (!IsActive(member_id)) {
+    return absl::NotFoundError(
+        fmt::format("member {} is not active in group {}", member_id, group_));
+  }
+  Member& m = members_.at(member_id);
+  RebalanceEvent lost;
+  lost.kind = RebalanceEvent::Kind::kLost;
+  lost.generation = generation_;
+  lost.revoked = std::move(m.owned);
+  m.owned.clear();
+  Push(m, std::move(lost));
+  m.lost = true;
+  std::erase(join_order_, member_id);
+  MembershipChanged();
+  return absl::OkStatus();
+}
+
+absl::Status GroupCoordinator::Rebalance(const std::map<std::string, Assignment>& assignments) {
+  std::set<TopicPartition> seen;
+  for (const auto& [member_id, assignment] : assignments) {
+    if (!IsActive(member_id)) {
+      return absl::NotFoundError(
+          fmt::format("member {} is not active in group {}", member_id, group_));
+    }
+    for (const TopicPartition& tp : assignment.partitions) {
+      if (tp.partition < 0 || tp.partition >= partition_count_(tp.topic)) {
+        return absl::NotFoundError(fmt::format("unknown partition {}", tp.ToString()));
+      }
+      if (!seen.insert(tp).second) {
+        return absl::InvalidArgumentError(
+            fmt::format("partition {} assigned twice in group {}", tp.ToString(), group_));
+      }
+    }
+  }
+  for (const std::string& id : join_order_) {
+    if (members_.at(id).pending.size() >= kPendingEventsMax) {
+      return absl::FailedPreconditionError(
+          fmt::format("member {} has {} rebalances it has not polled for", id, kPendingEventsMax));
+    }
+  }
+  InstallGeneration(assignments);
+  return absl::OkStatus();
+}
+
+void GroupCoordinator::MembershipChanged() {
+  if (!manual_) AssignRoundRobin();
+}
+
+void GroupCoordinator::AssignRoundRobin() {
+  std::set<std::string> topics;
+  for (const std::string& id : join_order_) {
+    const Member& m = members_.at(id);
+    topics.insert(m.topics.begin(), m.topics.end());
+  }
+  std::map<std::string, Assignment> assignments;
+  size_t cursor = 0;  // the member after the one that got the previous partition
+  for (const std::string& topic : topics) {
+    for (int32_t p = 0; p < partition_count_(topic); ++p) {
+      for (size_t tried = 0; tried < join_order_.size(); ++tried) {
+        const size_t index = (cursor + tried) % join_order_.size();
+        const Member& m = members_.at(join_order_[index]);
+        if (!std::binary_search(m.topics.begin(), m.topics.end(), topic)) continue;
+        assignments[join_order_[index]].partitions.push_back(TopicPartition{topic, p});
+        cursor = index + 1;
+        break;
+      }
+    }
+  }
+  InstallGeneration(assignments);
+}
+
+void GroupCoordinator::InstallGeneration(const std::map<std::string, Assignment>& assignments) {
+  ++generation_;
+  for (const std::string& id : join_order_) {
+    Member& m = members_.at(id);
+    RebalanceEvent e;
+    e.generation = generation_;
+    if (auto it = assignments.find(id); it != assignments.end()) e.assigned = it->second;
+    e.assigned.partitions = Sorted(std::move(e.assigned.partitions));
+    e.revoked = Minus(m.owned, e.assigned.partitions);
+    m.owned = e.assigned.partitions;
+    Push(m, std::move(e));
+  }
+}
+
+void GroupCoordinator::Push(Member& member, RebalanceEvent event) {
+  RS_CHECK_LT(member.pending.size(), kPendingEventsMax,
+              "group {}: a member has not polled for {} rebalances", group_, kPendingEventsMax);
+  member.pending.push_back(std::move(event));
+}
+
+std::vector<RebalanceEvent> GroupCoordinator::TakeEvents(const std::string& member_id,
+                                                         bool* must_rejoin) {
+  *must_rejoin = false;
+  auto it = members_.find(member_id);
+  if (it == members_.end()) return {};
+  *must_rejoin = it->second.lost;
+  return std::exchange(it->second.pending, {});
+}
+
+bool GroupCoordinator::HasEvents(const std::string& member_id) const {
+  auto it = members_.find(member_id);
+  return it != members_.end() && !it->second.pending.empty();
+}
+
+bool GroupCoordinator::IsActive(const std::string& member_id) const {
+  auto it = members_.find(member_id);
+  return it != members_.end() && !it->second.lost;
+}
+
+}  // namespace restoresim::fakes

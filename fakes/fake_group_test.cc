@@ -1,0 +1,256 @@
+// Consumer groups on the fake broker, scenario-driven: the default assignor, manual
+// generations with user_data, two rebalances between two polls, lost members, commits and
+// ownership.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/sync/thread.h"
+#include "fakes/fake_broker.h"
+#include "fakes/fake_broker_test_util.h"
+#include "sim/sim_test_util.h"
+#include "sim/virtual_clock.h"
+
+namespace restoresim::fakes {
+namespace {
+
+using sim::RunUnderSim;
+using sim::TestRun;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+ConsumerConfig Config(const std::string& id) {
+  ConsumerConfig config;
+  config.client_id = id;
+  config.auto_offset_reset = OffsetReset::kEarliest;
+  return config;
+}
+
+// Runs `body` with a broker holding topic "t" of four partitions, under the simulator.
+void WithBroker(const std::function<void(FakeBroker&)>& body) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    FakeBroker broker(clock, nullptr, {});
+    EXPECT_TRUE(broker.CreateTopic("t", 4).ok());
+    body(broker);
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+void PollOnce(MainConsumer& consumer) {
+  absl::StatusOr<PollResult> result = consumer.Poll(0);
+  EXPECT_TRUE(result.ok()) << result.status();
+}
+
+TEST(FakeGroupTest, DefaultAssignorSplitsRoundRobinAndTheFirstMemberSeesRevokedThenAssigned) {
+  WithBroker([](FakeBroker& broker) {
+    TextListener first_events;
+    TextListener second_events;
+    auto first = broker.NewMainConsumer("g", Config("a"));
+    auto second = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(first->Subscribe({"t"}, &first_events).ok());
+    PollOnce(*first);
+    ASSERT_TRUE(second->Subscribe({"t"}, &second_events).ok());
+    EXPECT_THAT(broker.Members("g"), ElementsAre("a-1", "b-2")) << "deterministic member ids";
+    EXPECT_EQ(broker.Generation("g"), 2);
+    PollOnce(*first);
+    PollOnce(*second);
+    EXPECT_THAT(first_events.events,
+                ElementsAre("assigned[t-0,t-1,t-2,t-3]", "revoked[t-1,t-3]", "assigned[t-0,t-2]"));
+    EXPECT_THAT(second_events.events, ElementsAre("assigned[t-1,t-3]"));
+    EXPECT_THAT(second->Assignment(), ElementsAre(TopicPartition{"t", 1}, TopicPartition{"t", 3}));
+
+    second->Close();
+    EXPECT_THAT(broker.Members("g"), ElementsAre("a-1"));
+    PollOnce(*first);
+    EXPECT_EQ(first_events.events.back(), "assigned[t-0,t-1,t-2,t-3]");
+  });
+}
+
+TEST(FakeGroupTest, TwoRebalancesBetweenTwoPollsAreBothDeliveredInOrder) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    TextListener events;
+    auto first = broker.NewMainConsumer("g", Config("a"));
+    auto second = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(first->Subscribe({"t"}, &events).ok());
+    ASSERT_TRUE(second->Subscribe({"t"}, nullptr).ok());
+    EXPECT_EQ(broker.Generation("g"), 0) << "manual mode: joining assigns nothing";
+    ASSERT_TRUE(broker
+                    .Rebalance("g", {{"a-1", Assignment{Partitions("t", {0, 1}), "gen1"}},
+                                     {"b-2", Assignment{Partitions("t", {2, 3}), ""}}})
+                    .ok());
+    ASSERT_TRUE(broker
+                    .Rebalance("g", {{"a-1", Assignment{Partitions("t", {2}), "gen2"}},
+                                     {"b-2", Assignment{Partitions("t", {0, 1, 3}), ""}}})
+                    .ok());
+    PollOnce(*first);
+    EXPECT_THAT(events.events,
+                ElementsAre("assigned[t-0,t-1]/gen1", "revoked[t-0,t-1]", "assigned[t-2]/gen2"));
+    EXPECT_THAT(first->Assignment(), ElementsAre(TopicPartition{"t", 2}));
+    EXPECT_EQ(broker.Generation("g"), 2);
+  });
+}
+
+TEST(FakeGroupTest, RebalanceRejectsUnknownMembersAndOverlaps) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    auto member = broker.NewMainConsumer("g", Config("a"));
+    ASSERT_TRUE(member->Subscribe({"t"}, nullptr).ok());
+    EXPECT_EQ(broker.Rebalance("g", {{"ghost-9", Assignment{}}}).code(),
+              absl::StatusCode::kNotFound);
+    EXPECT_EQ(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {1, 1}), ""}}}).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {9}), ""}}}).code(),
+              absl::StatusCode::kNotFound);
+    EXPECT_EQ(broker.LoseMember("g", "ghost-9").code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(broker.Generation("g"), 0) << "a rejected rebalance installs nothing";
+  });
+}
+
+TEST(FakeGroupTest, LostMemberSeesLostThenRejoinsEmptyUntilTheNextRebalance) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    TextListener events;
+    auto member = broker.NewMainConsumer("g", Config("a"));
+    ASSERT_TRUE(member->Subscribe({"t"}, &events).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0, 1}), ""}}}).ok());
+    PollOnce(*member);
+    ASSERT_TRUE(broker.LoseMember("g", "a-1").ok());
+    EXPECT_THAT(broker.Members("g"), IsEmpty());
+    absl::Status zombie = member->CommitSync({{{"t", 0}, 1}});
+    EXPECT_EQ(zombie.code(), absl::StatusCode::kFailedPrecondition)
+        << "a lost member cannot commit";
+    EXPECT_THAT(std::string(zombie.message()), HasSubstr("not owner"));
+    PollOnce(*member);
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1]", "lost[t-0,t-1]"));
+    EXPECT_THAT(member->Assignment(), IsEmpty());
+    EXPECT_THAT(broker.Members("g"), ElementsAre("a-1")) << "rejoined at that poll";
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {3}), ""}}}).ok());
+    PollOnce(*member);
+    EXPECT_EQ(events.events.back(), "assigned[t-3]");
+  });
+}
+
+TEST(FakeGroupTest, WithTheDefaultAssignorALostMembersPartitionsMoveAndItRejoins) {
+  WithBroker([](FakeBroker& broker) {
+    TextListener lost_events;
+    TextListener other_events;
+    auto lost = broker.NewMainConsumer("g", Config("a"));
+    auto other = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(lost->Subscribe({"t"}, &lost_events).ok());
+    ASSERT_TRUE(other->Subscribe({"t"}, &other_events).ok());
+    PollOnce(*lost);
+    PollOnce(*other);
+    ASSERT_TRUE(broker.LoseMember("g", "a-1").ok());
+    PollOnce(*other);
+    EXPECT_EQ(other_events.events.back(), "assigned[t-0,t-1,t-2,t-3]");
+    PollOnce(*lost);  // lost, rejoin, and the rejoin's generation, all in one poll
+    EXPECT_THAT(lost_events.events,
+                ElementsAre("assigned[t-0,t-1,t-2,t-3]", "revoked[t-1,t-3]", "assigned[t-0,t-2]",
+                            "lost[t-0,t-2]", "assigned[t-1,t-3]"));
+    EXPECT_THAT(broker.Members("g"), ElementsAre("b-2", "a-1"));
+  });
+}
+
+TEST(FakeGroupTest, CommitsNeedOwnershipAndRevokedPartitionsCanBeCommittedInTheCallback) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    TextListener events;
+    auto member = broker.NewMainConsumer("g", Config("a"));
+    events.on_revoked = [&](const std::vector<TopicPartition>& revoked) {
+      for (const TopicPartition& tp : revoked) {
+        EXPECT_TRUE(member->CommitSync({{tp, 5}}).ok()) << "still owned inside the callback";
+      }
+      EXPECT_EQ(member->Poll(0).status().code(), absl::StatusCode::kFailedPrecondition)
+          << "no poll from a callback";
+    };
+    ASSERT_TRUE(member->Subscribe({"t"}, &events).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0, 1}), ""}}}).ok());
+    absl::Status early = member->CommitSync({{{"t", 0}, 1}});
+    EXPECT_EQ(early.code(), absl::StatusCode::kFailedPrecondition)
+        << "owned only once a poll delivered the assignment";
+    PollOnce(*member);
+    EXPECT_TRUE(member->CommitSync({{{"t", 0}, 1}}).ok());
+    absl::Status foreign = member->CommitSync({{{"t", 2}, 1}});
+    EXPECT_EQ(foreign.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(std::string(foreign.message()), HasSubstr("not owner: t-2"));
+    EXPECT_EQ(member->CommitSync({{{"t", 0}, -1}}).code(), absl::StatusCode::kInvalidArgument);
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {1}), ""}}}).ok());
+    PollOnce(*member);
+    EXPECT_EQ(broker.CommittedOffsets("g"), (std::map<TopicPartition, int64_t>{{{"t", 0}, 5}}));
+    absl::StatusOr<std::map<TopicPartition, int64_t>> committed =
+        member->Committed(Partitions("t", {0, 1}));
+    ASSERT_TRUE(committed.ok());
+    EXPECT_EQ(*committed, (std::map<TopicPartition, int64_t>{{{"t", 0}, 5}}));
+  });
+}
+
+TEST(FakeGroupTest, ClosingFromARebalanceCallbackLeavesTheGroup) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    TextListener events;
+    auto member = broker.NewMainConsumer("g", Config("a"));
+    events.on_revoked = [&](const std::vector<TopicPartition>&) { member->Close(); };
+    ASSERT_TRUE(member->Subscribe({"t"}, &events).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0}), ""}}}).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {1}), ""}}}).ok());
+    EXPECT_EQ(member->Poll(0).status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0]", "revoked[t-0]"));
+    EXPECT_THAT(member->Assignment(), IsEmpty());
+    EXPECT_THAT(broker.Members("g"), IsEmpty());
+  });
+}
+
+TEST(FakeGroupTest, NewlyAssignedPartitionsStartAtTheCommittedOffset) {
+  WithBroker([](FakeBroker& broker) {
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(broker.Append({"t", 0}, "k", "v", i).ok());
+    broker.SetManualAssignment("g", true);
+    auto first = broker.NewMainConsumer("g", Config("a"));
+    ASSERT_TRUE(first->Subscribe({"t"}, nullptr).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0}), ""}}}).ok());
+    PollOnce(*first);
+    ASSERT_TRUE(first->CommitSync({{{"t", 0}, 6}}).ok());
+    auto second = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(second->Subscribe({"t"}, nullptr).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"b-2", Assignment{Partitions("t", {0}), ""}}}).ok());
+    absl::StatusOr<PollResult> result = second->Poll(0);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_EQ(result->RecordCount(), 4u);
+    EXPECT_EQ(result->partitions[0].records[0].offset, 6);
+  });
+}
+
+TEST(FakeGroupTest, PollWaitingForDataWakesForARebalance) {
+  TimeNs assigned_at_ns = -1;
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    FakeBroker broker(clock, nullptr, {});
+    EXPECT_TRUE(broker.CreateTopic("t", 1).ok());
+    broker.SetManualAssignment("g", true);
+    TextListener events;
+    auto member = broker.NewMainConsumer("g", Config("a"));
+    ASSERT_TRUE(member->Subscribe({"t"}, &events).ok());
+    Thread coordinator("coordinator", [&]() {
+      clock.SleepFor(2 * kSecond);
+      EXPECT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0}), ""}}}).ok());
+      clock.SleepFor(kSecond);
+      EXPECT_TRUE(broker.Append({"t", 0}, "k", "v", 0).ok());
+    });
+    absl::StatusOr<PollResult> result = member->Poll(10 * kSecond);
+    assigned_at_ns = clock.NowNs();
+    EXPECT_TRUE(result.ok() && result->RecordCount() == 1);
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0]"));
+    coordinator.Join();
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+  EXPECT_EQ(assigned_at_ns, 3 * kSecond) << "assigned at 2 s, then its record at 3 s";
+}
+
+}  // namespace
+}  // namespace restoresim::fakes

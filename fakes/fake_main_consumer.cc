@@ -1,0 +1,197 @@
+// The fake main consumer: group membership through the broker's GroupCoordinator, rebalance
+// callbacks delivered inside Poll on the polling thread, and commits.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "core/sync/thread.h"
+#include "core/util/check.h"
+#include "fakes/fake_clients.h"
+
+namespace restoresim::fakes {
+
+FakeMainConsumer::FakeMainConsumer(FakeBroker& broker, std::string group,
+                                   const ConsumerConfig& config)
+    : broker_(broker),
+      group_(std::move(group)),
+      client_id_(config.client_id.empty() ? "consumer" : config.client_id),
+      config_status_(ValidateConsumerConfig(config)),
+      fetcher_(broker, config) {}
+
+FakeMainConsumer::~FakeMainConsumer() {
+  SimNoAbortScope no_abort;  // Close is a scheduling point; a destructor must not throw
+  Close();
+}
+
+absl::Status FakeMainConsumer::Enter(std::string_view call) const {
+  broker_.TransportPoint(call);
+  if (closed_) return ClosedError(call);
+  return config_status_;
+}
+
+absl::Status FakeMainConsumer::CheckSubscribed(std::string_view call) const {
+  if (!member_id_.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(fmt::format("{}: the consumer is not subscribed", call));
+}
+
+absl::Status FakeMainConsumer::Subscribe(const std::vector<std::string>& topics,
+                                         RebalanceListener* listener) {
+  if (absl::Status s = Enter("main.subscribe"); !s.ok()) return s;
+  if (topics.empty()) return absl::InvalidArgumentError("subscribe: empty topic list");
+  if (!member_id_.empty()) {
+    return absl::FailedPreconditionError(fmt::format(
+        "subscribe: {} is already subscribed (the fake does not resubscribe)", member_id_));
+  }
+  MutexLock lock(broker_.mu_);
+  if (absl::Status s = broker_.CheckTopics(topics); !s.ok()) return s;
+  member_id_ = broker_.Group(group_).Join(client_id_, topics);
+  listener_ = listener;
+  fetcher_.JoinedGroup(group_, member_id_);
+  broker_.changed_.NotifyAll();  // the other members have a generation to see
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PollResult> FakeMainConsumer::Poll(TimeNs timeout_ns) {
+  if (absl::Status s = Enter("main.poll"); !s.ok()) return s;
+  if (absl::Status s = CheckSubscribed("poll"); !s.ok()) return s;
+  if (in_callback_) {
+    return absl::FailedPreconditionError("poll: called from a rebalance callback");
+  }
+  if (timeout_ns < 0) return absl::InvalidArgumentError("poll: negative timeout");
+  const TimeNs deadline_ns = DeadlineAfter(broker_.clock_.NowNs(), timeout_ns);
+  if (absl::Status s = broker_.Request("main.poll", timeout_ns, true); !s.ok()) return s;
+  for (int round = 0; round < Fetcher::kPollRoundsMax; ++round) {
+    DeliverRebalances();
+    if (closed_) return ClosedError("poll (closed by a rebalance callback)");
+    absl::StatusOr<PollResult> result = fetcher_.FetchUntil(deadline_ns);
+    if (!result.ok() || result->RecordCount() > 0 || !result->out_of_range.empty()) return result;
+    if (broker_.clock_.NowNs() >= deadline_ns) return result;
+    // Stopped early with nothing: a rebalance arrived. Deliver it and fetch again.
+  }
+  return PollResult{};
+}
+
+void FakeMainConsumer::DeliverRebalances() {
+  for (int round = 0; round < kDeliveryRoundsMax; ++round) {
+    std::vector<RebalanceEvent> events;
+    bool must_rejoin = false;
+    {
+      MutexLock lock(broker_.mu_);
+      events = broker_.Group(group_).TakeEvents(member_id_, &must_rejoin);
+    }
+    for (const RebalanceEvent& e : events) {
+      if (closed_) return;  // a callback closed the consumer: it has left the group
+      Apply(e);
+    }
+    if (!must_rejoin || closed_) return;
+    MutexLock lock(broker_.mu_);
+    broker_.Group(group_).Rejoin(member_id_);
+    broker_.changed_.NotifyAll();
+  }
+}
+
+void FakeMainConsumer::Apply(const RebalanceEvent& event) {
+  for (const TopicPartition& tp : event.revoked) {
+    RS_CHECK(fetcher_.IsAssigned(tp), "member {} told to give up {} which it does not own",
+             member_id_, tp.ToString());
+  }
+  in_callback_ = true;
+  if (event.kind == RebalanceEvent::Kind::kLost) {
+    TraceMark("rebalance", "lost", event.generation);
+    if (listener_ != nullptr) listener_->OnPartitionsLost(event.revoked);
+    fetcher_.Remove(event.revoked);
+    in_callback_ = false;
+    return;
+  }
+  TraceMark("rebalance", "generation", event.generation);
+  // Revoked partitions are still owned during the callback, so it may commit them.
+  if (listener_ != nullptr && !event.revoked.empty()) listener_->OnPartitionsRevoked(event.revoked);
+  if (closed_) {
+    in_callback_ = false;
+    return;
+  }
+  fetcher_.Remove(event.revoked);
+  fetcher_.SetAssignment(event.assigned.partitions);
+  if (listener_ != nullptr) listener_->OnPartitionsAssigned(event.assigned);
+  in_callback_ = false;
+}
+
+std::vector<TopicPartition> FakeMainConsumer::Assignment() const {
+  broker_.TransportPoint("main.assignment");
+  return fetcher_.Assignment();
+}
+
+absl::Status FakeMainConsumer::Seek(const TopicPartition& partition, int64_t offset) {
+  if (absl::Status s = Enter("main.seek"); !s.ok()) return s;
+  return fetcher_.Seek(partition, offset);
+}
+
+absl::StatusOr<int64_t> FakeMainConsumer::Position(const TopicPartition& partition) {
+  if (absl::Status s = Enter("main.position"); !s.ok()) return s;
+  return fetcher_.Position(partition);
+}
+
+absl::Status FakeMainConsumer::Pause(const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.pause"); !s.ok()) return s;
+  return fetcher_.SetPaused(partitions, true);
+}
+
+absl::Status FakeMainConsumer::Resume(const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.resume"); !s.ok()) return s;
+  return fetcher_.SetPaused(partitions, false);
+}
+
+absl::Status FakeMainConsumer::CommitSync(const std::map<TopicPartition, int64_t>& offsets) {
+  if (absl::Status s = Enter("main.commit_sync"); !s.ok()) return s;
+  if (absl::Status s = CheckSubscribed("commit"); !s.ok()) return s;
+  for (const auto& [tp, offset] : offsets) {
+    if (offset < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("commit: negative offset {} for {}", offset, tp.ToString()));
+    }
+    if (!fetcher_.IsAssigned(tp)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "commit: not owner: {} is not assigned to member {}", tp.ToString(), member_id_));
+    }
+  }
+  const TimeNs timeout_ns = broker_.options_.request_timeout_ns;
+  if (absl::Status s = broker_.Request("main.commit_sync", timeout_ns, false); !s.ok()) return s;
+  MutexLock lock(broker_.mu_);
+  GroupCoordinator& group = broker_.Group(group_);
+  if (!group.IsActive(member_id_)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "commit: not owner: member {} is no longer in group {} (lost or left); poll to rejoin",
+        member_id_, group_));
+  }
+  for (const auto& [tp, offset] : offsets) group.committed()[tp] = offset;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> FakeMainConsumer::Committed(
+    const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.committed"); !s.ok()) return s;
+  const TimeNs timeout_ns = broker_.options_.request_timeout_ns;
+  if (absl::Status s = broker_.Request("main.committed", timeout_ns, false); !s.ok()) return s;
+  MutexLock lock(broker_.mu_);
+  std::map<TopicPartition, int64_t> out;
+  const auto& committed = broker_.Group(group_).committed();
+  for (const TopicPartition& tp : partitions) {
+    if (absl::Status s = broker_.CheckPartition(tp); !s.ok()) return s;
+    if (auto it = committed.find(tp); it != committed.end()) out[tp] = it->second;
+  }
+  return out;
+}
+
+void FakeMainConsumer::Close() {
+  broker_.TransportPoint("main.close");
+  if (closed_) return;
+  closed_ = true;
+  fetcher_.Clear();
+  if (member_id_.empty()) return;
+  MutexLock lock(broker_.mu_);
+  broker_.Group(group_).Leave(member_id_);
+  broker_.changed_.NotifyAll();
+}
+
+}  // namespace restoresim::fakes

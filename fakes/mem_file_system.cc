@@ -1,0 +1,614 @@
+#include "fakes/mem_file_system.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <utility>
+
+#include "core/util/check.h"
+
+namespace restoresim::fakes {
+namespace {
+
+// strerror(3) texts, so messages read like PosixFileSystem's.
+constexpr std::string_view kNoEntry = "No such file or directory";
+constexpr std::string_view kNotDir = "Not a directory";
+constexpr std::string_view kIsDir = "Is a directory";
+constexpr std::string_view kExists = "File exists";
+constexpr std::string_view kNotEmpty = "Directory not empty";
+constexpr std::string_view kInvalid = "Invalid argument";
+constexpr std::string_view kBusy = "Device or resource busy";
+
+constexpr uint32_t kPerMille = 1000;
+
+absl::Status FsError(absl::StatusCode code, std::string_view op, std::string_view path,
+                     std::string_view reason) {
+  return absl::Status(code, fmt::format("{} {}: {}", op, path, reason));
+}
+
+absl::Status Injected(absl::StatusCode code, std::string_view op, std::string_view path) {
+  return TagInjected(FsError(code, op, path, "injected I/O error"));
+}
+
+// The operation's mutation point crashed the file system: the process "died" before it.
+absl::Status CrashedBefore(std::string_view op, std::string_view path) {
+  return FsError(absl::StatusCode::kFailedPrecondition, op, path,
+                 "the file system crashed before this operation");
+}
+
+// The components of `path`: "" is kNotFound (as open("") is ENOENT), ".." kInvalidArgument.
+absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const std::string& path) {
+  if (path.empty()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
+  std::vector<std::string> components;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string component = path.substr(start, end - start);
+    if (component == "..") {
+      return FsError(absl::StatusCode::kInvalidArgument, op, path, "'..' is not supported");
+    }
+    if (!component.empty() && component != ".") components.push_back(std::move(component));
+    start = end + 1;
+  }
+  return components;
+}
+
+// "/a/b" for the first `count` components.
+std::string JoinPath(const std::vector<std::string>& components, size_t count) {
+  if (count == 0) return "/";
+  std::string path;
+  for (size_t i = 0; i < count; ++i) path += "/" + components[i];
+  return path;
+}
+
+std::string JoinPath(const std::vector<std::string>& components) {
+  return JoinPath(components, components.size());
+}
+
+}  // namespace
+
+// A handle on one file inode, valid until Close() or the next Crash().
+class MemFileSystem::File final : public WritableFile {
+ public:
+  File(MemFileSystem* fs, InodeId inode, uint64_t crash_epoch, std::string path)
+      : fs_(fs), inode_(inode), crash_epoch_(crash_epoch), path_(std::move(path)) {}
+
+  absl::Status Append(std::string_view data) override {
+    if (closed_) return ClosedError("append");
+    return fs_->FileAppend(*this, data);
+  }
+  absl::Status Sync() override {
+    if (closed_) return ClosedError("sync");
+    return fs_->FileSync(*this);
+  }
+  absl::Status Close() override {
+    if (closed_) return ClosedError("close");
+    closed_ = true;
+    return fs_->FileClose(*this);
+  }
+
+  InodeId inode() const { return inode_; }
+  uint64_t crash_epoch() const { return crash_epoch_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  absl::Status ClosedError(std::string_view op) const {
+    return FsError(absl::StatusCode::kFailedPrecondition, op, path_, "file is closed");
+  }
+
+  MemFileSystem* const fs_;
+  const InodeId inode_;
+  const uint64_t crash_epoch_;  // the file system's crash epoch when this was opened
+  const std::string path_;
+  bool closed_ = false;
+};
+
+namespace {
+
+absl::Status DeadHandle(std::string_view op, const std::string& path) {
+  return FsError(absl::StatusCode::kFailedPrecondition, op, path,
+                 "file handle from before a crash");
+}
+
+absl::Status DeadProcess(std::string_view op, std::string_view path) {
+  return FsError(absl::StatusCode::kFailedPrecondition, op, path,
+                 "process view from before a crash");
+}
+
+}  // namespace
+
+// The file system as one process sees it (see NewProcessView).
+class MemFileSystem::ProcessView final : public FileSystem {
+ public:
+  ProcessView(MemFileSystem* fs, uint64_t process) : fs_(fs), process_(process) {}
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override {
+    return fs_->NewWritableFileAs(process_, path);
+  }
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    return fs_->ReadFileAs(process_, path);
+  }
+  absl::Status FileExists(const std::string& path) override {
+    return fs_->FileExistsAs(process_, path);
+  }
+  absl::Status RenameFile(const std::string& from, const std::string& to) override {
+    return fs_->RenameFileAs(process_, from, to);
+  }
+  absl::Status DeleteFile(const std::string& path) override {
+    return fs_->DeleteFileAs(process_, path);
+  }
+  absl::Status CreateDirIfMissing(const std::string& path) override {
+    return fs_->CreateDirIfMissingAs(process_, path);
+  }
+  absl::Status DeleteDirRecursively(const std::string& path) override {
+    return fs_->DeleteDirRecursivelyAs(process_, path);
+  }
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override {
+    return fs_->ListDirAs(process_, dir);
+  }
+  absl::Status SyncDir(const std::string& dir) override { return fs_->SyncDirAs(process_, dir); }
+
+ private:
+  MemFileSystem* const fs_;
+  const uint64_t process_;  // the crash epoch this process lives in
+};
+
+MemFileSystem::MemFileSystem(RandomSource* random, MemFileSystemFaults faults) : random_(random) {
+  SetFaults(faults);
+  MutexLock lock(mu_);
+  inodes_[kRootId].is_dir = true;
+}
+
+MemFileSystem::~MemFileSystem() = default;
+
+std::unique_ptr<FileSystem> MemFileSystem::NewProcessView() {
+  MutexLock lock(mu_);
+  return std::make_unique<ProcessView>(this, crash_epoch_);
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> MemFileSystem::NewWritableFile(
+    const std::string& path) {
+  return NewWritableFileAs(kAnyProcess, path);
+}
+absl::StatusOr<std::string> MemFileSystem::ReadFile(const std::string& path) {
+  return ReadFileAs(kAnyProcess, path);
+}
+absl::Status MemFileSystem::FileExists(const std::string& path) {
+  return FileExistsAs(kAnyProcess, path);
+}
+absl::Status MemFileSystem::RenameFile(const std::string& from, const std::string& to) {
+  return RenameFileAs(kAnyProcess, from, to);
+}
+absl::Status MemFileSystem::DeleteFile(const std::string& path) {
+  return DeleteFileAs(kAnyProcess, path);
+}
+absl::Status MemFileSystem::CreateDirIfMissing(const std::string& path) {
+  return CreateDirIfMissingAs(kAnyProcess, path);
+}
+absl::Status MemFileSystem::DeleteDirRecursively(const std::string& path) {
+  return DeleteDirRecursivelyAs(kAnyProcess, path);
+}
+absl::StatusOr<std::vector<std::string>> MemFileSystem::ListDir(const std::string& dir) {
+  return ListDirAs(kAnyProcess, dir);
+}
+absl::Status MemFileSystem::SyncDir(const std::string& dir) { return SyncDirAs(kAnyProcess, dir); }
+
+void MemFileSystem::SetFaults(const MemFileSystemFaults& faults) {
+  for (uint32_t rate : {faults.append_error_per_mille, faults.sync_error_per_mille,
+                        faults.rename_error_per_mille, faults.read_error_per_mille}) {
+    RS_CHECK_LE(rate, kPerMille, "fault rate {} per mille", rate);
+  }
+  MutexLock lock(mu_);
+  faults_ = faults;
+}
+
+void MemFileSystem::SetBeforeMutationHook(MutationHook hook) {
+  std::shared_ptr<const MutationHook> shared;
+  if (hook) shared = std::make_shared<const MutationHook>(std::move(hook));
+  MutexLock lock(mu_);
+  hook_ = std::move(shared);
+}
+
+uint64_t MemFileSystem::PassMutationPoint(uint64_t process, std::string_view op,
+                                          const std::string& path) {
+  std::shared_ptr<const MutationHook> hook;
+  uint64_t epoch;
+  {
+    MutexLock lock(mu_);
+    epoch = crash_epoch_;
+    // A dead process or handle cannot mutate anything: no point to pass (its call then fails).
+    if (process != kAnyProcess && process != crash_epoch_) return epoch;
+    ++write_ops_;
+    hook = hook_;
+  }
+  if (hook != nullptr) (*hook)(op, path);  // unlocked: the hook may call Crash()
+  return epoch;
+}
+
+absl::Status MemFileSystem::CheckAlive(uint64_t process, uint64_t epoch_seen, std::string_view op,
+                                       std::string_view path) {
+  if (process != kAnyProcess && process != crash_epoch_) return DeadProcess(op, path);
+  if (epoch_seen != crash_epoch_) return CrashedBefore(op, path);
+  return absl::OkStatus();
+}
+
+bool MemFileSystem::Inject(uint32_t per_mille) {
+  return random_ != nullptr && per_mille > 0 && random_->Uniform(kPerMille) < per_mille;
+}
+
+MemFileSystem::Inode& MemFileSystem::Node(InodeId id) {
+  auto it = inodes_.find(id);
+  RS_CHECK(it != inodes_.end(), "inode {} was freed while reachable", id);
+  return it->second;
+}
+
+MemFileSystem::InodeId MemFileSystem::NewInode(bool is_dir) {
+  const InodeId id = next_inode_id_++;
+  inodes_[id].is_dir = is_dir;
+  return id;
+}
+
+absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::Lookup(
+    const std::vector<std::string>& components, size_t count, Version version, std::string_view op,
+    const std::string& path) {
+  RS_CHECK_LE(count, components.size());
+  InodeId id = kRootId;
+  for (size_t i = 0; i < count; ++i) {
+    const Inode& dir = Node(id);
+    if (!dir.is_dir) return FsError(absl::StatusCode::kInternal, op, path, kNotDir);
+    const auto& entries = version == Version::kCurrent ? dir.current_entries : dir.durable_entries;
+    auto it = entries.find(components[i]);
+    if (it == entries.end()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
+    id = it->second;
+  }
+  return id;
+}
+
+absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::LookupParentDir(
+    const std::vector<std::string>& components, std::string_view op, const std::string& path) {
+  RS_CHECK(!components.empty());
+  absl::StatusOr<InodeId> parent =
+      Lookup(components, components.size() - 1, Version::kCurrent, op, path);
+  if (parent.ok() && !Node(*parent).is_dir) {
+    return FsError(absl::StatusCode::kInternal, op, path, kNotDir);
+  }
+  return parent;
+}
+
+void MemFileSystem::ClearCurrentTree(InodeId dir) {
+  std::vector<InodeId> pending = {dir};
+  std::set<InodeId> seen = {dir};  // a crash can alias a directory under two names
+  while (!pending.empty()) {
+    Inode& node = Node(pending.back());
+    pending.pop_back();
+    for (const auto& [name, child] : node.current_entries) {
+      if (Node(child).is_dir && seen.insert(child).second) pending.push_back(child);
+    }
+    node.current_entries.clear();
+  }
+}
+
+void MemFileSystem::CollectGarbage() {
+  std::set<InodeId> reachable = {kRootId};
+  std::vector<InodeId> pending = {kRootId};
+  while (!pending.empty()) {
+    const Inode& node = Node(pending.back());
+    pending.pop_back();
+    for (const auto* entries : {&node.current_entries, &node.durable_entries}) {
+      for (const auto& [name, child] : *entries) {
+        if (reachable.insert(child).second) pending.push_back(child);
+      }
+    }
+  }
+  for (auto it = inodes_.begin(); it != inodes_.end();) {
+    it = reachable.count(it->first) != 0 ? std::next(it) : inodes_.erase(it);
+  }
+}
+
+absl::Status MemFileSystem::FileAppend(const File& file, std::string_view data) {
+  PassMutationPoint(file.crash_epoch(), "append", file.path());
+  MutexLock lock(mu_);
+  if (file.crash_epoch() != crash_epoch_) return DeadHandle("append", file.path());
+  if (Inject(faults_.append_error_per_mille)) {
+    return Injected(absl::StatusCode::kUnavailable, "append", file.path());
+  }
+  // A freed inode had no name in either version: the data could never be read back.
+  if (auto it = inodes_.find(file.inode()); it != inodes_.end()) it->second.current.append(data);
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::FileSync(const File& file) {
+  PassMutationPoint(file.crash_epoch(), "sync", file.path());
+  MutexLock lock(mu_);
+  if (file.crash_epoch() != crash_epoch_) return DeadHandle("sync", file.path());
+  if (Inject(faults_.sync_error_per_mille)) {
+    return Injected(absl::StatusCode::kInternal, "fsync", file.path());
+  }
+  if (auto it = inodes_.find(file.inode()); it != inodes_.end()) {
+    it->second.durable = it->second.current;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::FileClose(const File& file) {
+  MutexLock lock(mu_);
+  if (file.crash_epoch() != crash_epoch_) return DeadHandle("close", file.path());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<WritableFile>> MemFileSystem::NewWritableFileAs(
+    uint64_t process, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  if (!components.ok()) return components.status();
+  if (components->empty()) return FsError(absl::StatusCode::kInternal, "open", path, kIsDir);
+  const std::string normal = JoinPath(*components);
+  const uint64_t epoch = PassMutationPoint(process, "create", normal);
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "open", path); !s.ok()) return s;
+  absl::StatusOr<InodeId> parent = LookupParentDir(*components, "open", path);
+  if (!parent.ok()) return parent.status();
+  auto& entries = Node(*parent).current_entries;
+  InodeId id;
+  if (auto it = entries.find(components->back()); it != entries.end()) {
+    Inode& existing = Node(it->second);
+    if (existing.is_dir) return FsError(absl::StatusCode::kInternal, "open", path, kIsDir);
+    existing.current.clear();  // O_TRUNC; the durable contents stay until a Sync
+    id = it->second;
+  } else {
+    id = NewInode(/*is_dir=*/false);
+    entries[components->back()] = id;
+  }
+  return std::unique_ptr<WritableFile>(std::make_unique<File>(this, id, crash_epoch_, normal));
+}
+
+absl::StatusOr<std::string> MemFileSystem::ReadFileAs(uint64_t process, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  if (!components.ok()) return components.status();
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, crash_epoch_, "open", path); !s.ok()) return s;
+  absl::StatusOr<InodeId> id =
+      Lookup(*components, components->size(), Version::kCurrent, "open", path);
+  if (!id.ok()) return id.status();
+  const Inode& file = Node(*id);
+  if (file.is_dir) {
+    return FsError(absl::StatusCode::kFailedPrecondition, "read", path, "not a regular file");
+  }
+  if (Inject(faults_.read_error_per_mille)) {
+    return Injected(absl::StatusCode::kUnavailable, "read", path);
+  }
+  return file.current;
+}
+
+absl::Status MemFileSystem::FileExistsAs(uint64_t process, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("stat", path);
+  if (!components.ok()) return components.status();
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, crash_epoch_, "stat", path); !s.ok()) return s;
+  return Lookup(*components, components->size(), Version::kCurrent, "stat", path).status();
+}
+
+absl::Status MemFileSystem::RenameFileAs(uint64_t process, const std::string& from,
+                                         const std::string& to) {
+  const std::string label = fmt::format("{} -> {}", from, to);
+  absl::StatusOr<std::vector<std::string>> from_components = SplitPath("rename", from);
+  absl::StatusOr<std::vector<std::string>> to_components = SplitPath("rename", to);
+  if (!from_components.ok()) return from_components.status();
+  if (!to_components.ok()) return to_components.status();
+  if (from_components->empty() || to_components->empty()) {
+    return FsError(absl::StatusCode::kInternal, "rename", label, kBusy);
+  }
+  const uint64_t epoch = PassMutationPoint(process, "rename", JoinPath(*to_components));
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "rename", label); !s.ok()) return s;
+  return RenameLocked(*from_components, *to_components, label);
+}
+
+absl::Status MemFileSystem::RenameLocked(const std::vector<std::string>& from,
+                                         const std::vector<std::string>& to,
+                                         const std::string& label) {
+  absl::StatusOr<InodeId> from_parent = LookupParentDir(from, "rename", label);
+  if (!from_parent.ok()) return from_parent.status();
+  absl::StatusOr<InodeId> to_parent = LookupParentDir(to, "rename", label);
+  if (!to_parent.ok()) return to_parent.status();
+  auto& from_entries = Node(*from_parent).current_entries;
+  auto source = from_entries.find(from.back());
+  if (source == from_entries.end()) {
+    return FsError(absl::StatusCode::kNotFound, "rename", label, kNoEntry);
+  }
+  const InodeId source_id = source->second;
+  auto& to_entries = Node(*to_parent).current_entries;
+  auto target = to_entries.find(to.back());
+  if (target != to_entries.end() && target->second == source_id) {
+    return absl::OkStatus();  // the same file: POSIX does nothing
+  }
+  if (absl::Status status = CheckRenameTarget(source_id, to, target, to_entries.end(), label);
+      !status.ok()) {
+    return status;
+  }
+  if (Inject(faults_.rename_error_per_mille)) {
+    return Injected(absl::StatusCode::kInternal, "rename", label);
+  }
+  from_entries.erase(source);  // leaves `target` valid: it is another entry
+  to_entries[to.back()] = source_id;
+  CollectGarbage();
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::CheckRenameTarget(InodeId source_id, const std::vector<std::string>& to,
+                                              EntryIterator target, EntryIterator none,
+                                              const std::string& label) {
+  if (!Node(source_id).is_dir) {
+    if (target != none && Node(target->second).is_dir) {
+      return FsError(absl::StatusCode::kInternal, "rename", label, kIsDir);
+    }
+    return absl::OkStatus();
+  }
+  // A directory may not move below itself (checked by inode: a crash can alias directories).
+  for (size_t count = 1; count < to.size(); ++count) {
+    absl::StatusOr<InodeId> id = Lookup(to, count, Version::kCurrent, "rename", label);
+    if (id.ok() && *id == source_id) {
+      return FsError(absl::StatusCode::kInternal, "rename", label, kInvalid);
+    }
+  }
+  if (target == none) return absl::OkStatus();
+  const Inode& replaced = Node(target->second);
+  if (!replaced.is_dir) return FsError(absl::StatusCode::kInternal, "rename", label, kNotDir);
+  if (!replaced.current_entries.empty()) {
+    return FsError(absl::StatusCode::kInternal, "rename", label, kNotEmpty);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::DeleteFileAs(uint64_t process, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("unlink", path);
+  if (!components.ok()) return components.status();
+  if (components->empty()) return FsError(absl::StatusCode::kInternal, "unlink", path, kIsDir);
+  const uint64_t epoch = PassMutationPoint(process, "delete", JoinPath(*components));
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "unlink", path); !s.ok()) return s;
+  absl::StatusOr<InodeId> parent = LookupParentDir(*components, "unlink", path);
+  if (!parent.ok()) return parent.status();
+  auto& entries = Node(*parent).current_entries;
+  auto it = entries.find(components->back());
+  if (it == entries.end()) return FsError(absl::StatusCode::kNotFound, "unlink", path, kNoEntry);
+  if (Node(it->second).is_dir) return FsError(absl::StatusCode::kInternal, "unlink", path, kIsDir);
+  entries.erase(it);
+  CollectGarbage();
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("create dir: empty path");
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("mkdir", path);
+  if (!components.ok()) return components.status();
+  const uint64_t epoch = PassMutationPoint(process, "mkdir", JoinPath(*components));
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "mkdir", path); !s.ok()) return s;
+  InodeId dir = kRootId;
+  for (size_t i = 0; i < components->size(); ++i) {
+    const std::string& name = (*components)[i];
+    auto& entries = Node(dir).current_entries;
+    if (auto it = entries.find(name); it != entries.end()) {
+      if (!Node(it->second).is_dir) {
+        return FsError(absl::StatusCode::kAlreadyExists, "mkdir", JoinPath(*components, i + 1),
+                       kExists);
+      }
+      dir = it->second;
+      continue;
+    }
+    const InodeId created = NewInode(/*is_dir=*/true);
+    Inode& parent = Node(dir);
+    parent.current_entries[name] = created;
+    parent.durable_entries[name] = created;  // the simplification: durable at once
+    dir = created;
+  }
+  CollectGarbage();  // a durable entry of that name (deleted, unsynced) may have been replaced
+  return absl::OkStatus();
+}
+
+absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("delete dir", path);
+  if (absl::IsNotFound(components.status())) return absl::OkStatus();
+  if (!components.ok()) return components.status();
+  if (components->empty()) return FsError(absl::StatusCode::kInternal, "rmdir", path, kBusy);
+  const uint64_t epoch = PassMutationPoint(process, "delete_dir", JoinPath(*components));
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "delete dir", path); !s.ok()) return s;
+  absl::StatusOr<InodeId> parent = LookupParentDir(*components, "stat", path);
+  if (absl::IsNotFound(parent.status())) return absl::OkStatus();
+  if (!parent.ok()) return parent.status();
+  auto& entries = Node(*parent).current_entries;
+  auto it = entries.find(components->back());
+  if (it == entries.end()) return absl::OkStatus();
+  const InodeId dir = it->second;
+  if (!Node(dir).is_dir) {
+    return FsError(absl::StatusCode::kFailedPrecondition, "delete dir", path, "not a directory");
+  }
+  entries.erase(it);
+  ClearCurrentTree(dir);
+  CollectGarbage();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> MemFileSystem::ListDirAs(uint64_t process,
+                                                                  const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("opendir", dir);
+  if (!components.ok()) return components.status();
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, crash_epoch_, "opendir", dir); !s.ok()) return s;
+  absl::StatusOr<InodeId> id =
+      Lookup(*components, components->size(), Version::kCurrent, "opendir", dir);
+  if (!id.ok()) return id.status();
+  const Inode& node = Node(*id);
+  if (!node.is_dir) return FsError(absl::StatusCode::kInternal, "opendir", dir, kNotDir);
+  std::vector<std::string> names;
+  names.reserve(node.current_entries.size());
+  for (const auto& [name, child] : node.current_entries) names.push_back(name);
+  return names;  // std::map order: sorted by byte value
+}
+
+absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", dir);
+  if (!components.ok()) return components.status();
+  const uint64_t epoch = PassMutationPoint(process, "syncdir", JoinPath(*components));
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckAlive(process, epoch, "fsync", dir); !s.ok()) return s;
+  absl::StatusOr<InodeId> id =
+      Lookup(*components, components->size(), Version::kCurrent, "open", dir);
+  if (!id.ok()) return id.status();
+  Inode& node = Node(*id);
+  if (!node.is_dir) return FsError(absl::StatusCode::kInternal, "open", dir, kNotDir);
+  if (Inject(faults_.sync_error_per_mille)) {
+    return Injected(absl::StatusCode::kInternal, "fsync", dir);
+  }
+  node.durable_entries = node.current_entries;
+  CollectGarbage();
+  return absl::OkStatus();
+}
+
+void MemFileSystem::Crash() {
+  MutexLock lock(mu_);
+  ++crash_epoch_;
+  for (auto& [id, node] : inodes_) {
+    if (node.is_dir) {
+      node.current_entries = node.durable_entries;
+    } else {
+      node.current = node.durable;
+    }
+  }
+  CollectGarbage();
+}
+
+bool MemFileSystem::Exists(const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("stat", path);
+  if (!components.ok()) return false;
+  MutexLock lock(mu_);
+  return Lookup(*components, components->size(), Version::kCurrent, "stat", path).ok();
+}
+
+absl::StatusOr<std::string> MemFileSystem::DurableContents(const std::string& path) {
+  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  if (!components.ok()) return components.status();
+  MutexLock lock(mu_);
+  absl::StatusOr<InodeId> id =
+      Lookup(*components, components->size(), Version::kDurable, "open", path);
+  if (!id.ok()) return id.status();
+  const Inode& file = Node(*id);
+  if (file.is_dir) {
+    return FsError(absl::StatusCode::kFailedPrecondition, "read", path, "not a regular file");
+  }
+  return file.durable;
+}
+
+uint64_t MemFileSystem::write_ops() {
+  MutexLock lock(mu_);
+  return write_ops_;
+}
+
+size_t MemFileSystem::inode_count() {
+  MutexLock lock(mu_);
+  return inodes_.size();
+}
+
+}  // namespace restoresim::fakes

@@ -1,0 +1,209 @@
+// MemFileSystem: the state directory under the simulator. An in-memory FileSystem with a crash
+// model and injectable errors, so a scenario can crash and restart a runtime instance at any
+// file-write point of checkpointing (LevelDB's FaultInjectionTestEnv, RocksDB's
+// FaultInjectionTestFS).
+//
+// Crash model. Files and directories are inodes; each has a current and a durable version:
+//  * File contents: Append changes the current contents; WritableFile::Sync makes them durable.
+//    NewWritableFile on an existing file truncates the current contents only.
+//  * Directory entries (which names exist and which inode each names): NewWritableFile,
+//    RenameFile, DeleteFile and DeleteDirRecursively change the current entries; SyncDir(dir)
+//    makes the current entries directly under `dir` durable (creations, deletions, renames into
+//    and out of it). A rename is atomic in the current namespace; after a crash it is visible
+//    only if its directories were synced after it. A rename across directories needs both
+//    synced: syncing one only may leave the file under both names after a crash, or neither.
+//  * Simplification: CreateDirIfMissing is durable at once (as if each new directory's entry
+//    were synced immediately); so is a directory that replaces a deleted entry of that name.
+//  * Crash(): every unsynced change is lost: each directory's entries become its durable ones,
+//    each file's contents its durable contents. WritableFiles opened before it are dead: their
+//    methods return kFailedPrecondition ("file handle from before a crash"); so are process
+//    views made before it (NewProcessView), which is how a crashed runtime instance is fenced.
+//
+// Fault injection, decided by the RandomSource passed in (null: no faults, no draws). An
+// injected fault replaces an operation that would otherwise have succeeded, changes nothing,
+// carries TagInjected() and says "injected" in its message: Append and ReadFile fail with
+// kUnavailable (nothing happened, a retry is safe); Sync, SyncDir and RenameFile with kInternal
+// (the durable state is unchanged; callers should not assume a retry fixes it).
+//
+// Mutation points: NewWritableFile ("create"), Append ("append"), Sync ("sync"), RenameFile
+// ("rename", with the destination path), DeleteFile ("delete"), CreateDirIfMissing ("mkdir"),
+// DeleteDirRecursively ("delete_dir") and SyncDir ("syncdir") each count one write_ops() and
+// call the before-mutation hook first, with the lock released, so the hook may call Crash() or
+// any other method (mutations it makes call it again). An operation whose hook crashed the file
+// system does not happen: it fails with kFailedPrecondition, as if the process died before it.
+// Calls on dead handles and dead process views (see NewProcessView) pass no mutation point.
+//
+// Paths: "/" separated; repeated and trailing slashes and "." are dropped and a relative path
+// is taken from "/" (there is no working directory), so "//state/a/" names "/state/a". ".." is
+// kInvalidArgument. Unlike POSIX, "file/" names the file. Otherwise errors match
+// PosixFileSystem: kNotFound for a missing path or parent, kInternal for ENOTDIR, EISDIR,
+// ENOTEMPTY and EINVAL cases, kAlreadyExists for CreateDirIfMissing over a file,
+// kFailedPrecondition for reading a directory, DeleteDirRecursively of a file, or using a
+// closed file. DeleteDirRecursively has no depth limit (no recursion, no descriptors).
+//
+// Determinism: entries are std::maps (byte order); inode ids are allocation order and never
+// reused; inodes unreachable from "/" in both versions (and so unobservable, even through an
+// open handle: appends to them are accepted and dropped) are freed after each mutation.
+//
+// Thread-safety: thread-safe; one restoresim::Mutex guards everything, so under the simulator
+// every operation is a scheduling point. A WritableFile is used by one thread at a time and must
+// not outlive its MemFileSystem. The hook may run on several threads at once.
+#ifndef RESTORESIM_FAKES_MEM_FILE_SYSTEM_H_
+#define RESTORESIM_FAKES_MEM_FILE_SYSTEM_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "core/port/file_system.h"
+#include "core/port/random.h"
+#include "core/sync/mutex.h"
+
+namespace restoresim::fakes {
+
+// Rates of injected errors, per mille of the operations that would otherwise succeed.
+struct MemFileSystemFaults {
+  uint32_t append_error_per_mille = 0;
+  uint32_t sync_error_per_mille = 0;  // WritableFile::Sync and SyncDir
+  uint32_t rename_error_per_mille = 0;
+  uint32_t read_error_per_mille = 0;
+};
+
+class MemFileSystem final : public FileSystem {
+ public:
+  using MutationHook = std::function<void(std::string_view op, const std::string& path)>;
+
+  // `random` (may be null: no faults) must outlive this; it is used under the lock only.
+  explicit MemFileSystem(RandomSource* random = nullptr, MemFileSystemFaults faults = {});
+  ~MemFileSystem() override;
+  MemFileSystem(const MemFileSystem&) = delete;
+  MemFileSystem& operator=(const MemFileSystem&) = delete;
+
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(const std::string& path) override;
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override;
+  absl::Status FileExists(const std::string& path) override;
+  absl::Status RenameFile(const std::string& from, const std::string& to) override;
+  absl::Status DeleteFile(const std::string& path) override;
+  absl::Status CreateDirIfMissing(const std::string& path) override;
+  absl::Status DeleteDirRecursively(const std::string& path) override;
+  absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override;
+  absl::Status SyncDir(const std::string& dir) override;
+
+  // Loses every unsynced change (see the crash model above).
+  void Crash();
+  // The file system as one process (a runtime instance) sees it: the same files, but every
+  // call (reads included) fails with kFailedPrecondition ("process view from before a crash")
+  // once Crash() has been called after the view was made. Give each runtime instance its own
+  // view, so that an instance which "died" in a crash, but whose threads still run, cannot
+  // touch what its successor recovers. REQUIRES: this outlives the view.
+  std::unique_ptr<FileSystem> NewProcessView();
+  // Replaces the fault rates, e.g. to heal faults for a liveness phase. REQUIRES: each <= 1000.
+  void SetFaults(const MemFileSystemFaults& faults);
+  // Called before every mutation (see "Mutation points"); an empty function removes it.
+  void SetBeforeMutationHook(MutationHook hook);
+
+  // Observability for tests and oracles; none of these is a mutation point or injects faults.
+  // Whether `path` (a file or a directory) exists in the current namespace.
+  bool Exists(const std::string& path);
+  // What ReadFile(path) would return after a crash now: the durable contents of the file the
+  // durable namespace names `path`. kNotFound if there is none, kFailedPrecondition for a dir.
+  absl::StatusOr<std::string> DurableContents(const std::string& path);
+  // Mutation points passed so far, including operations that then failed.
+  uint64_t write_ops();
+  // Live inodes, "/" included: shows that replaced and deleted files are freed.
+  size_t inode_count();
+
+ private:
+  class File;
+  class ProcessView;
+  using InodeId = uint64_t;
+  // The `process` of an operation made through MemFileSystem itself rather than a view.
+  static constexpr uint64_t kAnyProcess = UINT64_MAX;
+  static constexpr InodeId kRootId = 0;
+  enum class Version { kCurrent, kDurable };
+
+  struct Inode {
+    bool is_dir = false;
+    std::string current;                             // file contents now
+    std::string durable;                             // file contents after a crash
+    std::map<std::string, InodeId> current_entries;  // directory entries now
+    std::map<std::string, InodeId> durable_entries;  // directory entries after a crash
+  };
+
+  // Counts a mutation point and calls the hook without the lock, unless `process` (a view's or
+  // a file handle's crash epoch, or kAnyProcess) is dead; returns the crash epoch seen first.
+  uint64_t PassMutationPoint(uint64_t process, std::string_view op, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The operations, for the process view that lives in crash epoch `process` (or any).
+  absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFileAs(uint64_t process,
+                                                                  const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::string> ReadFileAs(uint64_t process, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status FileExistsAs(uint64_t process, const std::string& path) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status RenameFileAs(uint64_t process, const std::string& from, const std::string& to)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status DeleteFileAs(uint64_t process, const std::string& path) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status CreateDirIfMissingAs(uint64_t process, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status DeleteDirRecursivelyAs(uint64_t process, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<std::string>> ListDirAs(uint64_t process, const std::string& dir)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status SyncDirAs(uint64_t process, const std::string& dir) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Fails the operation of a dead process view, or one whose mutation point (which saw
+  // `epoch_seen`) crashed the file system.
+  absl::Status CheckAlive(uint64_t process, uint64_t epoch_seen, std::string_view op,
+                          std::string_view path) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether to inject a fault at `per_mille`; draws only when a fault is possible.
+  bool Inject(uint32_t per_mille) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The inode `components` name in `version`, starting at "/".
+  absl::StatusOr<InodeId> Lookup(const std::vector<std::string>& components, size_t count,
+                                 Version version, std::string_view op, const std::string& path)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The current directory holding the last of `components` (REQUIRES: not empty).
+  absl::StatusOr<InodeId> LookupParentDir(const std::vector<std::string>& components,
+                                          std::string_view op, const std::string& path)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  using EntryIterator = std::map<std::string, InodeId>::iterator;
+  // REQUIRES: `id` is live (checked).
+  Inode& Node(InodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  InodeId NewInode(bool is_dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // RenameFile once the paths are split; `label` is "from -> to" for messages.
+  absl::Status RenameLocked(const std::vector<std::string>& from,
+                            const std::vector<std::string>& to, const std::string& label)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // POSIX's EISDIR/ENOTDIR/ENOTEMPTY/EINVAL checks for moving `source_id` onto `target` (the
+  // existing entry at `to`, or `none`).
+  absl::Status CheckRenameTarget(InodeId source_id, const std::vector<std::string>& to,
+                                 EntryIterator target, EntryIterator none, const std::string& label)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes the current entries of `dir` and of every directory below it.
+  void ClearCurrentTree(InodeId dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees every inode unreachable from "/" through current and durable entries.
+  void CollectGarbage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // For File.
+  absl::Status FileAppend(const File& file, std::string_view data) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status FileSync(const File& file) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status FileClose(const File& file) ABSL_LOCKS_EXCLUDED(mu_);
+
+  Mutex mu_{"mem_file_system"};
+  RandomSource* const random_;
+  MemFileSystemFaults faults_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
+  std::map<InodeId, Inode> inodes_ ABSL_GUARDED_BY(mu_);
+  InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;
+  uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
+  uint64_t write_ops_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace restoresim::fakes
+
+#endif  // RESTORESIM_FAKES_MEM_FILE_SYSTEM_H_
