@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "fakes/restore_loop_programs.h"
 #include "sim/demos/demos.h"
 #include "tools/restoresim/commands.h"
 
@@ -9,7 +10,9 @@ namespace restoresim::tools {
 const sim::ProgramRegistry& Programs() {
   static const sim::ProgramRegistry* registry = []() {
     auto* r = new sim::ProgramRegistry();
-    if (absl::Status s = sim::RegisterDemoPrograms(*r); !s.ok()) {
+    absl::Status s = sim::RegisterDemoPrograms(*r);
+    if (s.ok()) s = fakes::RegisterRestoreLoopPrograms(*r);
+    if (!s.ok()) {
       std::fprintf(stderr, "restoresim: internal error registering programs: %s\n",
                    std::string(s.message()).c_str());
       std::exit(kExitUsage);
