@@ -1,0 +1,184 @@
+#include "core/runtime/state_manager.h"
+
+#include <fmt/format.h>
+
+#include "core/runtime/count_topology.h"
+#include "core/util/check.h"
+
+namespace restoresim {
+
+std::string_view TaskTypeName(TaskType type) {
+  return type == TaskType::kActive ? "active" : "standby";
+}
+
+StateManager::StateManager(TaskId id, TaskType type, StateManagerConfig config)
+    : id_(id), type_(type), config_(std::move(config)) {
+  RS_CHECK(config_.fs != nullptr && config_.open_store, "state manager {} without fs/opener",
+           id_.ToString());
+}
+
+StateManager::~StateManager() = default;
+
+TopicPartition StateManager::ChangelogOf(const std::string& store) const {
+  return TopicPartition{ChangelogTopic(config_.application_id, store), id_.partition};
+}
+
+absl::Status StateManager::ReadCheckpointOrNote() {
+  absl::StatusOr<CheckpointOffsets> read = ReadCheckpoint(*config_.fs, checkpoint_path());
+  checkpointed_.clear();
+  if (read.ok()) {
+    checkpointed_ = *read;
+    checkpoint_note_.clear();
+    return absl::OkStatus();
+  }
+  if (read.status().code() == absl::StatusCode::kNotFound) {
+    checkpoint_note_ = "no checkpoint: restoring from the beginning";
+    return absl::OkStatus();
+  }
+  if (read.status().code() == absl::StatusCode::kDataLoss) {
+    checkpoint_note_ = fmt::format("unreadable checkpoint, restoring from the beginning: {}",
+                                   std::string(read.status().message()));
+    return absl::OkStatus();
+  }
+  return read.status();  // an I/O error: the caller retries or fails the task
+}
+
+absl::Status StateManager::RegisterStores() {
+  RS_CHECK(stores_.empty(), "task {} registers its stores twice", id_.ToString());
+  if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) return s;
+  if (absl::Status s = ReadCheckpointOrNote(); !s.ok()) return s;
+  for (const std::string& name : config_.store_names) {
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
+        config_.open_store(config_.task_dir + "/" + name, name);
+    if (!store.ok()) return store.status();
+    const bool has_data = (*store)->NumEntries() > 0;
+    const TopicPartition changelog = ChangelogOf(name);
+    if (config_.exactly_once && has_data && !checkpointed_.contains(changelog)) {
+      // Data without a checkpoint under exactly-once: it may hold uncommitted writes.
+      checkpoint_note_ = fmt::format("store '{}' has data but no checkpoint under exactly-once: "
+                                     "wiped, restoring from the beginning",
+                                     name);
+      (void)(*store)->Close();
+      store->reset();
+      if (absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir + "/" + name);
+          !s.ok()) {
+        return s;
+      }
+      store = config_.open_store(config_.task_dir + "/" + name, name);
+      if (!store.ok()) return store.status();
+    }
+    stores_.emplace(name, std::move(*store));
+  }
+  pending_ = checkpointed_;
+  flushed_ = checkpointed_;
+  return absl::OkStatus();
+}
+
+bool StateManager::OwnsChangelog(const TopicPartition& changelog) const {
+  for (const auto& [name, store] : stores_) {
+    if (ChangelogOf(name) == changelog) return true;
+  }
+  return false;
+}
+
+std::vector<TopicPartition> StateManager::ChangelogPartitions() const {
+  std::vector<TopicPartition> partitions;
+  for (const auto& [name, store] : stores_) partitions.push_back(ChangelogOf(name));
+  return partitions;
+}
+
+KeyValueStore* StateManager::Store(std::string_view name) {
+  auto it = stores_.find(name);
+  return it == stores_.end() ? nullptr : it->second.get();
+}
+
+KeyValueStore* StateManager::StoreForChangelog(const TopicPartition& changelog) {
+  for (auto& [name, store] : stores_) {
+    if (ChangelogOf(name) == changelog) return store.get();
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> StateManager::StartOffset(const TopicPartition& changelog) const {
+  auto it = pending_.find(changelog);
+  if (it == pending_.end()) return std::nullopt;
+  return it->second;
+}
+
+void StateManager::Advance(const TopicPartition& changelog, int64_t next_offset) {
+  RS_CHECK(OwnsChangelog(changelog), "task {} advances changelog {} it does not own",
+           id_.ToString(), changelog.ToString());
+  int64_t& pending = pending_[changelog];
+  RS_CHECK(next_offset >= pending, "task {}: changelog {} would go back from {} to {}",
+           id_.ToString(), changelog.ToString(), pending, next_offset);
+  pending = next_offset;
+}
+
+absl::Status StateManager::Flush() {
+  for (auto& [name, store] : stores_) {
+    if (absl::Status s = store->Flush(); !s.ok()) return s;
+  }
+  flushed_ = pending_;
+  return absl::OkStatus();
+}
+
+absl::Status StateManager::Checkpoint() {
+  RS_CHECK(!stores_.empty(), "task {} checkpoints without stores", id_.ToString());
+  for (const auto& [tp, offset] : flushed_) {
+    auto it = pending_.find(tp);
+    RS_CHECK(it != pending_.end() && offset <= it->second,
+             "task {}: checkpoint of {} at {} ahead of the data", id_.ToString(), tp.ToString(),
+             offset);
+  }
+  return WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
+}
+
+absl::Status StateManager::RemoveCheckpointForProcessing() {
+  if (!config_.exactly_once) return absl::OkStatus();
+  absl::Status s = config_.fs->DeleteFile(checkpoint_path());
+  if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();
+  if (!s.ok()) return s;
+  return config_.fs->SyncDir(config_.task_dir);
+}
+
+absl::Status StateManager::Close(bool clean) {
+  absl::Status first;
+  if (clean) {
+    first = Flush();
+    if (first.ok()) first = Checkpoint();
+  }
+  for (auto& [name, store] : stores_) {
+    absl::Status s = store->Close();
+    if (first.ok()) first = s;
+  }
+  return first;
+}
+
+void StateManager::Clear() {
+  stores_.clear();
+  pending_.clear();
+  flushed_.clear();
+}
+
+absl::Status StateManager::Wipe() {
+  for (auto& [name, store] : stores_) {
+    RS_CHECK(!store->IsOpen(), "task {} wiped with store '{}' open", id_.ToString(), name);
+  }
+  return config_.fs->DeleteDirRecursively(config_.task_dir);
+}
+
+void StateManager::PrepareNewTaskType(TaskType type) {
+  RS_CHECK(!pending_type_.has_value(), "task {}: a type conversion is already prepared",
+           id_.ToString());
+  RS_CHECK(type != type_, "task {} is already {}", id_.ToString(), TaskTypeName(type));
+  pending_type_ = type;
+}
+
+bool StateManager::MaybeCompleteTaskTypeConversion() {
+  if (!pending_type_.has_value()) return false;
+  type_ = *pending_type_;
+  pending_type_.reset();
+  return true;
+}
+
+}  // namespace restoresim

@@ -1,0 +1,123 @@
+// StateManager (Kafka Streams' ProcessorStateManager): a task's stores, their changelog
+// partitions and offsets, its checkpoint file and its type (active or standby).
+//
+// Offsets here are positions: the offset of the next changelog record a store has not seen
+// (Kafka checkpoints the last seen offset; "next" avoids the +1 at every use). Two sets are
+// kept, so that a checkpoint is never ahead of flushed data:
+//   pending  advanced by restoration and by acknowledged changelog writes;
+//   flushed  what pending was when the stores last flushed successfully; the only offsets a
+//            checkpoint file ever names.
+//
+// Two hazards of the separate restore thread (KAFKA-10199) live here:
+//   * "materialise": ChangelogPartitions() derives from the registered stores, so Clear()
+//     (on close and on revive) empties it. Whoever must tell the restore thread which
+//     changelogs to unregister captures them first with CaptureChangelogPartitions().
+//   * deferred type conversion: a recycle prepares the new type on the stream thread
+//     (PrepareNewTaskType) and the restore thread completes it
+//     (MaybeCompleteTaskTypeConversion) between unregistering the old changelogs and
+//     registering them again, so the changelog reader never sees the type change mid-way.
+//
+// Thread-safety: not thread-safe. Its task's owner (stream thread or restore thread, handed
+// over through the restore thread's queues) is the only caller.
+#ifndef RESTORESIM_CORE_RUNTIME_STATE_MANAGER_H_
+#define RESTORESIM_CORE_RUNTIME_STATE_MANAGER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/port/file_system.h"
+#include "core/runtime/task_id.h"
+#include "core/state/checkpoint_file.h"
+#include "core/state/key_value_store.h"
+
+namespace restoresim {
+
+enum class TaskType { kActive, kStandby };
+std::string_view TaskTypeName(TaskType type);
+
+// Opens a store in `dir`: LogStore through the file-system port, or RocksDB for real runs.
+using StoreOpener = std::function<absl::StatusOr<std::unique_ptr<KeyValueStore>>(
+    const std::string& dir, const std::string& name)>;
+
+struct StateManagerConfig {
+  std::string application_id;
+  std::string task_dir;          // "<state.dir>/<application.id>/<task id>"
+  bool exactly_once = false;     // processing.guarantee=exactly_once_v2
+  FileSystem* fs = nullptr;
+  StoreOpener open_store;
+  std::vector<std::string> store_names = {"counts"};
+};
+
+class StateManager {
+ public:
+  StateManager(TaskId id, TaskType type, StateManagerConfig config);
+  ~StateManager();
+
+  // Opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
+  // restoring from the beginning (reason in checkpoint_note()). Under exactly-once a store
+  // that has data but no checkpoint is corrupt: its directory is wiped first.
+  [[nodiscard]] absl::Status RegisterStores();
+  bool registered() const { return !stores_.empty(); }
+
+  // The changelog partitions of the registered stores; empty after Clear().
+  std::vector<TopicPartition> ChangelogPartitions() const;
+  // A copy taken now, to be handed to the restore thread before the stores are cleared.
+  std::vector<TopicPartition> CaptureChangelogPartitions() const { return ChangelogPartitions(); }
+  KeyValueStore* StoreForChangelog(const TopicPartition& changelog);
+  bool OwnsChangelog(const TopicPartition& changelog) const;
+  KeyValueStore* Store(std::string_view name);
+
+  // Where restoration of `changelog` starts: its checkpointed position, or nullopt (from the
+  // beginning).
+  std::optional<int64_t> StartOffset(const TopicPartition& changelog) const;
+  // The store now holds everything below `next_offset` of `changelog` (not yet flushed).
+  void Advance(const TopicPartition& changelog, int64_t next_offset);
+  const CheckpointOffsets& pending_offsets() const { return pending_; }
+  const CheckpointOffsets& flushed_offsets() const { return flushed_; }
+
+  [[nodiscard]] absl::Status Flush();
+  // Writes the flushed offsets (never the pending ones). Under exactly-once, an active task's
+  // checkpoint exists only while it is not processing: see RemoveCheckpointForProcessing.
+  [[nodiscard]] absl::Status Checkpoint();
+  // Exactly-once: the checkpoint is removed while an active task processes, so a crash in the
+  // middle leaves "data but no checkpoint" (corrupt, wiped on restart) instead of a checkpoint
+  // that understates what the stores hold.
+  [[nodiscard]] absl::Status RemoveCheckpointForProcessing();
+  // Clean: flush, checkpoint, close. Dirty: close without either (the caller may then Wipe).
+  [[nodiscard]] absl::Status Close(bool clean);
+  // Forgets the stores (after Close): ChangelogPartitions() becomes empty.
+  void Clear();
+  // Deletes the task directory (stores and checkpoint). REQUIRES: closed.
+  [[nodiscard]] absl::Status Wipe();
+
+  TaskId id() const { return id_; }
+  TaskType type() const { return type_; }
+  std::optional<TaskType> pending_type() const { return pending_type_; }
+  void PrepareNewTaskType(TaskType type);
+  // Completes a prepared conversion; returns whether there was one.
+  bool MaybeCompleteTaskTypeConversion();
+  const std::string& checkpoint_note() const { return checkpoint_note_; }
+  std::string checkpoint_path() const { return config_.task_dir + "/.checkpoint"; }
+
+ private:
+  TopicPartition ChangelogOf(const std::string& store) const;
+  absl::Status ReadCheckpointOrNote();
+
+  const TaskId id_;
+  TaskType type_;
+  std::optional<TaskType> pending_type_;
+  const StateManagerConfig config_;
+  std::map<std::string, std::unique_ptr<KeyValueStore>, std::less<>> stores_;
+  CheckpointOffsets checkpointed_;  // as read at registration
+  CheckpointOffsets pending_;
+  CheckpointOffsets flushed_;
+  std::string checkpoint_note_;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_STATE_MANAGER_H_

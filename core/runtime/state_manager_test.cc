@@ -1,0 +1,141 @@
+// StateManager: checkpoints never ahead of flushed data, the "materialise before clear" hazard,
+// the deferred type conversion, exactly-once wiping, and unreadable checkpoints.
+#include "core/runtime/state_manager.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/port/posix_file_system.h"
+#include "core/runtime/count_topology.h"
+#include "core/state/log_store.h"
+
+namespace restoresim {
+namespace {
+
+using ::testing::HasSubstr;
+
+class StateManagerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/restoresim_sm_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  StateManagerConfig Config(bool eos = false) {
+    StateManagerConfig c;
+    c.application_id = "app";
+    c.task_dir = dir_ + "/app/0_1";
+    c.exactly_once = eos;
+    c.fs = PosixFileSystem::Default();
+    c.open_store = [](const std::string& dir, const std::string& name)
+        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      auto store = LogStore::Open(*PosixFileSystem::Default(), dir, name);
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<KeyValueStore>(std::move(*store));
+    };
+    return c;
+  }
+
+  const TopicPartition changelog_{"app-counts-changelog", 1};
+  std::string dir_;
+};
+
+TEST_F(StateManagerTest, CheckpointNamesOnlyFlushedOffsets) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("no checkpoint"));
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+  ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+  sm.Advance(changelog_, 10);
+  ASSERT_TRUE(sm.Checkpoint().ok());  // nothing flushed yet: an empty checkpoint
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            CheckpointOffsets{});
+  ASSERT_TRUE(sm.Flush().ok());
+  sm.Advance(changelog_, 15);  // newer, not flushed
+  ASSERT_TRUE(sm.Checkpoint().ok());
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            (CheckpointOffsets{{changelog_, 10}}));
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());  // flushes and checkpoints 15
+
+  StateManager again({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(again.RegisterStores().ok());
+  EXPECT_EQ(again.StartOffset(changelog_), 15);
+  EXPECT_EQ(*again.StoreForChangelog(changelog_)->Get("k"), std::optional<std::string>("1"));
+}
+
+TEST_F(StateManagerTest, ChangelogPartitionsMustBeCapturedBeforeClear) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  const std::vector<TopicPartition> captured = sm.CaptureChangelogPartitions();
+  EXPECT_EQ(captured, std::vector<TopicPartition>{changelog_});
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+  sm.Clear();
+  EXPECT_TRUE(sm.ChangelogPartitions().empty()) << "what the seed's 'materialise' guards";
+  EXPECT_EQ(captured, std::vector<TopicPartition>{changelog_});
+}
+
+TEST_F(StateManagerTest, TypeConversionIsPreparedThenCompleted) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  sm.PrepareNewTaskType(TaskType::kStandby);
+  EXPECT_EQ(sm.type(), TaskType::kActive) << "not before the restore thread completes it";
+  EXPECT_EQ(sm.pending_type(), TaskType::kStandby);
+  EXPECT_TRUE(sm.MaybeCompleteTaskTypeConversion());
+  EXPECT_EQ(sm.type(), TaskType::kStandby);
+  EXPECT_FALSE(sm.MaybeCompleteTaskTypeConversion());
+}
+
+TEST_F(StateManagerTest, ExactlyOnceWipesAStoreWithDataButNoCheckpoint) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "uncommitted").ok());
+    sm.Advance(changelog_, 3);
+    ASSERT_TRUE(sm.Flush().ok());
+    ASSERT_TRUE(sm.RemoveCheckpointForProcessing().ok());
+    ASSERT_TRUE(sm.Close(/*clean=*/false).ok());  // a crash while processing
+  }
+  StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("wiped"));
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 0u);
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+}
+
+TEST_F(StateManagerTest, AtLeastOnceKeepsDataWithoutCheckpointAndRestoresFromScratch) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "v").ok());
+    ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+  }
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 1u);
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+}
+
+TEST_F(StateManagerTest, UnreadableCheckpointMeansFromTheBeginningWithAReason) {
+  ASSERT_TRUE(PosixFileSystem::Default()->CreateDirIfMissing(dir_ + "/app/0_1").ok());
+  ASSERT_TRUE(WriteFileAtomically(*PosixFileSystem::Default(), dir_ + "/app/0_1/.checkpoint",
+                                  "garbage\n")
+                  .ok());
+  StateManager sm({0, 1}, TaskType::kStandby, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("unreadable checkpoint"));
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+}
+
+TEST_F(StateManagerTest, WipeRemovesTheTaskDirectory) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  ASSERT_TRUE(sm.Wipe().ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/app/0_1"));
+}
+
+}  // namespace
+}  // namespace restoresim
