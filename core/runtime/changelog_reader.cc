@@ -1,0 +1,255 @@
+#include "core/runtime/changelog_reader.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/util/check.h"
+
+namespace restoresim {
+
+ChangelogReader::ChangelogReader(RestoreConsumer& consumer, Admin& admin,
+                                 StateRestoreListener* listener, ChangelogReaderConfig config)
+    : consumer_(consumer), admin_(admin), listener_(listener), config_(config) {}
+
+void ChangelogReader::Register(const TopicPartition& changelog, StateManager* state,
+                               TaskIncarnation owner) {
+  RS_CHECK(!changelogs_.contains(changelog), "changelog {} registered twice (by {} and {})",
+           changelog.ToString(), changelogs_.contains(changelog)
+                                     ? changelogs_.at(changelog).owner.ToString()
+                                     : std::string(),
+           owner.ToString());
+  RS_CHECK(state != nullptr && state->OwnsChangelog(changelog),
+           "task {} registers changelog {} it does not own", owner.ToString(),
+           changelog.ToString());
+  RS_CHECK(!state->pending_type().has_value(),
+           "task {} registers changelog {} with a type conversion still pending",
+           owner.ToString(), changelog.ToString());
+  Changelog c;
+  c.state = state;
+  c.owner = owner;
+  c.type = state->type();
+  c.store = state->StoreForChangelog(changelog)->name();
+  changelogs_.emplace(changelog, std::move(c));
+}
+
+void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs) {
+  for (const TopicPartition& tp : changelogs) {
+    auto it = changelogs_.find(tp);
+    if (it == changelogs_.end()) continue;
+    const Changelog& c = it->second;
+    if (c.type == TaskType::kActive && c.status == State::kRestoring && listener_ != nullptr) {
+      listener_->OnRestoreSuspended(tp, c.store, c.restored);
+    }
+    changelogs_.erase(it);
+  }
+  (void)UpdateAssignment();  // only misuse can fail, and it would show at the next step
+}
+
+bool ChangelogReader::IsRegistered(const TopicPartition& changelog) const {
+  return changelogs_.contains(changelog);
+}
+
+std::set<TopicPartition> ChangelogReader::Registered() const {
+  std::set<TopicPartition> all;
+  for (const auto& [tp, c] : changelogs_) all.insert(tp);
+  return all;
+}
+
+std::set<TopicPartition> ChangelogReader::Completed() const {
+  std::set<TopicPartition> done;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.status == State::kCompleted) done.insert(tp);
+  }
+  return done;
+}
+
+ReaderMode ChangelogReader::mode() const {
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.type == TaskType::kActive && c.status != State::kCompleted) {
+      return ReaderMode::kActiveRestoring;
+    }
+  }
+  return ReaderMode::kStandbyUpdating;
+}
+
+int64_t ChangelogReader::RemainingRecords() const {
+  int64_t remaining = 0;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.type == TaskType::kActive && c.status == State::kRestoring) {
+      remaining += std::max<int64_t>(0, c.end_offset - c.position);
+    }
+  }
+  return remaining;
+}
+
+// Assigned: every changelog not completed. Paused: standbys while an active restores.
+absl::Status ChangelogReader::UpdateAssignment() {
+  std::vector<TopicPartition> wanted;
+  std::vector<TopicPartition> standbys;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.status == State::kCompleted) continue;
+    wanted.push_back(tp);
+    if (c.type == TaskType::kStandby) standbys.push_back(tp);
+  }
+  if (wanted != assigned_) {
+    absl::Status s = wanted.empty() ? consumer_.Unassign() : consumer_.Assign(wanted);
+    if (!s.ok()) return s;
+    assigned_ = wanted;
+    paused_.clear();  // Assign keeps the pause state of partitions that stay; re-derive it
+    for (const TopicPartition& tp : consumer_.Paused()) paused_.push_back(tp);
+  }
+  const std::vector<TopicPartition> want_paused =
+      mode() == ReaderMode::kActiveRestoring ? standbys : std::vector<TopicPartition>();
+  if (want_paused != paused_) {
+    if (!paused_.empty()) {
+      if (absl::Status s = consumer_.Resume(paused_); !s.ok()) return s;
+    }
+    if (!want_paused.empty()) {
+      if (absl::Status s = consumer_.Pause(want_paused); !s.ok()) return s;
+    }
+    paused_ = want_paused;
+  }
+  return absl::OkStatus();
+}
+
+// Seeks new changelogs to their checkpointed position (or the beginning) and learns the end
+// offsets of new active ones. A retryable failure leaves them registered for the next step.
+absl::Status ChangelogReader::Prepare(RestoreStep& step) {
+  std::vector<TopicPartition> fresh_actives;
+  bool any_fresh = false;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.status != State::kRegistered) continue;
+    any_fresh = true;
+    if (c.type == TaskType::kActive) fresh_actives.push_back(tp);
+  }
+  if (!any_fresh) return absl::OkStatus();
+  if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
+  std::vector<TopicPartition> beyond_end;
+  std::map<TopicPartition, int64_t> end_offsets;
+  if (!fresh_actives.empty()) {
+    absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_.EndOffsets(fresh_actives);
+    if (!ends.ok() && !IsRetryable(ends.status())) return ends.status();
+    if (ends.ok()) end_offsets = std::move(*ends);
+  }
+  for (auto& [tp, c] : changelogs_) {
+    if (c.status != State::kRegistered) continue;
+    if (c.type == TaskType::kActive && !end_offsets.contains(tp)) continue;  // retry later
+    const std::optional<int64_t> start = c.state->StartOffset(tp);
+    absl::Status s = start ? consumer_.Seek(tp, *start) : consumer_.SeekToBeginning({tp});
+    if (!s.ok()) return s;
+    absl::StatusOr<int64_t> position = consumer_.Position(tp);
+    if (!position.ok()) {
+      if (IsRetryable(position.status())) continue;
+      if (position.status().code() != absl::StatusCode::kOutOfRange) return position.status();
+      position = start.value_or(0);  // reported as out of range by the next poll
+    }
+    c.position = *position;
+    c.status = State::kRestoring;
+    if (c.type == TaskType::kActive) {
+      c.end_offset = end_offsets.at(tp);
+      if (c.position > c.end_offset) {  // a checkpoint past the log's end: not this log's data
+        beyond_end.push_back(tp);
+        continue;
+      }
+      if (c.position == c.end_offset) {  // nothing to restore: no listener calls
+        c.state->Advance(tp, c.end_offset);
+        c.status = State::kCompleted;
+        continue;
+      }
+      if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
+    }
+  }
+  if (!beyond_end.empty()) MarkCorrupted(beyond_end, step);
+  return absl::OkStatus();
+}
+
+std::vector<TopicPartition> ChangelogReader::Fetchable() const {
+  std::vector<TopicPartition> fetchable;
+  for (const TopicPartition& tp : assigned_) {
+    if (changelogs_.at(tp).status == State::kRestoring &&
+        std::find(paused_.begin(), paused_.end(), tp) == paused_.end()) {
+      fetchable.push_back(tp);
+    }
+  }
+  return fetchable;
+}
+
+void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partitions,
+                                    RestoreStep& step) {
+  std::set<TaskIncarnation> owners;
+  for (const TopicPartition& tp : partitions) {
+    auto it = changelogs_.find(tp);
+    RS_CHECK(it != changelogs_.end(), "out-of-range report for unregistered changelog {}",
+             tp.ToString());
+    step.corrupted[it->second.owner].insert(tp);
+    owners.insert(it->second.owner);
+  }
+  // Every changelog of a corrupted task goes: the stream thread closes it dirty and revives it.
+  std::vector<TopicPartition> drop;
+  for (const auto& [tp, c] : changelogs_) {
+    if (owners.contains(c.owner)) drop.push_back(tp);
+  }
+  Unregister(drop);
+}
+
+absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& step) {
+  auto it = changelogs_.find(batch.partition);
+  if (it == changelogs_.end() || batch.records.empty()) return absl::OkStatus();
+  Changelog& c = it->second;
+  std::vector<KeyValueWrite> writes;
+  int64_t next = c.position;
+  for (const ConsumerRecord& r : batch.records) {
+    if (c.type == TaskType::kActive && r.offset >= c.end_offset) break;  // beyond the target
+    RS_CHECK(r.offset >= next, "changelog {} went back from {} to {}",
+             batch.partition.ToString(), next, r.offset);
+    writes.push_back(KeyValueWrite{r.key, r.value});
+    next = r.offset + 1;
+  }
+  if (writes.empty()) return absl::OkStatus();
+  KeyValueStore* store = c.state->StoreForChangelog(batch.partition);
+  if (absl::Status s = store->ApplyBatch(writes); !s.ok()) return s;
+  c.state->Advance(batch.partition, next);
+  c.position = next;
+  c.restored += static_cast<int64_t>(writes.size());
+  total_restored_ += static_cast<int64_t>(writes.size());
+  step.records += static_cast<int64_t>(writes.size());
+  if (c.type == TaskType::kActive && listener_ != nullptr) {
+    listener_->OnBatchRestored(batch.partition, c.store, next - 1,
+                               static_cast<int64_t>(writes.size()));
+  }
+  return absl::OkStatus();
+}
+
+void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
+                                      RestoreStep& step) {
+  if (c.type != TaskType::kActive || c.status != State::kRestoring) return;
+  absl::StatusOr<int64_t> position = consumer_.Position(tp);
+  if (position.ok()) c.position = std::max(c.position, std::min(*position, c.end_offset));
+  if (c.position < c.end_offset) return;
+  c.state->Advance(tp, std::max(c.state->StartOffset(tp).value_or(0), c.end_offset));
+  c.status = State::kCompleted;
+  step.completed.push_back(tp);
+  if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
+}
+
+absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
+  RestoreStep step;
+  if (absl::Status s = Prepare(step); !s.ok()) return s;
+  if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
+  if (Fetchable().empty()) return step;
+  absl::StatusOr<PollResult> polled = consumer_.Poll(config_.poll_timeout_ns);
+  if (!polled.ok()) {
+    if (IsRetryable(polled.status())) return step;
+    return polled.status();
+  }
+  if (!polled->out_of_range.empty()) MarkCorrupted(polled->out_of_range, step);
+  for (const PartitionRecords& batch : polled->partitions) {
+    if (absl::Status s = Apply(batch, step); !s.ok()) return s;
+  }
+  for (auto& [tp, c] : changelogs_) CheckCompletion(tp, c, step);
+  if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
+  return step;
+}
+
+}  // namespace restoresim

@@ -1,0 +1,103 @@
+// ChangelogReader (Kafka Streams' StoreChangelogReader): restores active tasks' stores from
+// their changelogs up to the end offsets the admin client reports, and keeps standby tasks'
+// stores updated without an end. Owned by exactly one restore thread and deliberately not
+// thread-safe (the seed's design: only the restore thread touches it).
+//
+// Modes: while any active changelog restores, standby changelogs are paused (actives first);
+// once none does, standbys resume ("standby updating").
+//
+// Per changelog: registered -> restoring -> completed (actives only). A registration names the
+// task incarnation it belongs to, so corruption is reported for the incarnation that owned the
+// changelog, and the stream thread can drop reports about incarnations it no longer owns.
+// Out-of-range positions (the log start moved past a checkpoint) become corruption: the
+// changelogs are unregistered here, so restoration of the others goes on while the stream
+// thread handles the report.
+//
+// Thread-safety: not thread-safe; the restore thread only.
+#ifndef RESTORESIM_CORE_RUNTIME_CHANGELOG_READER_H_
+#define RESTORESIM_CORE_RUNTIME_CHANGELOG_READER_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/port/clock.h"
+#include "core/runtime/restore_listener.h"
+#include "core/runtime/state_manager.h"
+#include "core/transport/transport.h"
+
+namespace restoresim {
+
+struct ChangelogReaderConfig {
+  TimeNs poll_timeout_ns = 100 * kMillisecond;
+};
+
+enum class ReaderMode { kActiveRestoring, kStandbyUpdating };
+
+// What one Restore() step did.
+struct RestoreStep {
+  int64_t records = 0;
+  // Corrupted changelogs per owning incarnation (already unregistered).
+  std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
+  // Active changelogs that completed during this step.
+  std::vector<TopicPartition> completed;
+};
+
+class ChangelogReader {
+ public:
+  ChangelogReader(RestoreConsumer& consumer, Admin& admin, StateRestoreListener* listener,
+                  ChangelogReaderConfig config = {});
+
+  // REQUIRES: `changelog` not registered; `state` owns it and outlives the registration.
+  void Register(const TopicPartition& changelog, StateManager* state, TaskIncarnation owner);
+  // Unregisters (idempotent). An active changelog that had started but not completed is
+  // reported to the listener as suspended.
+  void Unregister(const std::vector<TopicPartition>& changelogs);
+
+  // One step: prepares new changelogs, polls once, applies what came, completes actives.
+  // Retryable transport errors leave the step empty (the next step retries); other errors are
+  // returned.
+  absl::StatusOr<RestoreStep> Restore();
+
+  ReaderMode mode() const;
+  bool IsRegistered(const TopicPartition& changelog) const;
+  std::set<TopicPartition> Registered() const;
+  std::set<TopicPartition> Completed() const;
+  // Records between the position and the end offset, summed over restoring actives.
+  int64_t RemainingRecords() const;
+  int64_t total_restored() const { return total_restored_; }
+
+ private:
+  enum class State { kRegistered, kRestoring, kCompleted };
+  struct Changelog {
+    StateManager* state = nullptr;
+    TaskIncarnation owner;
+    TaskType type = TaskType::kActive;
+    State status = State::kRegistered;
+    int64_t end_offset = -1;  // actives only, once known
+    int64_t position = 0;
+    int64_t restored = 0;
+    std::string store;
+  };
+
+  absl::Status Prepare(RestoreStep& step);
+  absl::Status UpdateAssignment();
+  absl::Status Apply(const PartitionRecords& records, RestoreStep& step);
+  void CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
+  void MarkCorrupted(const std::vector<TopicPartition>& partitions, RestoreStep& step);
+  std::vector<TopicPartition> Fetchable() const;
+
+  RestoreConsumer& consumer_;
+  Admin& admin_;
+  StateRestoreListener* listener_;
+  const ChangelogReaderConfig config_;
+  std::map<TopicPartition, Changelog> changelogs_;
+  std::vector<TopicPartition> assigned_;
+  std::vector<TopicPartition> paused_;
+  int64_t total_restored_ = 0;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_CHANGELOG_READER_H_

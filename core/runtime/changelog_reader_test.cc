@@ -1,0 +1,272 @@
+// ChangelogReader against the fake broker, under the simulator: actives restore to their end
+// offsets, standbys wait for actives and then follow the log, truncation below a checkpoint is
+// corruption of the owning incarnation, and the listener sees start -> batches -> end or
+// suspended.
+#include "core/runtime/changelog_reader.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/runtime/count_topology.h"
+#include "core/state/log_store.h"
+#include "fakes/fake_broker.h"
+#include "fakes/mem_file_system.h"
+#include "sim/choice_random.h"
+#include "sim/sim_test_util.h"
+#include "sim/virtual_clock.h"
+
+namespace restoresim {
+namespace {
+
+using ::testing::ElementsAre;
+
+struct RecordingListener : StateRestoreListener {
+  std::vector<std::string> events;
+  void OnRestoreStart(const TopicPartition& tp, std::string_view, int64_t start,
+                      int64_t end) override {
+    events.push_back(fmt::format("start {} {}..{}", tp.ToString(), start, end));
+  }
+  void OnBatchRestored(const TopicPartition& tp, std::string_view, int64_t, int64_t) override {
+    if (events.empty() || events.back() != "batch " + tp.ToString()) {
+      events.push_back("batch " + tp.ToString());
+    }
+  }
+  void OnRestoreEnd(const TopicPartition& tp, std::string_view, int64_t total) override {
+    events.push_back(fmt::format("end {} {}", tp.ToString(), total));
+  }
+  void OnRestoreSuspended(const TopicPartition& tp, std::string_view, int64_t) override {
+    events.push_back("suspended " + tp.ToString());
+  }
+};
+
+// One world: a broker, a file system, a reader, and helpers to make tasks.
+struct World {
+  sim::VirtualClock clock;
+  std::unique_ptr<sim::ChoiceRandom> faults_random;
+  std::unique_ptr<fakes::FakeBroker> broker;
+  fakes::MemFileSystem fs;
+  std::unique_ptr<RestoreConsumer> consumer;
+  std::unique_ptr<Admin> admin;
+  RecordingListener listener;
+  std::unique_ptr<ChangelogReader> reader;
+  uint64_t next_incarnation = 1;
+
+  explicit World(bool faults, int32_t max_poll_records = 1000) {
+    auto* sim = static_cast<sim::Simulation*>(CurrentSim());
+    faults_random = std::make_unique<sim::ChoiceRandom>(*sim);
+    broker = std::make_unique<fakes::FakeBroker>(
+        clock, faults_random.get(),
+        faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{});
+    RS_CHECK(broker->CreateTopic("app-counts-changelog", 4).ok());
+    consumer = broker->NewRestoreConsumer(
+        {.client_id = "restore", .max_poll_records = max_poll_records});
+    admin = broker->NewAdmin("admin");
+    reader = std::make_unique<ChangelogReader>(*consumer, *admin, &listener);
+  }
+
+  std::unique_ptr<StateManager> Task(int32_t partition, TaskType type) {
+    StateManagerConfig c;
+    c.application_id = "app";
+    c.task_dir = fmt::format("/state/app/0_{}", partition);
+    c.fs = &fs;
+    c.open_store = [this](const std::string& dir, const std::string& name)
+        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      auto store = LogStore::Open(fs, dir, name);
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<KeyValueStore>(std::move(*store));
+    };
+    auto sm = std::make_unique<StateManager>(TaskId{0, partition}, type, std::move(c));
+    RS_CHECK(sm->RegisterStores().ok());
+    return sm;
+  }
+
+  void Register(StateManager& sm) {
+    const TaskIncarnation who{sm.id(), next_incarnation++};
+    for (const TopicPartition& tp : sm.ChangelogPartitions()) reader->Register(tp, &sm, who);
+  }
+
+  // Appends n updates to a changelog partition; returns what they fold to.
+  void Write(int32_t partition, int n, int start = 0) {
+    for (int i = start; i < start + n; ++i) {
+      std::optional<std::string> value;
+      if (i % 5 != 4) value = std::to_string(i);
+      RS_CHECK(broker->Append({"app-counts-changelog", partition}, "k" + std::to_string(i % 7),
+                              value, i)
+                   .ok());
+    }
+  }
+
+  std::map<std::string, std::string> Fold(int32_t partition) {
+    return FoldChangelog(*broker->ReadLog({"app-counts-changelog", partition}, 0, 100000));
+  }
+
+  // Runs restore steps until `done` or a step budget; returns the corruption seen.
+  std::map<TaskIncarnation, std::set<TopicPartition>> RunUntil(const std::function<bool()>& done,
+                                                               int steps_max = 500) {
+    std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
+    for (int i = 0; i < steps_max && !done(); ++i) {
+      absl::StatusOr<RestoreStep> step = reader->Restore();
+      RS_CHECK(step.ok(), "restore step: {}", std::string(step.status().message()));
+      for (auto& [who, tps] : step->corrupted) corrupted[who].insert(tps.begin(), tps.end());
+    }
+    return corrupted;
+  }
+};
+
+TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
+
+void ExpectOk(const sim::TestRun& r) { ASSERT_TRUE(r.outcome.ok()) << r.outcome.message; }
+
+TEST(ChangelogReaderTest, ActiveRestoresExactlyToTheEndOffset) {
+  for (bool faults : {false, true}) {
+    for (uint64_t seed = 0; seed < 10; ++seed) {
+      ExpectOk(sim::RunUnderSim([&]() {
+        World w(faults);
+        w.Write(1, 30);
+        auto task = w.Task(1, TaskType::kActive);
+        w.Register(*task);
+        EXPECT_EQ(w.reader->mode(), ReaderMode::kActiveRestoring);
+        w.RunUntil([&]() { return w.reader->Completed().contains(Changelog(1)); });
+        ASSERT_TRUE(w.reader->Completed().contains(Changelog(1)));
+        EXPECT_EQ(*task->StoreForChangelog(Changelog(1))->ReadAll(), w.Fold(1));
+        EXPECT_EQ(task->pending_offsets().at(Changelog(1)), 30);
+        EXPECT_EQ(w.reader->mode(), ReaderMode::kStandbyUpdating);
+        EXPECT_EQ(w.listener.events.front(), "start app-counts-changelog-1 0..30");
+        EXPECT_EQ(w.listener.events.back(), "end app-counts-changelog-1 30");
+      }, seed));
+    }
+  }
+}
+
+TEST(ChangelogReaderTest, ActiveStopsAtTheEndOffsetLearnedAtRegistration) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    World w(false, /*max_poll_records=*/4);
+    w.Write(1, 30);
+    const auto target = w.Fold(1);
+    auto task = w.Task(1, TaskType::kActive);
+    w.Register(*task);
+    ASSERT_TRUE(w.reader->Restore().ok());  // learns end offset 30, restores 4
+    ASSERT_FALSE(w.reader->Completed().contains(Changelog(1)));
+    w.Write(1, 20, 30);  // later writes (e.g. a zombie's) are not its target
+    w.RunUntil([&]() { return w.reader->Completed().contains(Changelog(1)); });
+    EXPECT_EQ(*task->StoreForChangelog(Changelog(1))->ReadAll(), target);
+    EXPECT_EQ(task->pending_offsets().at(Changelog(1)), 30);
+  }));
+}
+
+TEST(ChangelogReaderTest, RestorationStartsAtTheCheckpointAndSkipsWhenUpToDate) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    World w(false);
+    w.Write(2, 20);
+    {
+      auto task = w.Task(2, TaskType::kActive);  // restore the first 12, checkpoint at 12
+      auto log = *w.broker->ReadLog(Changelog(2), 0, 12);
+      for (const ConsumerRecord& r : log) {
+        KeyValueStore* store = task->StoreForChangelog(Changelog(2));
+        ASSERT_TRUE((r.value ? store->Put(r.key, *r.value) : store->Delete(r.key)).ok());
+      }
+      task->Advance(Changelog(2), 12);
+      ASSERT_TRUE(task->Close(/*clean=*/true).ok());
+    }
+    auto task = w.Task(2, TaskType::kActive);
+    EXPECT_EQ(task->StartOffset(Changelog(2)), 12);
+    w.Register(*task);
+    w.RunUntil([&]() { return w.reader->Completed().contains(Changelog(2)); });
+    EXPECT_EQ(*task->StoreForChangelog(Changelog(2))->ReadAll(), w.Fold(2));
+    EXPECT_THAT(w.listener.events, ElementsAre("start app-counts-changelog-2 12..20",
+                                               "batch app-counts-changelog-2",
+                                               "end app-counts-changelog-2 8"));
+    // Up to date: completes at once, without listener calls.
+    ASSERT_TRUE(task->Close(true).ok());
+    w.reader->Unregister({Changelog(2)});
+    w.listener.events.clear();
+    auto again = w.Task(2, TaskType::kActive);
+    w.Register(*again);
+    w.RunUntil([&]() { return w.reader->Completed().contains(Changelog(2)); }, 3);
+    EXPECT_TRUE(w.reader->Completed().contains(Changelog(2)));
+    EXPECT_TRUE(w.listener.events.empty());
+  }));
+}
+
+TEST(ChangelogReaderTest, StandbysWaitForActivesThenFollowTheLog) {
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      World w(false);
+      w.Write(0, 40);
+      w.Write(3, 15);
+      auto active = w.Task(0, TaskType::kActive);
+      auto standby = w.Task(3, TaskType::kStandby);
+      w.Register(*standby);
+      w.Register(*active);
+      while (w.reader->mode() == ReaderMode::kActiveRestoring) {
+        ASSERT_TRUE(w.reader->Restore().ok());
+        EXPECT_EQ(standby->StoreForChangelog(Changelog(3))->NumEntries(), 0u)
+            << "a standby updated while an active was restoring";
+      }
+      w.RunUntil([&]() { return standby->pending_offsets().contains(Changelog(3)) &&
+                                standby->pending_offsets().at(Changelog(3)) == 15; });
+      EXPECT_EQ(*standby->StoreForChangelog(Changelog(3))->ReadAll(), w.Fold(3));
+      w.Write(3, 10, 15);  // the active elsewhere keeps writing: the standby follows
+      w.RunUntil([&]() { return standby->pending_offsets().at(Changelog(3)) == 25; });
+      EXPECT_EQ(*standby->StoreForChangelog(Changelog(3))->ReadAll(), w.Fold(3));
+      EXPECT_FALSE(w.reader->Completed().contains(Changelog(3))) << "standbys never complete";
+    }, seed));
+  }
+}
+
+TEST(ChangelogReaderTest, TruncationBelowTheCheckpointIsCorruptionOfTheOwner) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    World w(false);
+    w.Write(1, 30);
+    w.Write(2, 30);
+    {
+      auto task = w.Task(1, TaskType::kActive);
+      task->Advance(Changelog(1), 5);  // pretend 5 records were restored and checkpointed
+      ASSERT_TRUE(task->Close(true).ok());
+    }
+    ASSERT_TRUE(w.broker->DeleteRecords({{Changelog(1), 20}}).ok());  // retention moved on
+    auto corrupt = w.Task(1, TaskType::kActive);
+    auto healthy = w.Task(2, TaskType::kActive);
+    w.Register(*corrupt);
+    w.Register(*healthy);
+    const auto corrupted =
+        w.RunUntil([&]() { return w.reader->Completed().contains(Changelog(2)); });
+    ASSERT_EQ(corrupted.size(), 1u);
+    EXPECT_EQ(corrupted.begin()->first.id, (TaskId{0, 1}));
+    EXPECT_EQ(corrupted.begin()->second, std::set<TopicPartition>{Changelog(1)});
+    EXPECT_FALSE(w.reader->IsRegistered(Changelog(1))) << "unregistered so the rest goes on";
+    EXPECT_EQ(*healthy->StoreForChangelog(Changelog(2))->ReadAll(), w.Fold(2));
+  }));
+}
+
+TEST(ChangelogReaderTest, UnregisteringAnIncompleteActiveReportsSuspended) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    World w(false);
+    w.Write(1, 3000);
+    auto task = w.Task(1, TaskType::kActive);
+    w.Register(*task);
+    ASSERT_TRUE(w.reader->Restore().ok());
+    ASSERT_TRUE(w.reader->Restore().ok());
+    ASSERT_FALSE(w.reader->Completed().contains(Changelog(1)));
+    w.reader->Unregister({Changelog(1)});
+    w.reader->Unregister({Changelog(1)});  // idempotent
+    EXPECT_EQ(w.listener.events.front(), "start app-counts-changelog-1 0..3000");
+    EXPECT_EQ(w.listener.events.back(), "suspended app-counts-changelog-1");
+    EXPECT_FALSE(w.reader->IsRegistered(Changelog(1)));
+  }));
+}
+
+TEST(ChangelogReaderTest, RegisteringAChangelogTwiceIsCaught) {
+  sim::TestRun r = sim::RunUnderSim([&]() {
+    World w(false);
+    auto a = w.Task(1, TaskType::kActive);
+    auto b = w.Task(1, TaskType::kStandby);
+    w.Register(*a);
+    w.Register(*b);
+  });
+  EXPECT_EQ(r.outcome.kind, sim::RunOutcome::Kind::kFailed);
+  EXPECT_THAT(r.outcome.message, ::testing::HasSubstr("registered twice"));
+}
+
+}  // namespace
+}  // namespace restoresim
