@@ -155,6 +155,7 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
       if (c.position == c.end_offset) {  // nothing to restore: no listener calls
         c.state->Advance(tp, c.end_offset);
         c.status = State::kCompleted;
+        c.state = nullptr;  // the task goes to the stream thread; never touched again here
         continue;
       }
       if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
@@ -197,6 +198,7 @@ absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& 
   auto it = changelogs_.find(batch.partition);
   if (it == changelogs_.end() || batch.records.empty()) return absl::OkStatus();
   Changelog& c = it->second;
+  if (c.status != State::kRestoring) return absl::OkStatus();  // e.g. completed this step
   std::vector<KeyValueWrite> writes;
   int64_t next = c.position;
   for (const ConsumerRecord& r : batch.records) {
@@ -229,6 +231,7 @@ void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
   if (c.position < c.end_offset) return;
   c.state->Advance(tp, std::max(c.state->StartOffset(tp).value_or(0), c.end_offset));
   c.status = State::kCompleted;
+  c.state = nullptr;  // the task goes to the stream thread; never touched again here
   step.completed.push_back(tp);
   if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
 }

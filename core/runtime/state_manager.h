@@ -95,6 +95,7 @@ class StateManager {
   [[nodiscard]] absl::Status Wipe();
 
   TaskId id() const { return id_; }
+  const std::string& application_id() const { return config_.application_id; }
   TaskType type() const { return type_; }
   std::optional<TaskType> pending_type() const { return pending_type_; }
   void PrepareNewTaskType(TaskType type);

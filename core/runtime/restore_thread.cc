@@ -1,0 +1,244 @@
+#include "core/runtime/restore_thread.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/util/check.h"
+
+namespace restoresim {
+
+RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreListener* listener,
+                             RestoreThreadConfig config)
+    : transport_(transport),
+      clock_(clock),
+      listener_(listener),
+      config_(std::move(config)),
+      items_(config_.rounds_max, "restore_items"),
+      events_(config_.events_max, "restore_events"),
+      completed_({}, "completed_changelogs") {}
+
+RestoreThread::~RestoreThread() {
+  if (thread_ == nullptr) return;
+  SimNoAbortScope no_abort;  // a destructor that joins: see core/port/sim_hooks.h
+  stop_.Store(true);
+  items_.Close();
+  if (!thread_->joined()) thread_->Join();
+}
+
+void RestoreThread::Start() {
+  RS_CHECK(thread_ == nullptr, "restore thread started twice");
+  thread_ = std::make_unique<Thread>(config_.name, [this]() { Run(); });
+}
+
+bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>* refused) {
+  if (items.empty()) return true;
+  // Regression: items used to be pushed one by one, and the restore thread could drain a
+  // recycle's CREATE before its CLOSE arrived: "changelog registered twice". A round is one
+  // queue element now.
+  std::vector<TaskItem> round = std::move(items);
+  if (items_.Push(std::move(round))) return true;
+  if (refused != nullptr) {
+    for (TaskItem& item : round) refused->push_back(std::move(item));
+  }
+  return false;
+}
+
+std::vector<RestoreEvent> RestoreThread::DrainEvents() {
+  std::vector<RestoreEvent> events;
+  events_.DrainTo(events);
+  return events;
+}
+
+std::shared_ptr<const std::set<TopicPartition>> RestoreThread::CompletedChangelogs() const {
+  return completed_.Snapshot();
+}
+
+absl::Status RestoreThread::Shutdown(TimeNs timeout_ns) {
+  if (thread_ == nullptr) return absl::OkStatus();
+  stop_.Store(true);
+  items_.Close();
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  {
+    MutexLock lock(done_mu_);
+    while (!done_) {
+      if (!done_cv_.WaitUntil(done_mu_, clock_, deadline)) break;
+    }
+    if (!done_) {
+      return absl::DeadlineExceededError(fmt::format(
+          "restore thread '{}' did not stop within {} ms", config_.name,
+          timeout_ns / kMillisecond));
+    }
+  }
+  if (!thread_->joined()) thread_->Join();
+  return absl::OkStatus();
+}
+
+void RestoreThread::Emit(RestoreEvent event) {
+  // Bounded: if the stream thread stops draining, the restore thread waits here.
+  if (!events_.Push(std::move(event))) RS_CHECK(false, "restore event queue closed");
+}
+
+void RestoreThread::Run() {
+  consumer_ = transport_.NewRestoreConsumer(
+      {.client_id = config_.name + "-consumer", .max_poll_records = config_.max_poll_records});
+  admin_ = transport_.NewAdmin(config_.name + "-admin");
+  reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, config_.reader);
+  next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
+  while (!stop_.Load()) {
+    std::vector<std::vector<TaskItem>> rounds;
+    items_.DrainTo(rounds);
+    if (rounds.empty() && owned_.empty()) {
+      // Nothing to restore or update: wait for work instead of polling nothing.
+      std::optional<std::vector<TaskItem>> first =
+          items_.PopUntil(clock_, DeadlineAfter(clock_.NowNs(), config_.idle_wait_ns));
+      if (first.has_value()) rounds.push_back(std::move(*first));
+      items_.DrainTo(rounds);
+    }
+    std::vector<TaskItem> items;
+    for (std::vector<TaskItem>& round : rounds) {
+      for (TaskItem& item : round) items.push_back(std::move(item));
+    }
+    if (!items.empty()) ApplyItems(std::move(items));
+    if (stop_.Load()) break;
+    absl::StatusOr<RestoreStep> step = reader_->Restore();
+    if (!step.ok()) {
+      Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .error = step.status()});
+      clock_.SleepFor(config_.error_backoff_ns);
+      continue;
+    }
+    HandleStep(*step);
+    MaybeCheckpoint();
+  }
+  ReturnAllTasks();
+  consumer_->Close();
+  MutexLock lock(done_mu_);
+  done_ = true;
+  done_cv_.NotifyAll();
+}
+
+void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
+  // Every CLOSE before any CREATE: revive and recycle are close-then-create of one task.
+  std::stable_partition(items.begin(), items.end(), [](const TaskItem& item) {
+    return item.kind == TaskItem::Kind::kClose;
+  });
+  for (TaskItem& item : items) {
+    if (item.kind == TaskItem::Kind::kClose) {
+      CloseItem(item);
+    } else {
+      CreateItem(item);
+    }
+  }
+}
+
+void RestoreThread::CloseItem(TaskItem& item) {
+  std::vector<TopicPartition> changelogs = item.changelogs;
+  auto it = owned_.find(item.incarnation.id);
+  const bool owns = it != owned_.end() && it->second->incarnation() == item.incarnation;
+  if (owns) {
+    for (const TopicPartition& tp : it->second->state_manager().ChangelogPartitions()) {
+      changelogs.push_back(tp);
+    }
+  }
+  reader_->Unregister(changelogs);
+  TraceMark("restore", "unregister " + item.incarnation.ToString(),
+            static_cast<int64_t>(changelogs.size()));
+  if (!owns) return;
+  std::unique_ptr<Task> task = std::move(it->second);
+  owned_.erase(it);
+  task->TransitionTo(TaskState::kSuspended);
+  Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
+                    .task = std::move(task)});
+}
+
+void RestoreThread::CreateItem(TaskItem& item) {
+  RS_CHECK(item.task != nullptr && item.task->incarnation() == item.incarnation,
+           "CREATE item for {} without its task", item.incarnation.ToString());
+  RS_CHECK(!owned_.contains(item.incarnation.id),
+           "CREATE of {} while the restore thread still owns {}", item.incarnation.ToString(),
+           owned_.at(item.incarnation.id)->incarnation().ToString());
+  Task& task = *item.task;
+  // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
+  // applied first), before they are registered again.
+  task.state_manager().MaybeCompleteTaskTypeConversion();
+  for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
+    reader_->Register(tp, &task.state_manager(), task.incarnation());
+  }
+  task.TransitionTo(TaskState::kRestoring);
+  TraceMark("restore", "register " + task.incarnation().ToString(),
+            task.type() == TaskType::kActive ? 1 : 0);
+  owned_.emplace(task.id(), std::move(item.task));
+}
+
+void RestoreThread::HandleStep(RestoreStep& step) {
+  for (auto& [who, changelogs] : step.corrupted) {
+    RestoreEvent event{.kind = RestoreEvent::Kind::kCorrupted, .incarnation = who,
+                       .corrupted_changelogs = changelogs};
+    auto it = owned_.find(who.id);
+    if (it != owned_.end() && it->second->incarnation() == who) {
+      event.task = std::move(it->second);
+      owned_.erase(it);
+    }
+    TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
+    Emit(std::move(event));
+  }
+  HandOverRestored();
+  completed_.Publish(reader_->Completed());
+}
+
+// Active tasks whose changelogs all completed go back to the stream thread to run.
+void RestoreThread::HandOverRestored() {
+  const std::set<TopicPartition> completed = reader_->Completed();
+  for (auto it = owned_.begin(); it != owned_.end();) {
+    Task& task = *it->second;
+    const std::vector<TopicPartition> changelogs = task.state_manager().ChangelogPartitions();
+    const bool done = task.type() == TaskType::kActive &&
+                      std::all_of(changelogs.begin(), changelogs.end(),
+                                  [&](const TopicPartition& tp) { return completed.contains(tp); });
+    if (!done) {
+      ++it;
+      continue;
+    }
+    TraceMark("restore", "restored " + task.incarnation().ToString(), 0);
+    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = task.incarnation(),
+                      .task = std::move(it->second)});
+    it = owned_.erase(it);
+  }
+}
+
+void RestoreThread::MaybeCheckpoint() {
+  if (clock_.NowNs() < next_checkpoint_ns_) return;
+  next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
+  for (auto& [id, task] : owned_) {
+    StateManager& sm = task->state_manager();
+    absl::Status s = sm.Flush();
+    if (s.ok()) s = sm.Checkpoint();
+    if (!s.ok()) {
+      Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .incarnation = task->incarnation(),
+                        .error = s});
+    }
+  }
+}
+
+void RestoreThread::ReturnAllTasks() {
+  std::vector<std::vector<TaskItem>> late;
+  items_.DrainTo(late);  // CREATEs that arrived during shutdown: their tasks go back too
+  for (std::vector<TaskItem>& round : late) {
+    for (TaskItem& item : round) {
+      if (item.task != nullptr) {
+        Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
+                          .task = std::move(item.task)});
+      }
+    }
+  }
+  for (auto& [id, task] : owned_) {
+    reader_->Unregister(task->state_manager().ChangelogPartitions());
+    task->TransitionTo(TaskState::kSuspended);
+    const TaskIncarnation who = task->incarnation();
+    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
+                      .task = std::move(task)});
+  }
+  owned_.clear();
+}
+
+}  // namespace restoresim

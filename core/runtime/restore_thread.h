@@ -1,0 +1,122 @@
+// RestoreThread (the seed's StateRestoreThread, the later state updater): restores active tasks
+// and updates standby tasks on a thread of its own, so the stream thread processes the tasks
+// that are ready while others still restore.
+//
+// It owns the ChangelogReader and every task it restores or updates. The stream thread talks to
+// it only through queues and a published snapshot:
+//   in   TaskItems. All pending items are drained together and every CLOSE is applied before
+//        any CREATE, so a task closed and created again in one round (revive, recycle) is
+//        unregistered before it registers. A CREATE completes a prepared type conversion
+//        between the two.
+//   out  RestoreEvents: a restored active task (handed back to be RUNNING), a removed task
+//        (handed back to be closed), a corrupted task with its changelogs (handed back to be
+//        closed dirty and revived), or an error. Tasks move with the events: every open task
+//        has exactly one owner.
+//   snapshot  the completed changelogs, republished after each step.
+// It checkpoints what it restored every checkpoint_interval_ns, and its shutdown takes a
+// timeout and always returns.
+//
+// Thread-safety: AddItems, DrainEvents, CompletedChangelogs and Shutdown are for the stream
+// thread; everything else runs on the restore thread itself.
+#ifndef RESTORESIM_CORE_RUNTIME_RESTORE_THREAD_H_
+#define RESTORESIM_CORE_RUNTIME_RESTORE_THREAD_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/port/clock.h"
+#include "core/runtime/changelog_reader.h"
+#include "core/runtime/task.h"
+#include "core/sync/atomic.h"
+#include "core/sync/blocking_queue.h"
+#include "core/sync/shared_cell.h"
+#include "core/sync/thread.h"
+
+namespace restoresim {
+
+struct TaskItem {
+  enum class Kind { kCreate, kClose };
+  Kind kind = Kind::kCreate;
+  TaskIncarnation incarnation;
+  std::unique_ptr<Task> task;  // CREATE: the task, ownership moving in
+  // CLOSE: the changelogs to unregister, captured by the stream thread before it cleared the
+  // task's stores. Changelogs of a task the restore thread itself owns are added to them.
+  std::vector<TopicPartition> changelogs;
+};
+
+struct RestoreEvent {
+  enum class Kind { kRestored, kRemoved, kCorrupted, kError };
+  Kind kind = Kind::kError;
+  TaskIncarnation incarnation;
+  std::unique_ptr<Task> task;  // ownership moving out (null for kError)
+  std::set<TopicPartition> corrupted_changelogs;
+  absl::Status error;
+};
+
+struct RestoreThreadConfig {
+  std::string name = "restore-thread";
+  size_t rounds_max = 1024;  // bound of the item queue, in rounds (AddItems calls)
+  size_t events_max = 1024;  // bound of the event queue
+  ChangelogReaderConfig reader;
+  TimeNs idle_wait_ns = 100 * kMillisecond;  // wait for items when there is nothing to fetch
+  TimeNs checkpoint_interval_ns = 5 * kSecond;
+  TimeNs error_backoff_ns = 100 * kMillisecond;
+  int32_t max_poll_records = 1000;
+};
+
+class RestoreThread {
+ public:
+  RestoreThread(Transport& transport, Clock& clock, StateRestoreListener* listener,
+                RestoreThreadConfig config = {});
+  ~RestoreThread();  // joins (after Shutdown, or by shutting down without a deadline)
+
+  void Start();
+  // Queues one round of items atomically: the restore thread sees all of them or none, so the
+  // CLOSE-before-CREATE order inside a round cannot be split by a concurrent drain. Returns
+  // false if the thread is shutting down (the items, and their tasks, come back in `refused`).
+  bool AddItems(std::vector<TaskItem> items, std::vector<TaskItem>* refused);
+  std::vector<RestoreEvent> DrainEvents();
+  std::shared_ptr<const std::set<TopicPartition>> CompletedChangelogs() const;
+  // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
+  // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
+  // waits for it).
+  absl::Status Shutdown(TimeNs timeout_ns);
+
+ private:
+  void Run();
+  void ApplyItems(std::vector<TaskItem> items);
+  void CloseItem(TaskItem& item);
+  void CreateItem(TaskItem& item);
+  void HandleStep(RestoreStep& step);
+  void HandOverRestored();
+  void MaybeCheckpoint();
+  void Emit(RestoreEvent event);
+  void ReturnAllTasks();
+
+  Transport& transport_;
+  Clock& clock_;
+  StateRestoreListener* listener_;
+  const RestoreThreadConfig config_;
+  BlockingQueue<std::vector<TaskItem>> items_;  // one element per round
+  BlockingQueue<RestoreEvent> events_;
+  SharedCell<std::set<TopicPartition>> completed_;
+  Atomic<bool> stop_{false, "restore_stop"};
+  Mutex done_mu_{"restore_done_mu"};
+  CondVar done_cv_{"restore_done_cv"};
+  bool done_ ABSL_GUARDED_BY(done_mu_) = false;
+  std::unique_ptr<Thread> thread_;
+
+  // Restore thread only:
+  std::unique_ptr<RestoreConsumer> consumer_;
+  std::unique_ptr<Admin> admin_;
+  std::unique_ptr<ChangelogReader> reader_;
+  std::map<TaskId, std::unique_ptr<Task>> owned_;
+  TimeNs next_checkpoint_ns_ = 0;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_RESTORE_THREAD_H_

@@ -1,0 +1,79 @@
+// Test helpers for runtime parts run against the fake broker under the simulator: a world with
+// a broker, a crash-model file system and task factories.
+#ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_
+#define RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+
+#include "core/runtime/count_topology.h"
+#include "core/runtime/state_manager.h"
+#include "core/runtime/task.h"
+#include "core/state/log_store.h"
+#include "core/util/check.h"
+#include "fakes/fake_broker.h"
+#include "fakes/mem_file_system.h"
+#include "sim/choice_random.h"
+#include "sim/simulation.h"
+#include "sim/virtual_clock.h"
+
+namespace restoresim::testing {
+
+inline TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
+inline TopicPartition Input(int32_t p) { return {"input", p}; }
+
+// REQUIRES: constructed on a simulated thread.
+struct RuntimeWorld {
+  sim::VirtualClock clock;
+  sim::ChoiceRandom faults_random{*static_cast<sim::Simulation*>(CurrentSim())};
+  fakes::FakeBroker broker;
+  fakes::MemFileSystem fs;
+  uint64_t next_incarnation = 1;
+
+  explicit RuntimeWorld(bool faults, int32_t partitions = 4)
+      : broker(clock, &faults_random,
+               faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{}) {
+    RS_CHECK(broker.CreateTopic("app-counts-changelog", partitions).ok());
+    RS_CHECK(broker.CreateTopic("input", partitions).ok());
+  }
+
+  std::unique_ptr<StateManager> NewStateManager(int32_t partition, TaskType type) {
+    StateManagerConfig c;
+    c.application_id = "app";
+    c.task_dir = fmt::format("/state/app/0_{}", partition);
+    c.fs = &fs;
+    c.open_store = [this](const std::string& dir, const std::string& name)
+        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      auto store = LogStore::Open(fs, dir, name);
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<KeyValueStore>(std::move(*store));
+    };
+    auto sm = std::make_unique<StateManager>(TaskId{0, partition}, type, std::move(c));
+    RS_CHECK(sm->RegisterStores().ok());
+    return sm;
+  }
+
+  std::unique_ptr<Task> NewTask(int32_t partition, TaskType type) {
+    return std::make_unique<Task>(TaskIncarnation{{0, partition}, next_incarnation++},
+                                  NewStateManager(partition, type), Input(partition));
+  }
+
+  // Appends n changelog updates (every fifth a tombstone).
+  void WriteChangelog(int32_t partition, int n, int start = 0) {
+    for (int i = start; i < start + n; ++i) {
+      std::optional<std::string> value;
+      if (i % 5 != 4) value = std::to_string(i);
+      RS_CHECK(broker.Append(Changelog(partition), "k" + std::to_string(i % 7), value, i).ok());
+    }
+  }
+
+  std::map<std::string, std::string> Fold(int32_t partition) {
+    return FoldChangelog(*broker.ReadLog(Changelog(partition), 0, 1'000'000));
+  }
+};
+
+}  // namespace restoresim::testing
+
+#endif  // RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_

@@ -1,0 +1,95 @@
+#include "core/runtime/task.h"
+
+#include "core/runtime/count_topology.h"
+#include "core/util/check.h"
+
+namespace restoresim {
+
+std::string_view TaskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::kCreated: return "CREATED";
+    case TaskState::kRestoring: return "RESTORING";
+    case TaskState::kRunning: return "RUNNING";
+    case TaskState::kSuspended: return "SUSPENDED";
+    case TaskState::kClosed: return "CLOSED";
+  }
+  return "?";
+}
+
+namespace {
+
+bool Allowed(TaskState from, TaskState to, TaskType type) {
+  switch (from) {
+    case TaskState::kCreated:
+      return to == TaskState::kRestoring || to == TaskState::kSuspended ||
+             to == TaskState::kClosed;
+    case TaskState::kRestoring:
+      return (to == TaskState::kRunning && type == TaskType::kActive) ||
+             to == TaskState::kSuspended;
+    case TaskState::kRunning:
+      return to == TaskState::kSuspended;
+    case TaskState::kSuspended:
+      return to == TaskState::kRestoring || to == TaskState::kClosed;
+    case TaskState::kClosed:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+Task::Task(TaskIncarnation incarnation, std::unique_ptr<StateManager> state_manager,
+           TopicPartition input)
+    : incarnation_(incarnation), state_manager_(std::move(state_manager)),
+      input_(std::move(input)) {
+  RS_CHECK(state_manager_ != nullptr && state_manager_->id() == incarnation_.id,
+           "task {} built over another task's state", incarnation_.ToString());
+}
+
+void Task::TransitionTo(TaskState next) {
+  RS_CHECK(Allowed(state_, next, type()), "task {} ({}): illegal transition {} -> {}",
+           incarnation_.ToString(), TaskTypeName(type()), TaskStateName(state_),
+           TaskStateName(next));
+  state_ = next;
+}
+
+std::unique_ptr<StateManager> Task::CloseAndRecycleState() {
+  RS_CHECK(state_ == TaskState::kSuspended, "task {} recycled in state {} (must be SUSPENDED)",
+           incarnation_.ToString(), TaskStateName(state_));
+  state_ = TaskState::kClosed;
+  return std::move(state_manager_);
+}
+
+void Task::Buffer(std::vector<ConsumerRecord> records) {
+  for (ConsumerRecord& r : records) buffered_.push_back(std::move(r));
+}
+
+absl::StatusOr<size_t> Task::Process(Producer& producer, size_t records_max) {
+  RS_CHECK(type() == TaskType::kActive && state_ == TaskState::kRunning,
+           "task {} processes as {} in {}", incarnation_.ToString(), TaskTypeName(type()),
+           TaskStateName(state_));
+  const TopicPartition changelog{ChangelogTopic(state_manager_->application_id(),
+                                                kCountsStoreName),
+                                 incarnation_.id.partition};
+  KeyValueStore* store = state_manager_->StoreForChangelog(changelog);
+  RS_CHECK(store != nullptr, "task {} has no counts store", incarnation_.ToString());
+  size_t processed = 0;
+  while (processed < records_max && !buffered_.empty()) {
+    const ConsumerRecord& input = buffered_.front();
+    absl::StatusOr<std::optional<std::string>> current = store->Get(input.key);
+    if (!current.ok()) return current.status();
+    if (std::optional<KeyValueWrite> w = CountUpdate(input, *current)) {
+      absl::Status s = w->value ? store->Put(w->key, *w->value) : store->Delete(w->key);
+      if (!s.ok()) return s;
+      s = producer.Send(changelog, w->key, w->value, input.timestamp_ms);
+      if (!s.ok()) return s;
+    }
+    consumed_offset_ = input.offset + 1;
+    buffered_.pop_front();
+    ++processed;
+    ++processed_records_;
+  }
+  return processed;
+}
+
+}  // namespace restoresim
