@@ -6,7 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/runtime/runtime_test_util.h"
+#include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
 namespace restoresim {

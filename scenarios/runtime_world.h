@@ -1,7 +1,7 @@
 // Test helpers for runtime parts run against the fake broker under the simulator: a world with
 // a broker, a crash-model file system and task factories.
-#ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_
-#define RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_
+#ifndef RESTORESIM_SCENARIOS_RUNTIME_WORLD_H_
+#define RESTORESIM_SCENARIOS_RUNTIME_WORLD_H_
 
 #include <fmt/format.h>
 
@@ -76,4 +76,4 @@ struct RuntimeWorld {
 
 }  // namespace restoresim::testing
 
-#endif  // RESTORESIM_CORE_RUNTIME_RUNTIME_TEST_UTIL_H_
+#endif  // RESTORESIM_SCENARIOS_RUNTIME_WORLD_H_
