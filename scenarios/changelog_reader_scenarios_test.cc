@@ -7,13 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/runtime/count_topology.h"
-#include "core/state/log_store.h"
-#include "fakes/fake_broker.h"
-#include "fakes/mem_file_system.h"
-#include "sim/choice_random.h"
+#include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
-#include "sim/virtual_clock.h"
 
 namespace restoresim {
 namespace {
@@ -39,45 +34,22 @@ struct RecordingListener : StateRestoreListener {
   }
 };
 
-// One world: a broker, a file system, a reader, and helpers to make tasks.
-struct World {
-  sim::VirtualClock clock;
-  std::unique_ptr<sim::ChoiceRandom> faults_random;
-  std::unique_ptr<fakes::FakeBroker> broker;
-  fakes::MemFileSystem fs;
+// A runtime world (broker, file system) plus a changelog reader over its restore consumer.
+struct World : testing::RuntimeWorld {
   std::unique_ptr<RestoreConsumer> consumer;
   std::unique_ptr<Admin> admin;
   RecordingListener listener;
   std::unique_ptr<ChangelogReader> reader;
-  uint64_t next_incarnation = 1;
 
-  explicit World(bool faults, int32_t max_poll_records = 1000) {
-    auto* sim = static_cast<sim::Simulation*>(CurrentSim());
-    faults_random = std::make_unique<sim::ChoiceRandom>(*sim);
-    broker = std::make_unique<fakes::FakeBroker>(
-        clock, faults_random.get(),
-        faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{});
-    RS_CHECK(broker->CreateTopic("app-counts-changelog", 4).ok());
-    consumer = broker->NewRestoreConsumer(
+  explicit World(bool faults, int32_t max_poll_records = 1000) : RuntimeWorld(faults) {
+    consumer = broker.NewRestoreConsumer(
         {.client_id = "restore", .max_poll_records = max_poll_records});
-    admin = broker->NewAdmin("admin");
+    admin = broker.NewAdmin("admin");
     reader = std::make_unique<ChangelogReader>(*consumer, *admin, &listener);
   }
 
   std::unique_ptr<StateManager> Task(int32_t partition, TaskType type) {
-    StateManagerConfig c;
-    c.application_id = "app";
-    c.task_dir = fmt::format("/state/app/0_{}", partition);
-    c.fs = &fs;
-    c.open_store = [this](const std::string& dir, const std::string& name)
-        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-      auto store = LogStore::Open(fs, dir, name);
-      if (!store.ok()) return store.status();
-      return std::unique_ptr<KeyValueStore>(std::move(*store));
-    };
-    auto sm = std::make_unique<StateManager>(TaskId{0, partition}, type, std::move(c));
-    RS_CHECK(sm->RegisterStores().ok());
-    return sm;
+    return NewStateManager(partition, type);
   }
 
   void Register(StateManager& sm) {
@@ -85,20 +57,7 @@ struct World {
     for (const TopicPartition& tp : sm.ChangelogPartitions()) reader->Register(tp, &sm, who);
   }
 
-  // Appends n updates to a changelog partition; returns what they fold to.
-  void Write(int32_t partition, int n, int start = 0) {
-    for (int i = start; i < start + n; ++i) {
-      std::optional<std::string> value;
-      if (i % 5 != 4) value = std::to_string(i);
-      RS_CHECK(broker->Append({"app-counts-changelog", partition}, "k" + std::to_string(i % 7),
-                              value, i)
-                   .ok());
-    }
-  }
-
-  std::map<std::string, std::string> Fold(int32_t partition) {
-    return FoldChangelog(*broker->ReadLog({"app-counts-changelog", partition}, 0, 100000));
-  }
+  void Write(int32_t partition, int n, int start = 0) { WriteChangelog(partition, n, start); }
 
   // Runs restore steps until `done` or a step budget; returns the corruption seen.
   std::map<TaskIncarnation, std::set<TopicPartition>> RunUntil(const std::function<bool()>& done,
@@ -113,7 +72,7 @@ struct World {
   }
 };
 
-TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
+using testing::Changelog;
 
 void ExpectOk(const sim::TestRun& r) { ASSERT_TRUE(r.outcome.ok()) << r.outcome.message; }
 
@@ -160,7 +119,7 @@ TEST(ChangelogReaderTest, RestorationStartsAtTheCheckpointAndSkipsWhenUpToDate) 
     w.Write(2, 20);
     {
       auto task = w.Task(2, TaskType::kActive);  // restore the first 12, checkpoint at 12
-      auto log = *w.broker->ReadLog(Changelog(2), 0, 12);
+      auto log = *w.broker.ReadLog(Changelog(2), 0, 12);
       for (const ConsumerRecord& r : log) {
         KeyValueStore* store = task->StoreForChangelog(Changelog(2));
         ASSERT_TRUE((r.value ? store->Put(r.key, *r.value) : store->Delete(r.key)).ok());
@@ -224,7 +183,7 @@ TEST(ChangelogReaderTest, TruncationBelowTheCheckpointIsCorruptionOfTheOwner) {
       task->Advance(Changelog(1), 5);  // pretend 5 records were restored and checkpointed
       ASSERT_TRUE(task->Close(true).ok());
     }
-    ASSERT_TRUE(w.broker->DeleteRecords({{Changelog(1), 20}}).ok());  // retention moved on
+    ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(1), 20}}).ok());  // retention moved on
     auto corrupt = w.Task(1, TaskType::kActive);
     auto healthy = w.Task(2, TaskType::kActive);
     w.Register(*corrupt);

@@ -17,18 +17,6 @@ namespace {
 constexpr int kPid = 1;
 constexpr int64_t kSchedulerTid = 0;  // events recorded outside any simulated thread
 
-std::string_view ObjectKindName(SimObjectKind kind) {
-  switch (kind) {
-    case SimObjectKind::kMutex: return "mutex";
-    case SimObjectKind::kCondVar: return "condvar";
-    case SimObjectKind::kAtomic: return "atomic";
-    case SimObjectKind::kThread: return "thread";
-    case SimObjectKind::kQueue: return "queue";
-    case SimObjectKind::kOther: return "object";
-  }
-  return "object";
-}
-
 std::string_view ChoiceKindName(uint32_t kind) {
   switch (static_cast<ChoiceKind>(kind)) {
     case ChoiceKind::kThread: return "thread";
@@ -348,8 +336,8 @@ std::string Exporter::ObjectLabel(SimOp op, uint32_t object) const {
   if (object == 0) return "";
   if (object > sim_.objects().size()) return fmt::format("object #{}", object);
   const Simulation::ObjectInfo& info = sim_.objects()[object - 1];
-  if (info.name == nullptr) return fmt::format("{} #{}", ObjectKindName(info.kind), object);
-  return fmt::format("{} '{}' #{}", ObjectKindName(info.kind), info.name, object);
+  if (info.name == nullptr) return fmt::format("{} #{}", SimObjectKindName(info.kind), object);
+  return fmt::format("{} '{}' #{}", SimObjectKindName(info.kind), info.name, object);
 }
 
 std::string Exporter::OpOn(SimOp op, uint32_t object) const {

@@ -33,18 +33,6 @@ std::once_flag terminate_handler_once;
   std::abort();
 }
 
-std::string_view ObjectKindName(SimObjectKind kind) {
-  switch (kind) {
-    case SimObjectKind::kMutex: return "mutex";
-    case SimObjectKind::kCondVar: return "condvar";
-    case SimObjectKind::kAtomic: return "atomic";
-    case SimObjectKind::kThread: return "thread";
-    case SimObjectKind::kQueue: return "queue";
-    case SimObjectKind::kOther: return "object";
-  }
-  return "object";
-}
-
 [[noreturn]] void TeardownFailure(const std::string& what) {
   std::fprintf(stderr, "restoresim: fatal while unwinding an ended simulated run: %s\n",
                what.c_str());
@@ -480,7 +468,7 @@ std::string Simulation::DescribeWait(const SimThread& t) const {
     what += fmt::format(" of thread '{}'", ThreadName(static_cast<SimThreadId>(t.wait_object)));
   } else if (t.wait_object != 0 && t.wait_object <= objects_.size()) {
     const ObjectInfo& o = objects_[t.wait_object - 1];
-    what += fmt::format(" on {} '{}' (#{})", ObjectKindName(o.kind), o.name ? o.name : "?",
+    what += fmt::format(" on {} '{}' (#{})", SimObjectKindName(o.kind), o.name ? o.name : "?",
                         t.wait_object);
   }
   if (t.deadline_ns != kNoDeadline) what += fmt::format(" until t={}ns", t.deadline_ns);
@@ -488,7 +476,7 @@ std::string Simulation::DescribeWait(const SimThread& t) const {
     what += ", holding";
     for (uint32_t id : t.locks_held) {
       const ObjectInfo& o = objects_[id - 1];
-      what += fmt::format(" {} '{}' (#{})", ObjectKindName(o.kind), o.name ? o.name : "?", id);
+      what += fmt::format(" {} '{}' (#{})", SimObjectKindName(o.kind), o.name ? o.name : "?", id);
     }
   }
   return what;

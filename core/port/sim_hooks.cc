@@ -17,6 +17,18 @@ SimNoAbortScope::~SimNoAbortScope() {
   if (sim_ != nullptr) sim_->ExitNoAbort();
 }
 
+std::string_view SimObjectKindName(SimObjectKind kind) {
+  switch (kind) {
+    case SimObjectKind::kMutex: return "mutex";
+    case SimObjectKind::kCondVar: return "condvar";
+    case SimObjectKind::kAtomic: return "atomic";
+    case SimObjectKind::kThread: return "thread";
+    case SimObjectKind::kQueue: return "queue";
+    case SimObjectKind::kOther: return "object";
+  }
+  return "object";
+}
+
 std::string_view SimOpName(SimOp op) {
   switch (op) {
     case SimOp::kYield: return "yield";

@@ -54,6 +54,7 @@ enum class SimObjectKind : uint8_t {
   kQueue,
   kOther,
 };
+std::string_view SimObjectKindName(SimObjectKind kind);
 
 // Per-object simulation state, embedded in each primitive. Its fields belong to the simulation
 // named by `epoch`; a primitive first used under another simulation (or none) is re-registered.

@@ -30,6 +30,22 @@ constexpr uint64_t StableStringHash(std::string_view s) {
   return SplitMix64(h);
 }
 
+// Uniform in [0, n) from 64-bit words drawn by `next`: Lemire's multiply-shift with rejection,
+// exact and portable (only 64x64->128 multiplication and integer comparison). REQUIRES: n > 0.
+template <typename NextWord>
+constexpr uint64_t BoundedUniform(uint64_t n, NextWord&& next) {
+  unsigned __int128 m = static_cast<unsigned __int128>(next()) * n;
+  uint64_t low = static_cast<uint64_t>(m);
+  if (low < n) {
+    const uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m = static_cast<unsigned __int128>(next()) * n;
+      low = static_cast<uint64_t>(m);
+    }
+  }
+  return static_cast<uint64_t>(m >> 64);
+}
+
 // xoshiro256** 1.0 (Blackman, Vigna), with our own bounded-integer mapping.
 class Prng {
  public:
@@ -55,19 +71,9 @@ class Prng {
     return result;
   }
 
-  // Uniform in [0, n). REQUIRES: n > 0. Lemire's multiply-shift with rejection: exact and
-  // portable (only 64x64->128 multiplication and integer comparison).
+  // Uniform in [0, n). REQUIRES: n > 0.
   constexpr uint64_t Uniform(uint64_t n) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next64()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
-    if (low < n) {
-      const uint64_t threshold = (0 - n) % n;
-      while (low < threshold) {
-        m = static_cast<unsigned __int128>(Next64()) * n;
-        low = static_cast<uint64_t>(m);
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
+    return BoundedUniform(n, [this]() { return Next64(); });
   }
 
   // Uniform in [lo, hi]. REQUIRES: lo <= hi.
