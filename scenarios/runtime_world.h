@@ -32,9 +32,13 @@ struct RuntimeWorld {
   fakes::MemFileSystem fs;
   uint64_t next_incarnation = 1;
 
-  explicit RuntimeWorld(bool faults, int32_t partitions = 4)
+  // Every network call costs request_latency_ns of virtual time, so restoration takes time
+  // and the stream thread's loop interleaves with it as it would on a real network.
+  explicit RuntimeWorld(bool faults, int32_t partitions = 4,
+                        TimeNs request_latency_ns = kMillisecond)
       : broker(clock, &faults_random,
-               faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{}) {
+               faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{},
+               fakes::BrokerOptions{.request_latency_ns = request_latency_ns}) {
     RS_CHECK(broker.CreateTopic("app-counts-changelog", partitions).ok());
     RS_CHECK(broker.CreateTopic("input", partitions).ok());
   }

@@ -50,6 +50,14 @@ bool ChangelogReader::IsRegistered(const TopicPartition& changelog) const {
   return changelogs_.contains(changelog);
 }
 
+std::vector<TopicPartition> ChangelogReader::ChangelogsOf(const TaskIncarnation& owner) const {
+  std::vector<TopicPartition> of;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.owner == owner) of.push_back(tp);
+  }
+  return of;
+}
+
 std::set<TopicPartition> ChangelogReader::Registered() const {
   std::set<TopicPartition> all;
   for (const auto& [tp, c] : changelogs_) all.insert(tp);

@@ -62,6 +62,8 @@ class ChangelogReader {
 
   ReaderMode mode() const;
   bool IsRegistered(const TopicPartition& changelog) const;
+  // Every changelog registered by `owner`, completed ones included.
+  std::vector<TopicPartition> ChangelogsOf(const TaskIncarnation& owner) const;
   std::set<TopicPartition> Registered() const;
   std::set<TopicPartition> Completed() const;
   // Records between the position and the end offset, summed over restoring actives.

@@ -132,14 +132,15 @@ void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
 }
 
 void RestoreThread::CloseItem(TaskItem& item) {
+  // The captured changelogs, and everything this incarnation registered: a task handed back
+  // as restored keeps its completed changelogs registered until its CLOSE, even when the
+  // CLOSE was sent before the stream thread saw the hand-over.
   std::vector<TopicPartition> changelogs = item.changelogs;
+  for (const TopicPartition& tp : reader_->ChangelogsOf(item.incarnation)) {
+    changelogs.push_back(tp);
+  }
   auto it = owned_.find(item.incarnation.id);
   const bool owns = it != owned_.end() && it->second->incarnation() == item.incarnation;
-  if (owns) {
-    for (const TopicPartition& tp : it->second->state_manager().ChangelogPartitions()) {
-      changelogs.push_back(tp);
-    }
-  }
   reader_->Unregister(changelogs);
   TraceMark("restore", "unregister " + item.incarnation.ToString(),
             static_cast<int64_t>(changelogs.size()));

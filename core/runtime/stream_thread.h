@@ -1,0 +1,80 @@
+// StreamThread: one of a runtime's processing threads, with its own main consumer (a group
+// member), producer, task manager and restore thread (1:1, as in the seed design). Its loop,
+// RunOnce():
+//   1. poll the main consumer (rebalance callbacks run here and reshape the tasks);
+//   2. hand removed tasks, then newly initialised ones, to the restore thread (one round);
+//   3. take back what the restore thread returned (restored -> RUNNING; corruption: close
+//      dirty, wipe, revive);
+//   4. process every running task that has input: a restored task does not wait for others;
+//   5. commit on the commit interval.
+//
+// Thread-safety: Start/Shutdown from the owner; everything else on the stream thread (or, for
+// tests, on whichever thread calls RunOnce without Start).
+#ifndef RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
+#define RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
+
+#include <memory>
+#include <string>
+
+#include "core/port/clock.h"
+#include "core/runtime/restore_thread.h"
+#include "core/runtime/task_manager.h"
+#include "core/sync/atomic.h"
+#include "core/sync/thread.h"
+
+namespace restoresim {
+
+struct StreamThreadConfig {
+  std::string name = "stream-thread-1";
+  std::string group;                      // application.id
+  TimeNs poll_timeout_ns = 100 * kMillisecond;
+  TimeNs commit_interval_ns = 1 * kSecond;  // commit.interval.ms
+  size_t records_per_task_max = 100;        // per loop, so one task cannot starve the others
+  int32_t max_poll_records = 1000;          // main consumer's max.poll.records
+  TaskManagerConfig tasks;
+  RestoreThreadConfig restore;
+};
+
+class StreamThread {
+ public:
+  StreamThread(StreamThreadConfig config, Transport& transport, Clock& clock,
+               StateRestoreListener* listener, Atomic<uint64_t>& incarnations);
+  ~StreamThread();
+
+  // Joins the group and starts both threads.
+  void Start();
+  // Stops the loop, shuts the restore thread down (within timeout_ns), closes every task
+  // (cleanly unless `clean` is false) and leaves the group. Always returns.
+  absl::Status Shutdown(TimeNs timeout_ns, bool clean = true);
+
+  // For tests driving the loop by hand: Subscribe() once, then RunOnce() repeatedly.
+  absl::Status Subscribe();
+  absl::Status RunOnce();
+
+  TaskManager& task_manager() { return *tasks_; }
+  RestoreThread& restore_thread() { return *restore_; }
+  const std::string& name() const { return config_.name; }
+  int64_t loops() const { return loops_; }
+
+ private:
+  void Run();
+
+  const StreamThreadConfig config_;
+  Clock& clock_;
+  std::unique_ptr<MainConsumer> consumer_;
+  std::unique_ptr<Producer> producer_;
+  std::unique_ptr<RestoreThread> restore_;
+  std::unique_ptr<TaskManager> tasks_;
+  Atomic<bool> stop_{false, "stream_stop"};
+  Mutex done_mu_{"stream_done_mu"};
+  CondVar done_cv_{"stream_done_cv"};
+  bool done_ ABSL_GUARDED_BY(done_mu_) = false;
+  absl::Status exit_status_;  // written by the stream thread before done_
+  std::unique_ptr<Thread> thread_;
+  TimeNs next_commit_ns_ = 0;
+  int64_t loops_ = 0;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_

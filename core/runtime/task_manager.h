@@ -1,0 +1,128 @@
+// TaskManager: a stream thread's tasks. It turns assignments (through the main consumer's
+// rebalance callbacks) into tasks to create, close, recycle or resume; hands tasks to the
+// restore thread and takes them back; handles corruption; processes and commits the running
+// tasks.
+//
+// Single ownership: every open task of this stream thread is in exactly one of
+//   running_        active tasks the stream thread processes (RUNNING), owned here;
+//   pending_init_   created here, stores not yet registered, owned here;
+//   ready_          initialised, to be sent to the restore thread this round, owned here;
+//   in_restore_     owned by the restore thread (bookkeeping only: incarnation and type);
+// and a CLOSE sent for a task the restore thread owns is remembered in awaiting_ until the
+// task comes back (removed, restored or corrupted) — whatever the assignment says by then
+// decides what happens to it.
+//
+// Thread-safety: the stream thread only (rebalance callbacks run inside its consumer poll).
+#ifndef RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
+#define RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/runtime/restore_thread.h"
+#include "core/runtime/state_manager.h"
+#include "core/runtime/task.h"
+#include "core/sync/atomic.h"
+
+namespace restoresim {
+
+struct TaskManagerConfig {
+  std::string application_id;
+  std::string input_topic;
+  std::string state_dir;  // "<state.dir>/<application.id>"
+  bool exactly_once = false;
+  FileSystem* fs = nullptr;
+  StoreOpener open_store;
+  TimeNs producer_flush_timeout_ns = 30 * kSecond;
+};
+
+// Counts of what the manager did, for metrics and tests.
+struct TaskManagerStats {
+  int64_t created = 0;
+  int64_t recycled = 0;
+  int64_t revived = 0;
+  int64_t closed_clean = 0;
+  int64_t closed_dirty = 0;
+  int64_t corrupted_reports = 0;
+  int64_t stale_reports = 0;  // about incarnations no longer wanted: not revived
+  int64_t restore_errors = 0;
+};
+
+class TaskManager final : public RebalanceListener {
+ public:
+  TaskManager(TaskManagerConfig config, RestoreThread& restore_thread, MainConsumer& consumer,
+              Producer& producer, Atomic<uint64_t>& incarnations);
+  ~TaskManager() override;
+
+  // ---- rebalance callbacks (inside MainConsumer::Poll) ----
+  void OnPartitionsRevoked(const std::vector<TopicPartition>& partitions) override;
+  void OnPartitionsAssigned(const Assignment& assignment) override;
+  void OnPartitionsLost(const std::vector<TopicPartition>& partitions) override;
+
+  // ---- the stream thread's loop ----
+  // Initialises new tasks and sends this round's CLOSE items, then CREATE items, atomically.
+  [[nodiscard]] absl::Status HandOver();
+  // Takes back what the restore thread returned: restored tasks start RUNNING, removed ones
+  // are recycled, resumed or closed, corrupted ones are closed dirty and revived (all of one
+  // drain handled together).
+  [[nodiscard]] absl::Status HandleRestoreEvents();
+  void Buffer(PollResult records);
+  // Processes up to records_per_task_max buffered records of every running task.
+  absl::StatusOr<size_t> Process(size_t records_per_task_max);
+  // Flushes the producer, advances changelog offsets, flushes stores, checkpoints (at least
+  // once) and commits the input offsets.
+  [[nodiscard]] absl::Status Commit();
+  // Closes every task: running ones here, the others once the restore thread (already shut
+  // down) returned them through its events.
+  [[nodiscard]] absl::Status CloseAll(bool clean);
+
+  // ---- observation (oracle, tests) ----
+  std::set<TaskId> running() const;
+  std::set<TaskId> in_restore() const;
+  std::set<TaskId> wanted_active() const { return wanted_active_; }
+  std::set<TaskId> wanted_standby() const { return wanted_standby_; }
+  const TaskManagerStats& stats() const { return stats_; }
+  // Store contents of a running task (tests).
+  absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(TaskId id);
+  const std::vector<absl::Status>& errors() const { return errors_; }
+
+ private:
+  std::optional<TaskType> Wanted(TaskId id) const;
+  std::unique_ptr<Task> NewTask(TaskId id, TaskType type);
+  std::unique_ptr<Task> Recycle(std::unique_ptr<Task> task, TaskType type);
+  void Reconcile();
+  void ReconcileRunning(TaskId id, std::optional<TaskType> want);
+  void CloseRunning(TaskId id, bool clean);
+  void CloseOwned(std::unique_ptr<Task> task, bool clean, bool wipe = false);
+  void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs);
+  void TakeBack(std::unique_ptr<Task> task);
+  void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
+  void StartRunning(std::unique_ptr<Task> task);
+  absl::Status CommitTask(Task& task);
+  absl::Status CommitTasks(const std::vector<Task*>& tasks);
+  TopicPartition InputOf(TaskId id) const;
+
+  const TaskManagerConfig config_;
+  RestoreThread& restore_thread_;
+  MainConsumer& consumer_;
+  Producer& producer_;
+  Atomic<uint64_t>& incarnations_;
+
+  std::set<TaskId> wanted_active_;
+  std::set<TaskId> wanted_standby_;
+  std::map<TaskId, std::unique_ptr<Task>> running_;
+  std::map<TaskId, std::unique_ptr<Task>> pending_init_;
+  std::vector<std::unique_ptr<Task>> ready_;
+  std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
+  std::map<TaskId, TaskIncarnation> awaiting_;
+  std::vector<TaskItem> close_items_;
+  TaskManagerStats stats_;
+  std::vector<absl::Status> errors_;
+};
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
