@@ -482,6 +482,19 @@ std::string Simulation::DescribeWait(const SimThread& t) const {
   return what;
 }
 
+std::string Simulation::ThreadsReport() const {
+  std::string report = fmt::format("virtual time {}ns, step {}", now_ns_, steps_);
+  for (SimThreadId id = 0; id < threads_.size(); ++id) {
+    const SimThread& t = sim_thread(id);
+    const char* state = t.state == ThreadState::kRunnable  ? "runnable"
+                        : t.state == ThreadState::kBlocked ? "blocked"
+                                                           : "finished";
+    report += fmt::format("\n  thread '{}' (#{}): {}", t.name, id, state);
+    if (t.state == ThreadState::kBlocked) report += ": " + DescribeWait(t);
+  }
+  return report;
+}
+
 std::string Simulation::DeadlockReport() const {
   std::string report = fmt::format(
       "deadlock: every thread is blocked and no timer is pending (virtual time {}ns, step {})",

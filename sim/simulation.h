@@ -70,6 +70,10 @@ class Simulation final : public SimHooks {
   const std::vector<ObjectInfo>& objects() const { return objects_; }
   Strategy& strategy() { return *strategy_; }
 
+  // Every thread with its state and, if blocked, what it waits on (as in deadlock reports):
+  // for debugging a run that does not make progress.
+  std::string ThreadsReport() const;
+
   // A program-level choice in [0, n) through the strategy (recorded like scheduling choices).
   uint64_t Choose(uint64_t n, ChoiceKind kind = ChoiceKind::kData);
 

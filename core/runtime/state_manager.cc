@@ -168,10 +168,13 @@ absl::Status StateManager::Wipe() {
 }
 
 void StateManager::PrepareNewTaskType(TaskType type) {
-  RS_CHECK(!pending_type_.has_value(), "task {}: a type conversion is already prepared",
-           id_.ToString());
-  RS_CHECK(type != type_, "task {} is already {}", id_.ToString(), TaskTypeName(type));
-  pending_type_ = type;
+  // Recycled again before the restore thread completed the last change: the latest wins, and
+  // asking for the current type cancels the change.
+  if (type == type_) {
+    pending_type_.reset();
+  } else {
+    pending_type_ = type;
+  }
 }
 
 bool StateManager::MaybeCompleteTaskTypeConversion() {

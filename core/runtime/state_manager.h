@@ -98,7 +98,10 @@ class StateManager {
   const std::string& application_id() const { return config_.application_id; }
   TaskType type() const { return type_; }
   std::optional<TaskType> pending_type() const { return pending_type_; }
+  // The type the task will have once the restore thread completes the change. Preparing the
+  // current type cancels a pending change; the latest preparation wins.
   void PrepareNewTaskType(TaskType type);
+  TaskType effective_type() const { return pending_type_.value_or(type_); }
   // Completes a prepared conversion; returns whether there was one.
   bool MaybeCompleteTaskTypeConversion();
   const std::string& checkpoint_note() const { return checkpoint_note_; }

@@ -88,6 +88,16 @@ TEST_F(StateManagerTest, TypeConversionIsPreparedThenCompleted) {
   EXPECT_FALSE(sm.MaybeCompleteTaskTypeConversion());
 }
 
+TEST_F(StateManagerTest, RecyclingAgainBeforeCompletionKeepsOnlyTheLatestType) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  sm.PrepareNewTaskType(TaskType::kStandby);
+  EXPECT_EQ(sm.effective_type(), TaskType::kStandby);
+  sm.PrepareNewTaskType(TaskType::kActive);  // back before the restore thread saw it
+  EXPECT_EQ(sm.pending_type(), std::nullopt);
+  EXPECT_EQ(sm.effective_type(), TaskType::kActive);
+  EXPECT_FALSE(sm.MaybeCompleteTaskTypeConversion());
+}
+
 TEST_F(StateManagerTest, ExactlyOnceWipesAStoreWithDataButNoCheckpoint) {
   {
     StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));

@@ -65,7 +65,9 @@ absl::Status StreamThread::RunOnce() {
   if (clock_.NowNs() >= next_commit_ns_) {
     next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
     absl::Status s = tasks_->Commit();
-    if (!s.ok() && !IsRetryable(s)) return s;
+    // A commit refused because the partitions moved (Kafka's CommitFailedException, i.e. a
+    // task migrated) is not fatal: the next poll delivers the rebalance that explains it.
+    if (!s.ok() && !IsRetryable(s) && !absl::IsFailedPrecondition(s)) return s;
   }
   return absl::OkStatus();
 }

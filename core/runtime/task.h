@@ -38,6 +38,8 @@ class Task {
   const TaskIncarnation& incarnation() const { return incarnation_; }
   TaskId id() const { return incarnation_.id; }
   TaskType type() const { return state_manager_->type(); }
+  // The type it will have once a prepared conversion completes (recycled, not yet registered).
+  TaskType effective_type() const { return state_manager_->effective_type(); }
   TaskState state() const { return state_; }
   StateManager& state_manager() { return *state_manager_; }
   const TopicPartition& input() const { return input_; }

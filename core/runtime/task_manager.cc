@@ -113,7 +113,7 @@ void TaskManager::Reconcile() {
       continue;
     }
     if (auto it = pending_init_.find(id); it != pending_init_.end()) {
-      if (want == it->second->type()) continue;
+      if (want == it->second->effective_type()) continue;
       it->second->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
       pending_init_.erase(it);
       if (want) pending_init_[id] = NewTask(id, *want);
@@ -129,7 +129,7 @@ void TaskManager::Reconcile() {
     auto ready = std::find_if(ready_.begin(), ready_.end(),
                               [&](const std::unique_ptr<Task>& t) { return t->id() == id; });
     if (ready != ready_.end()) {
-      if (want == (*ready)->type()) continue;
+      if (want == (*ready)->effective_type()) continue;
       std::unique_ptr<Task> task = std::move(*ready);
       ready_.erase(ready);
       task->TransitionTo(TaskState::kSuspended);
@@ -222,7 +222,7 @@ absl::Status TaskManager::HandOver() {
   std::vector<TaskItem> round = std::move(close_items_);
   close_items_.clear();
   for (std::unique_ptr<Task>& task : ready_) {
-    in_restore_[task->id()] = {task->incarnation(), task->type()};
+    in_restore_[task->id()] = {task->incarnation(), task->effective_type()};
     TaskItem item;
     item.kind = TaskItem::Kind::kCreate;
     item.incarnation = task->incarnation();
