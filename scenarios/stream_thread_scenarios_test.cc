@@ -128,3 +128,47 @@ TEST(StreamThreadScenarioTest, RestoredTasksProcessWhileAnotherStillRestores) {
 
 }  // namespace
 }  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// Revive after corruption: a checkpoint below the changelog's new log start (retention moved
+// it) makes restoration report the task corrupted; the stream thread closes it dirty, wipes
+// it, revives a new incarnation that restores from the beginning, and the store ends equal to
+// the fold of what the changelog still holds — while the other tasks carry on.
+TEST(StreamThreadScenarioTest, CorruptionDuringRestorationIsRevivedFromTheLogStart) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      w.WriteChangelog(1, 300);
+      {
+        std::unique_ptr<StateManager> sm = w.NewStateManager(1, TaskType::kActive);
+        sm->Advance(Changelog(1), 10);  // a checkpoint at 10 ...
+        ASSERT_TRUE(sm->Close(/*clean=*/true).ok());
+      }
+      ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(1), 100}}).ok());  // ... now out of range
+      Atomic<uint64_t> incarnations(0);
+      StreamThread st(Config(w, "stream-1"), w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      bool converged = false;
+      for (int loop = 0; loop < 3000 && !converged; ++loop) {
+        ASSERT_TRUE(st.RunOnce().ok());
+        auto contents = st.task_manager().RunningStoreContents({0, 1});
+        converged = contents.ok() &&
+                    *contents == FoldChangelog(*w.broker.ReadLog(
+                                     Changelog(1), *w.broker.LogStartOffset(Changelog(1)),
+                                     1'000'000)) &&
+                    st.task_manager().running().size() == kPartitions;
+      }
+      EXPECT_TRUE(converged);
+      EXPECT_EQ(st.task_manager().stats().revived, 1);
+      EXPECT_EQ(st.task_manager().stats().corrupted_reports, 1);
+      EXPECT_EQ(st.task_manager().stats().stale_reports, 0);
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed);
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
+
+}  // namespace
+}  // namespace restoresim

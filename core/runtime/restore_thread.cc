@@ -179,6 +179,7 @@ void RestoreThread::HandleStep(RestoreStep& step) {
     if (it != owned_.end() && it->second->incarnation() == who) {
       event.task = std::move(it->second);
       owned_.erase(it);
+      event.task->TransitionTo(TaskState::kSuspended);  // it stops restoring here
     }
     TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
     Emit(std::move(event));
