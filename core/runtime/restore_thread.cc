@@ -186,6 +186,7 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   }
   HandOverRestored();
   completed_.Publish(reader_->Completed());
+  remaining_.Publish(reader_->RemainingRecords());
 }
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.

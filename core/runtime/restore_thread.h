@@ -80,6 +80,9 @@ class RestoreThread {
   bool AddItems(std::vector<TaskItem> items, std::vector<TaskItem>* refused);
   std::vector<RestoreEvent> DrainEvents();
   std::shared_ptr<const std::set<TopicPartition>> CompletedChangelogs() const;
+  // Records between position and end offset over the active changelogs still restoring, as of
+  // the last step.
+  int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -103,6 +106,7 @@ class RestoreThread {
   BlockingQueue<std::vector<TaskItem>> items_;  // one element per round
   BlockingQueue<RestoreEvent> events_;
   SharedCell<std::set<TopicPartition>> completed_;
+  SharedCell<int64_t> remaining_{0, "remaining_records"};
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};

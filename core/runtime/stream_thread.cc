@@ -43,8 +43,8 @@ void StreamThread::Start() {
 void StreamThread::Run() {
   absl::Status status = Subscribe();
   while (status.ok() && !stop_.Load()) status = RunOnce();
-  exit_status_ = status;
   MutexLock lock(done_mu_);
+  exit_status_ = status;
   done_ = true;
   done_cv_.NotifyAll();
 }
@@ -70,6 +70,11 @@ absl::Status StreamThread::RunOnce() {
     if (!s.ok() && !IsRetryable(s) && !absl::IsFailedPrecondition(s)) return s;
   }
   return absl::OkStatus();
+}
+
+bool StreamThread::failed() const {
+  MutexLock lock(done_mu_);
+  return done_ && !exit_status_.ok();
 }
 
 absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {

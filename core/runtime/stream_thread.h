@@ -55,6 +55,8 @@ class StreamThread {
   RestoreThread& restore_thread() { return *restore_; }
   const std::string& name() const { return config_.name; }
   int64_t loops() const { return loops_; }
+  // Whether the loop stopped on an error (it stops only on errors it cannot handle).
+  bool failed() const;
 
  private:
   void Run();
@@ -66,10 +68,10 @@ class StreamThread {
   std::unique_ptr<RestoreThread> restore_;
   std::unique_ptr<TaskManager> tasks_;
   Atomic<bool> stop_{false, "stream_stop"};
-  Mutex done_mu_{"stream_done_mu"};
+  mutable Mutex done_mu_{"stream_done_mu"};
   CondVar done_cv_{"stream_done_cv"};
   bool done_ ABSL_GUARDED_BY(done_mu_) = false;
-  absl::Status exit_status_;  // written by the stream thread before done_
+  absl::Status exit_status_ ABSL_GUARDED_BY(done_mu_);
   std::unique_ptr<Thread> thread_;
   TimeNs next_commit_ns_ = 0;
   int64_t loops_ = 0;

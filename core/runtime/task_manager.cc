@@ -180,6 +180,9 @@ void TaskManager::CloseRunning(TaskId id, bool clean) {
 }
 
 void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, bool wipe) {
+  if (task->state() == TaskState::kRestoring || task->state() == TaskState::kRunning) {
+    task->TransitionTo(TaskState::kSuspended);  // suspended before closed, always
+  }
   StateManager& sm = task->state_manager();
   if (sm.registered()) {
     absl::Status s = sm.Close(clean);

@@ -1,0 +1,163 @@
+#include "core/runtime/runtime.h"
+
+#include <fmt/format.h>
+
+namespace restoresim {
+
+std::string_view RuntimeStateName(RuntimeState state) {
+  switch (state) {
+    case RuntimeState::kCreated: return "CREATED";
+    case RuntimeState::kRunning: return "RUNNING";
+    case RuntimeState::kPendingShutdown: return "PENDING_SHUTDOWN";
+    case RuntimeState::kNotRunning: return "NOT_RUNNING";
+    case RuntimeState::kError: return "ERROR";
+  }
+  return "?";
+}
+
+// Counts restoration for the metrics and forwards every call to the user's listener.
+class Runtime::MetricsListener final : public StateRestoreListener {
+ public:
+  explicit MetricsListener(StateRestoreListener* user) : user_(user) {}
+
+  void OnRestoreStart(const TopicPartition& tp, std::string_view store, int64_t start,
+                      int64_t end) override {
+    started.FetchAdd(1);
+    if (user_ != nullptr) user_->OnRestoreStart(tp, store, start, end);
+  }
+  void OnBatchRestored(const TopicPartition& tp, std::string_view store, int64_t batch_end,
+                       int64_t records) override {
+    restored.FetchAdd(records);
+    batches.FetchAdd(1);
+    if (user_ != nullptr) user_->OnBatchRestored(tp, store, batch_end, records);
+  }
+  void OnRestoreEnd(const TopicPartition& tp, std::string_view store, int64_t total) override {
+    ended.FetchAdd(1);
+    if (user_ != nullptr) user_->OnRestoreEnd(tp, store, total);
+  }
+  void OnRestoreSuspended(const TopicPartition& tp, std::string_view store,
+                          int64_t total) override {
+    suspended.FetchAdd(1);
+    if (user_ != nullptr) user_->OnRestoreSuspended(tp, store, total);
+  }
+
+  Atomic<int64_t> started{0, "metrics_started"};
+  Atomic<int64_t> restored{0, "metrics_restored"};
+  Atomic<int64_t> batches{0, "metrics_batches"};
+  Atomic<int64_t> ended{0, "metrics_ended"};
+  Atomic<int64_t> suspended{0, "metrics_suspended"};
+
+ private:
+  StateRestoreListener* user_;
+};
+
+Runtime::Runtime(RuntimeConfig config, Transport& transport, Clock& clock, FileSystem& fs,
+                 StoreOpener open_store, StateRestoreListener* listener)
+    : config_(std::move(config)),
+      transport_(transport),
+      clock_(clock),
+      fs_(fs),
+      open_store_(std::move(open_store)),
+      listener_(std::make_unique<MetricsListener>(listener)) {}
+
+Runtime::~Runtime() {
+  SimNoAbortScope no_abort;
+  bool running;
+  {
+    MutexLock lock(mu_);
+    running = state_ == RuntimeState::kRunning || state_ == RuntimeState::kError;
+  }
+  if (running) (void)Close(30 * kSecond);
+}
+
+absl::Status Runtime::Start() {
+  if (absl::Status s = config_.Validate(); !s.ok()) return s;
+  {
+    MutexLock lock(mu_);
+    if (state_ != RuntimeState::kCreated) {
+      return absl::FailedPreconditionError(
+          fmt::format("runtime started in state {}", RuntimeStateName(state_)));
+    }
+    state_ = RuntimeState::kRunning;
+    started_ns_ = clock_.NowNs();
+  }
+  for (int32_t i = 0; i < config_.num_stream_threads; ++i) {
+    StreamThreadConfig c;
+    c.name = fmt::format("{}-StreamThread-{}", config_.application_id, i + 1);
+    c.group = config_.application_id;
+    c.poll_timeout_ns = config_.poll_ms * kMillisecond;
+    c.commit_interval_ns = config_.commit_interval_ms * kMillisecond;
+    c.max_poll_records = config_.max_poll_records;
+    c.tasks.application_id = config_.application_id;
+    c.tasks.input_topic = config_.input_topic;
+    c.tasks.state_dir = config_.state_dir + "/" + config_.application_id;
+    c.tasks.exactly_once = config_.exactly_once();
+    c.tasks.fs = &fs_;
+    c.tasks.open_store = open_store_;
+    c.restore.max_poll_records = config_.restore_max_poll_records;
+    c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
+    threads_.push_back(std::make_unique<StreamThread>(std::move(c), transport_, clock_,
+                                                      listener_.get(), incarnations_));
+  }
+  for (auto& t : threads_) t->Start();
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::Close(TimeNs timeout_ns) {
+  {
+    MutexLock lock(mu_);
+    if (state_ == RuntimeState::kNotRunning || state_ == RuntimeState::kCreated) {
+      state_ = RuntimeState::kNotRunning;
+      return absl::OkStatus();
+    }
+    state_ = RuntimeState::kPendingShutdown;
+  }
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  absl::Status first;
+  for (auto& t : threads_) {
+    const TimeNs now = clock_.NowNs();
+    absl::Status s = t->Shutdown(deadline > now ? deadline - now : 0);
+    if (first.ok() && !s.ok()) first = s;
+  }
+  MutexLock lock(mu_);
+  state_ = RuntimeState::kNotRunning;
+  return first;
+}
+
+RuntimeState Runtime::state() const {
+  RuntimeState state;
+  {
+    MutexLock lock(mu_);
+    state = state_;
+  }
+  if (state == RuntimeState::kRunning) {
+    for (const auto& t : threads_) {
+      if (t->failed()) return RuntimeState::kError;
+    }
+  }
+  return state;
+}
+
+RuntimeMetrics Runtime::Metrics() const {
+  RuntimeMetrics m;
+  m.records_restored = listener_->restored.Load();
+  m.restore_batches = listener_->batches.Load();
+  m.restores_started = listener_->started.Load();
+  m.restores_ended = listener_->ended.Load();
+  m.restores_suspended = listener_->suspended.Load();
+  for (const auto& t : threads_) {
+    m.remaining_records += t->restore_thread().RemainingRecords();
+  }
+  TimeNs started;
+  {
+    MutexLock lock(mu_);
+    started = started_ns_;
+  }
+  const double seconds = static_cast<double>(clock_.NowNs() - started) / kSecond;
+  if (seconds > 0) m.restore_rate_per_second = m.records_restored / seconds;
+  const int64_t total = m.records_restored + m.remaining_records;
+  m.restore_ratio = total > 0 ? static_cast<double>(m.records_restored) / total : 1.0;
+  return m;
+}
+
+}  // namespace restoresim

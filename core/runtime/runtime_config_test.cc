@@ -1,0 +1,57 @@
+#include "core/runtime/runtime_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace restoresim {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({
+      {"application.id", "word-counts"},
+      {"input.topic", "words"},
+      {"num.stream.threads", "2"},
+      {"num.standby.replicas", "1"},
+      {"processing.guarantee", "exactly_once_v2"},
+      {"restore.consumer.max.poll.records", "500"},
+  });
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->num_stream_threads, 2);
+  EXPECT_TRUE(c->exactly_once());
+  EXPECT_EQ(c->commit_interval_ms, 100) << "Kafka's exactly-once default";
+  EXPECT_EQ(c->restore_max_poll_records, 500);
+  c = RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->commit_interval_ms, 30000);
+}
+
+TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
+  const std::map<std::string, std::string> base = {{"application.id", "app"},
+                                                   {"input.topic", "in"}};
+  struct Case {
+    std::string key, value, message;
+  } cases[] = {
+      {"num.stream.threads", "0", "num.stream.threads: 0 is outside [1, 64]"},
+      {"num.stream.threads", "two", "num.stream.threads: expected an integer, got 'two'"},
+      {"processing.guarantee", "exactly_once", "processing.guarantee: 'exactly_once'"},
+      {"commit.interval.ms", "-5", "commit.interval.ms: -5 is outside"},
+      {"application.id", "bad id!", "application.id: 'bad id!'"},
+      {"state.dir", "", "state.dir: must not be empty"},
+      {"restore.consumer.max.poll.records", "0", "restore.consumer.max.poll.records"},
+      {"no.such.setting", "1", "unknown setting 'no.such.setting'"},
+  };
+  for (const Case& c : cases) {
+    std::map<std::string, std::string> props = base;
+    props[c.key] = c.value;
+    absl::StatusOr<RuntimeConfig> r = RuntimeConfig::FromProperties(props);
+    ASSERT_FALSE(r.ok()) << c.key << "=" << c.value;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message));
+  }
+  EXPECT_FALSE(RuntimeConfig::FromProperties({{"input.topic", "in"}}).ok()) << "no application.id";
+}
+
+}  // namespace
+}  // namespace restoresim
