@@ -25,23 +25,9 @@ using testing::RuntimeWorld;
 constexpr int32_t kPartitions = 4;
 
 StreamThreadConfig Config(RuntimeWorld& w, std::string name) {
-  StreamThreadConfig c;
-  c.name = std::move(name);
-  c.group = "app";
+  StreamThreadConfig c = w.StreamConfig(std::move(name));  // two instances, two state dirs
   c.records_per_task_max = 5;
-  c.poll_timeout_ns = 20 * kMillisecond;
   c.commit_interval_ns = 200 * kMillisecond;
-  c.tasks.application_id = "app";
-  c.tasks.input_topic = "input";
-  // Two instances on one machine: separate state directories.
-  c.tasks.state_dir = "/state/" + c.name + "/app";
-  c.tasks.fs = &w.fs;
-  c.tasks.open_store = [&w](const std::string& dir, const std::string& name)
-      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-    auto store = LogStore::Open(w.fs, dir, name);
-    if (!store.ok()) return store.status();
-    return std::unique_ptr<KeyValueStore>(std::move(*store));
-  };
   c.restore.max_poll_records = 20;
   return c;
 }

@@ -31,15 +31,6 @@ RuntimeConfig Config() {
   return c;
 }
 
-StoreOpener Opener(RuntimeWorld& w) {
-  return [&w](const std::string& dir,
-              const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-    auto store = LogStore::Open(w.fs, dir, name);
-    if (!store.ok()) return store.status();
-    return std::unique_ptr<KeyValueStore>(std::move(*store));
-  };
-}
-
 struct PairingListener : StateRestoreListener {
   std::map<TopicPartition, int> open;  // starts not yet ended or suspended
   int unpaired = 0;
@@ -82,7 +73,7 @@ TEST(RuntimeScenarioTest, TwoThreadsRestoreProcessCommitAndRestartFromCheckpoint
       Produce(w, 0, 30);
       PairingListener listener;
       {
-        Runtime runtime(Config(), w.broker, w.clock, w.fs, Opener(w), &listener);
+        Runtime runtime(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), &listener);
         EXPECT_EQ(runtime.state(), RuntimeState::kCreated);
         ASSERT_TRUE(runtime.Start().ok());
         EXPECT_EQ(runtime.state(), RuntimeState::kRunning);
@@ -102,7 +93,7 @@ TEST(RuntimeScenarioTest, TwoThreadsRestoreProcessCommitAndRestartFromCheckpoint
       // A new instance over the same state directory: the checkpoints written at close mean
       // nothing is left to restore; new input is processed on top of the restored counts.
       Produce(w, 30, 10);
-      Runtime again(Config(), w.broker, w.clock, w.fs, Opener(w), &listener);
+      Runtime again(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), &listener);
       ASSERT_TRUE(again.Start().ok());
       for (int i = 0; i < 600 && !AllCommitted(w, 40); ++i) w.clock.SleepFor(100 * kMillisecond);
       ASSERT_TRUE(AllCommitted(w, 40));

@@ -10,6 +10,7 @@
 
 #include "core/runtime/count_topology.h"
 #include "core/runtime/state_manager.h"
+#include "core/runtime/stream_thread.h"
 #include "core/runtime/task.h"
 #include "core/state/log_store.h"
 #include "core/util/check.h"
@@ -43,17 +44,37 @@ struct RuntimeWorld {
     RS_CHECK(broker.CreateTopic("input", partitions).ok());
   }
 
+  // Stores of this world: LogStores in its crash-model file system.
+  StoreOpener LogStoreOpener() {
+    return [this](const std::string& dir,
+                  const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      auto store = LogStore::Open(fs, dir, name);
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<KeyValueStore>(std::move(*store));
+    };
+  }
+
+  // A stream thread of application "app" reading topic "input", state under /state/<name>.
+  StreamThreadConfig StreamConfig(std::string name) {
+    StreamThreadConfig c;
+    c.name = std::move(name);
+    c.group = "app";
+    c.records_per_task_max = 10;
+    c.poll_timeout_ns = 20 * kMillisecond;
+    c.tasks.application_id = "app";
+    c.tasks.input_topic = "input";
+    c.tasks.state_dir = "/state/" + c.name + "/app";
+    c.tasks.fs = &fs;
+    c.tasks.open_store = LogStoreOpener();
+    return c;
+  }
+
   std::unique_ptr<StateManager> NewStateManager(int32_t partition, TaskType type) {
     StateManagerConfig c;
     c.application_id = "app";
     c.task_dir = fmt::format("/state/app/0_{}", partition);
     c.fs = &fs;
-    c.open_store = [this](const std::string& dir, const std::string& name)
-        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-      auto store = LogStore::Open(fs, dir, name);
-      if (!store.ok()) return store.status();
-      return std::unique_ptr<KeyValueStore>(std::move(*store));
-    };
+    c.open_store = LogStoreOpener();
     auto sm = std::make_unique<StateManager>(TaskId{0, partition}, type, std::move(c));
     RS_CHECK(sm->RegisterStores().ok());
     return sm;

@@ -21,21 +21,8 @@ using testing::RuntimeWorld;
 constexpr int32_t kPartitions = 4;
 
 StreamThreadConfig Config(RuntimeWorld& w, std::string name) {
-  StreamThreadConfig c;
-  c.name = std::move(name);
-  c.group = "app";
-  c.records_per_task_max = 10;
-  c.poll_timeout_ns = 20 * kMillisecond;
-  c.tasks.application_id = "app";
-  c.tasks.input_topic = "input";
-  c.tasks.state_dir = "/state/app";
-  c.tasks.fs = &w.fs;
-  c.tasks.open_store = [&w](const std::string& dir, const std::string& name)
-      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-    auto store = LogStore::Open(w.fs, dir, name);
-    if (!store.ok()) return store.status();
-    return std::unique_ptr<KeyValueStore>(std::move(*store));
-  };
+  StreamThreadConfig c = w.StreamConfig(std::move(name));
+  c.tasks.state_dir = "/state/app";  // the state directory NewStateManager prepares
   c.restore.max_poll_records = 50;
   return c;
 }
