@@ -126,6 +126,30 @@ TEST(RestoreThreadTest, CloseIsAppliedBeforeCreateInOneRoundWithDeferredTypeConv
   }
 }
 
+// Regression (found by scenario.rebalance_storm): rounds drained together used to be merged and
+// every CLOSE applied before every CREATE, so a later round's CLOSE of a task overtook the
+// earlier round's CREATE of it: the task stayed registered and the stream thread waited for it
+// forever. Rounds now apply in order.
+TEST(RestoreThreadTest, ALaterRoundsCloseDoesNotOvertakeAnEarlierRoundsCreate) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    RuntimeWorld w(false);
+    w.WriteChangelog(1, 5);
+    RestoreThread rt(w.broker, w.clock, nullptr);
+    std::unique_ptr<Task> standby = w.NewTask(1, TaskType::kStandby);
+    const TaskIncarnation who = standby->incarnation();
+    // Both rounds are queued before the thread starts, so its first drain takes both.
+    ASSERT_TRUE(rt.AddItems(Items(Create(std::move(standby))), nullptr));
+    ASSERT_TRUE(rt.AddItems(Items(Close(who)), nullptr));
+    rt.Start();
+    std::vector<RestoreEvent> events = WaitEvents(w, rt, 1);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kRemoved);
+    EXPECT_EQ(events[0].incarnation, who);
+    ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+    EXPECT_TRUE(rt.DrainEvents().empty()) << "nothing left registered or owned";
+  }));
+}
+
 TEST(RestoreThreadTest, CorruptedTaskComesBackWithItsChangelogs) {
   ExpectOk(sim::RunUnderSim([&]() {
     RuntimeWorld w(false);

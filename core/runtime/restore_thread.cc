@@ -95,11 +95,12 @@ void RestoreThread::Run() {
       if (first.has_value()) rounds.push_back(std::move(*first));
       items_.DrainTo(rounds);
     }
-    std::vector<TaskItem> items;
-    for (std::vector<TaskItem>& round : rounds) {
-      for (TaskItem& item : round) items.push_back(std::move(item));
-    }
-    if (!items.empty()) ApplyItems(std::move(items));
+    // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
+    // every drained CLOSE before every drained CREATE (the seed's "drain closed, then created")
+    // would apply a later round's CLOSE before an earlier round's CREATE of the same task,
+    // leaving it registered after the stream thread closed it — found by
+    // scenario.rebalance_storm.
+    for (std::vector<TaskItem>& round : rounds) ApplyItems(std::move(round));
     if (stop_.Load()) break;
     absl::StatusOr<RestoreStep> step = reader_->Restore();
     if (!step.ok()) {

@@ -4,10 +4,10 @@
 //
 // It owns the ChangelogReader and every task it restores or updates. The stream thread talks to
 // it only through queues and a published snapshot:
-//   in   TaskItems. All pending items are drained together and every CLOSE is applied before
-//        any CREATE, so a task closed and created again in one round (revive, recycle) is
-//        unregistered before it registers. A CREATE completes a prepared type conversion
-//        between the two.
+//   in   rounds of TaskItems, applied in the order they were sent; within a round every CLOSE
+//        is applied before any CREATE, so a task closed and created again in one round
+//        (revive, recycle) is unregistered before it registers. A CREATE completes a prepared
+//        type conversion between the two.
 //   out  RestoreEvents: a restored active task (handed back to be RUNNING), a removed task
 //        (handed back to be closed), a corrupted task with its changelogs (handed back to be
 //        closed dirty and revived), or an error. Tasks move with the events: every open task

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "fakes/restore_loop_programs.h"
+#include "scenarios/runtime_programs.h"
 #include "sim/demos/demos.h"
 #include "tools/restoresim/commands.h"
 
@@ -12,6 +13,7 @@ const sim::ProgramRegistry& Programs() {
     auto* r = new sim::ProgramRegistry();
     absl::Status s = sim::RegisterDemoPrograms(*r);
     if (s.ok()) s = fakes::RegisterRestoreLoopPrograms(*r);
+    if (s.ok()) s = scenarios::RegisterRuntimePrograms(*r);
     if (!s.ok()) {
       std::fprintf(stderr, "restoresim: internal error registering programs: %s\n",
                    std::string(s.message()).c_str());
