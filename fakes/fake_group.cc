@@ -50,6 +50,7 @@ void GroupCoordinator::Leave(const std::string& member_id) {
   members_.erase(it);
   std::erase(join_order_, member_id);
   if (was_active) MembershipChanged();
+  ReleaseHeld();
 }
 
 void GroupCoordinator::Rejoin(const std::string& member_id) {
@@ -71,10 +72,14 @@ absl::Status GroupCoordinator::Lose(const std::string& member_id) {
   lost.generation = generation_;
   lost.revoked = std::move(m.owned);
   m.owned.clear();
+  m.target = Assignment{};
   Push(m, std::move(lost));
-  m.lost = true;
+  m.lost = true;  // fenced: it holds nothing back from now on
+  m.taken.clear();
+  m.delivered.clear();
   std::erase(join_order_, member_id);
   MembershipChanged();
+  ReleaseHeld();
   return absl::OkStatus();
 }
 
@@ -136,14 +141,58 @@ void GroupCoordinator::InstallGeneration(const std::map<std::string, Assignment>
   ++generation_;
   for (const std::string& id : join_order_) {
     Member& m = members_.at(id);
+    m.target = Assignment{};
+    if (auto it = assignments.find(id); it != assignments.end()) m.target = it->second;
+    m.target.partitions = Sorted(std::move(m.target.partitions));
     RebalanceEvent e;
     e.generation = generation_;
-    if (auto it = assignments.find(id); it != assignments.end()) e.assigned = it->second;
-    e.assigned.partitions = Sorted(std::move(e.assigned.partitions));
+    e.assigned.user_data = m.target.user_data;
+    for (const TopicPartition& tp : m.target.partitions) {
+      if (!HeldByOther(tp, id)) e.assigned.partitions.push_back(tp);  // else: granted later
+    }
     e.revoked = Minus(m.owned, e.assigned.partitions);
     m.owned = e.assigned.partitions;
     Push(m, std::move(e));
   }
+}
+
+bool GroupCoordinator::HeldByOther(const TopicPartition& tp, const std::string& member_id) const {
+  for (const auto& [id, m] : members_) {
+    if (id == member_id || m.lost) continue;
+    if (std::binary_search(m.delivered.begin(), m.delivered.end(), tp) ||
+        std::binary_search(m.taken.begin(), m.taken.end(), tp)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GroupCoordinator::ReleaseHeld() {
+  bool granted_any = false;
+  for (const std::string& id : join_order_) {
+    Member& m = members_.at(id);
+    std::vector<TopicPartition> grant = m.owned;
+    for (const TopicPartition& tp : Minus(m.target.partitions, m.owned)) {
+      if (!HeldByOther(tp, id)) grant.push_back(tp);
+    }
+    grant = Sorted(std::move(grant));
+    if (grant == m.owned) continue;
+    RebalanceEvent e;  // the follow-up round of an incremental cooperative rebalance
+    e.generation = ++generation_;
+    e.assigned.user_data = m.target.user_data;
+    e.assigned.partitions = grant;
+    m.owned = grant;
+    Push(m, std::move(e));
+    granted_any = true;
+  }
+  return granted_any;
+}
+
+bool GroupCoordinator::Acknowledge(const std::string& member_id) {
+  auto it = members_.find(member_id);
+  if (it == members_.end()) return ReleaseHeld();
+  it->second.delivered = it->second.taken;
+  return ReleaseHeld();
 }
 
 void GroupCoordinator::Push(Member& member, RebalanceEvent event) {
@@ -158,7 +207,12 @@ std::vector<RebalanceEvent> GroupCoordinator::TakeEvents(const std::string& memb
   auto it = members_.find(member_id);
   if (it == members_.end()) return {};
   *must_rejoin = it->second.lost;
-  return std::exchange(it->second.pending, {});
+  std::vector<RebalanceEvent> events = std::exchange(it->second.pending, {});
+  for (const RebalanceEvent& e : events) {
+    it->second.taken = e.kind == RebalanceEvent::Kind::kLost ? std::vector<TopicPartition>()
+                                                            : e.assigned.partitions;
+  }
+  return events;
 }
 
 bool GroupCoordinator::HasEvents(const std::string& member_id) const {

@@ -9,6 +9,11 @@
 // assignment. In manual mode membership changes assign nothing; scenarios install generations
 // with Rebalance (per-member user_data included).
 //
+// Cooperative, as Kafka's incremental protocol: a partition moving from member X to member Y is
+// given to Y only once X has handled its revocation (polled, run its callback, committed) —
+// until then Y's assignment leaves it out, and a follow-up generation grants it. No partition
+// is ever owned by two active members at once. A lost member holds nothing back: it is fenced.
+//
 // A lost member (LoseMember) leaves the membership at once; its partitions are reported lost at
 // its next poll, after which it rejoins (same member id) with an empty assignment until the next
 // generation — which, with the default assignor, the rejoin itself starts.
@@ -61,6 +66,9 @@ class GroupCoordinator {
   // The member's pending events, oldest first; clears them. Sets *must_rejoin when a lost event
   // is among them.
   std::vector<RebalanceEvent> TakeEvents(const std::string& member_id, bool* must_rejoin);
+  // The member has applied the events it took (its callbacks returned): partitions it gave up
+  // may now go to their new owners. Returns whether another member got a follow-up generation.
+  bool Acknowledge(const std::string& member_id);
   bool HasEvents(const std::string& member_id) const;
   // Whether `member_id` is in the current membership (not lost, not left).
   bool IsActive(const std::string& member_id) const;
@@ -75,6 +83,9 @@ class GroupCoordinator {
     std::string client_id;
     std::vector<std::string> topics;    // sorted
     std::vector<TopicPartition> owned;  // sorted; as of the latest generation
+    Assignment target;                  // the latest assignment asked for (may be held back)
+    std::vector<TopicPartition> taken;      // what the member owns after the events it took
+    std::vector<TopicPartition> delivered;  // ... and has acknowledged: what it really holds
     std::vector<RebalanceEvent> pending;
     bool lost = false;  // awaiting its lost event's delivery and rejoin
   };
@@ -84,6 +95,10 @@ class GroupCoordinator {
   void AssignRoundRobin();
   void MembershipChanged();
   void Push(Member& member, RebalanceEvent event);
+  // Whether an active member other than `member_id` still holds `tp`.
+  bool HeldByOther(const TopicPartition& tp, const std::string& member_id) const;
+  // Grants held-back partitions that are free now, as follow-up generations.
+  bool ReleaseHeld();
 
   const std::string group_;
   PartitionCounter partition_count_;

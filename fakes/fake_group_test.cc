@@ -62,7 +62,9 @@ TEST(FakeGroupTest, DefaultAssignorSplitsRoundRobinAndTheFirstMemberSeesRevokedT
     PollOnce(*second);
     EXPECT_THAT(first_events.events,
                 ElementsAre("assigned[t-0,t-1,t-2,t-3]", "revoked[t-1,t-3]", "assigned[t-0,t-2]"));
-    EXPECT_THAT(second_events.events, ElementsAre("assigned[t-1,t-3]"));
+    // Cooperative: the second member's first generation leaves out what the first still held;
+    // a follow-up grants it once the first member has given it up.
+    EXPECT_THAT(second_events.events, ElementsAre("assigned[]", "assigned[t-1,t-3]"));
     EXPECT_THAT(second->Assignment(), ElementsAre(TopicPartition{"t", 1}, TopicPartition{"t", 3}));
 
     second->Close();
@@ -151,9 +153,14 @@ TEST(FakeGroupTest, WithTheDefaultAssignorALostMembersPartitionsMoveAndItRejoins
     PollOnce(*other);
     EXPECT_EQ(other_events.events.back(), "assigned[t-0,t-1,t-2,t-3]");
     PollOnce(*lost);  // lost, rejoin, and the rejoin's generation, all in one poll
+    // The rejoin's generation gives it t-1 and t-3 only once `other` has revoked them.
     EXPECT_THAT(lost_events.events,
                 ElementsAre("assigned[t-0,t-1,t-2,t-3]", "revoked[t-1,t-3]", "assigned[t-0,t-2]",
-                            "lost[t-0,t-2]", "assigned[t-1,t-3]"));
+                            "lost[t-0,t-2]", "assigned[]"));
+    PollOnce(*other);
+    EXPECT_EQ(other_events.events.back(), "assigned[t-0,t-2]");
+    PollOnce(*lost);
+    EXPECT_EQ(lost_events.events.back(), "assigned[t-1,t-3]");
     EXPECT_THAT(broker.Members("g"), ElementsAre("b-2", "a-1"));
   });
 }
@@ -219,10 +226,40 @@ TEST(FakeGroupTest, NewlyAssignedPartitionsStartAtTheCommittedOffset) {
     auto second = broker.NewMainConsumer("g", Config("b"));
     ASSERT_TRUE(second->Subscribe({"t"}, nullptr).ok());
     ASSERT_TRUE(broker.Rebalance("g", {{"b-2", Assignment{Partitions("t", {0}), ""}}}).ok());
+    PollOnce(*first);  // gives t-0 up; only then does b-2 get it
     absl::StatusOr<PollResult> result = second->Poll(0);
     ASSERT_TRUE(result.ok()) << result.status();
     ASSERT_EQ(result->RecordCount(), 4u);
     EXPECT_EQ(result->partitions[0].records[0].offset, 6);
+  });
+}
+
+// No partition is ever owned by two active members: a move waits for the old owner to revoke
+// (and commit, in its callback) before the new owner gets it — Kafka's cooperative protocol.
+TEST(FakeGroupTest, AMovedPartitionWaitsUntilItsOldOwnerGaveItUp) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    TextListener a_events;
+    TextListener b_events;
+    auto a = broker.NewMainConsumer("g", Config("a"));
+    auto b = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(a->Subscribe({"t"}, &a_events).ok());
+    ASSERT_TRUE(b->Subscribe({"t"}, &b_events).ok());
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {0, 1}), ""}},
+                                       {"b-2", Assignment{Partitions("t", {2}), ""}}})
+                    .ok());
+    PollOnce(*a);
+    PollOnce(*b);
+    ASSERT_TRUE(broker.Rebalance("g", {{"a-1", Assignment{Partitions("t", {1}), ""}},
+                                       {"b-2", Assignment{Partitions("t", {0, 2}), "x"}}})
+                    .ok());
+    PollOnce(*b);
+    EXPECT_EQ(b_events.events.back(), "assigned[t-2]/x") << "t-0 is still a-1's";
+    PollOnce(*a);
+    EXPECT_EQ(a_events.events.back(), "assigned[t-1]");
+    PollOnce(*b);
+    EXPECT_EQ(b_events.events.back(), "assigned[t-0,t-2]/x") << "the follow-up keeps user_data";
+    EXPECT_THAT(b->Assignment(), ElementsAre(TopicPartition{"t", 0}, TopicPartition{"t", 2}));
   });
 }
 

@@ -84,6 +84,11 @@ void FakeMainConsumer::DeliverRebalances() {
       if (closed_) return;  // a callback closed the consumer: it has left the group
       Apply(e);
     }
+    if (!events.empty()) {
+      // The callbacks returned (commits included): what this member gave up can move on.
+      MutexLock lock(broker_.mu_);
+      if (broker_.Group(group_).Acknowledge(member_id_)) broker_.changed_.NotifyAll();
+    }
     if (!must_rejoin || closed_) return;
     MutexLock lock(broker_.mu_);
     broker_.Group(group_).Rejoin(member_id_);

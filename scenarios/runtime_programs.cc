@@ -123,12 +123,7 @@ Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_t>& sta
   return a;
 }
 
-// Not registered yet: it finds lost updates (counts below the reference) caused by the fake
-// group coordinator, whose manual Rebalance lets a partition be owned by two members at once
-// (the new owner restores and reads the committed offset before the old owner revoked and
-// committed); Kafka's cooperative protocol assigns a moved partition only after its old owner
-// revoked it. Register it once the fake enforces revoke-before-assign (see docs/DESIGN.md).
-[[maybe_unused]] void RebalanceStorm(RunEnv& env) {
+void RebalanceStorm(RunEnv& env) {
   RuntimeWorld w(/*faults=*/false, kPartitions);
   w.broker.SetManualAssignment("app", true);
   std::map<int32_t, int64_t> initial;
@@ -167,12 +162,21 @@ Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_t>& sta
 }  // namespace
 
 absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
+  if (absl::Status s = registry.Add(sim::Program{
+          .name = "scenario.restore_then_process",
+          .description = "1-2 stream threads restore and process under swarm broker faults",
+          .steps_hint = 20'000,
+          .steps_max = 5'000'000,
+          .body = RestoreThenProcess});
+      !s.ok()) {
+    return s;
+  }
   return registry.Add(sim::Program{
-      .name = "scenario.restore_then_process",
-      .description = "1-2 stream threads restore and process under swarm broker faults",
-      .steps_hint = 20'000,
+      .name = "scenario.rebalance_storm",
+      .description = "two stream threads through seed-drawn clean rebalances and recycles",
+      .steps_hint = 40'000,
       .steps_max = 5'000'000,
-      .body = RestoreThenProcess});
+      .body = RebalanceStorm});
 }
 
 }  // namespace restoresim::scenarios
