@@ -70,14 +70,10 @@ TEST(RealThreadStressTest, TwoStreamThreadsRestoreAndProcessWithoutRaces) {
     for (int32_t p = 0; p < kPartitions; ++p) {
       const std::vector<ConsumerRecord> changelog =
           *broker.ReadLog({"app-counts-changelog", p}, 0, 1'000'000);
-      auto expected = FoldChangelog(std::vector<ConsumerRecord>(
-          changelog.begin(), changelog.begin() + kChangelogRecords));
-      const std::vector<ConsumerRecord> input = *broker.ReadLog({"input", p}, 0, 1'000'000);
-      for (const ConsumerRecord& in : input) {
-        std::optional<std::string> current;
-        if (auto it = expected.find(in.key); it != expected.end()) current = it->second;
-        expected[in.key] = *CountUpdate(in, current)->value;
-      }
+      const auto expected = ReferenceCounts(
+          *broker.ReadLog({"input", p}, 0, 1'000'000),
+          FoldChangelog(std::vector<ConsumerRecord>(changelog.begin(),
+                                                    changelog.begin() + kChangelogRecords)));
       // Every hand-over here is a clean revocation (it commits), so even at least once no
       // record is processed twice: the changelog folds to exactly the reference counts.
       EXPECT_EQ(FoldChangelog(changelog), expected) << "partition " << p;

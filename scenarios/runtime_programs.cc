@@ -29,21 +29,8 @@ void ProduceInput(RuntimeWorld& w, RandomSource& random, int32_t p, int n) {
 
 // The counts a partition's store must hold: its initial changelog, then its input.
 std::map<std::string, std::string> Expected(RuntimeWorld& w, int32_t p, int64_t initial) {
-  const std::vector<ConsumerRecord> changelog = *w.broker.ReadLog(Changelog(p), 0, initial);
-  std::map<std::string, std::string> store = FoldChangelog(changelog);
-  const std::vector<ConsumerRecord> input = *w.broker.ReadLog(Input(p), 0, 1'000'000);
-  for (const ConsumerRecord& r : input) {
-    std::optional<std::string> current;
-    if (auto it = store.find(r.key); it != store.end()) current = it->second;
-    std::optional<KeyValueWrite> update = CountUpdate(r, current);
-    if (!update) continue;
-    if (update->value) {
-      store[update->key] = *update->value;
-    } else {
-      store.erase(update->key);
-    }
-  }
-  return store;
+  return ReferenceCounts(*w.broker.ReadLog(Input(p), 0, 1'000'000),
+                         FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, initial)));
 }
 
 // Waits until every input partition is committed to its end, then checks every changelog

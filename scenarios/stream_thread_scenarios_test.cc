@@ -40,24 +40,6 @@ std::vector<ConsumerRecord> ProduceInput(RuntimeWorld& w, int32_t p, int n) {
   return records;
 }
 
-// What a store must hold: the restored changelog, then the input applied in order.
-std::map<std::string, std::string> Expected(const std::map<std::string, std::string>& restored,
-                                            const std::vector<ConsumerRecord>& input) {
-  std::map<std::string, std::string> store = restored;
-  for (const ConsumerRecord& r : input) {
-    std::optional<std::string> current;
-    if (auto it = store.find(r.key); it != store.end()) current = it->second;
-    std::optional<KeyValueWrite> w = CountUpdate(r, current);
-    if (!w) continue;
-    if (w->value) {
-      store[w->key] = *w->value;
-    } else {
-      store.erase(w->key);
-    }
-  }
-  return store;
-}
-
 TEST(StreamThreadScenarioTest, RestoredTasksProcessWhileAnotherStillRestores) {
   for (bool faults : {false, true}) {
     for (uint64_t seed = 0; seed < 6; ++seed) {
@@ -83,7 +65,7 @@ TEST(StreamThreadScenarioTest, RestoredTasksProcessWhileAnotherStillRestores) {
           bool all_done = running.size() == kPartitions;
           for (int32_t p = 0; all_done && p < kPartitions; ++p) {
             auto contents = st.task_manager().RunningStoreContents({0, p});
-            all_done = contents.ok() && *contents == Expected(restored[p], input[p]);
+            all_done = contents.ok() && *contents == ReferenceCounts(input[p], restored[p]);
           }
           if (all_done) break;
         }
@@ -92,7 +74,7 @@ TEST(StreamThreadScenarioTest, RestoredTasksProcessWhileAnotherStillRestores) {
         for (int32_t p = 0; p < kPartitions; ++p) {
           auto contents = st.task_manager().RunningStoreContents({0, p});
           ASSERT_TRUE(contents.ok()) << contents.status();
-          EXPECT_EQ(*contents, Expected(restored[p], input[p])) << "partition " << p;
+          EXPECT_EQ(*contents, ReferenceCounts(input[p], restored[p])) << "partition " << p;
         }
         absl::Status commit = st.task_manager().Commit();
         for (int retry = 0; retry < 50 && IsRetryable(commit); ++retry) {

@@ -29,8 +29,9 @@ std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
   return KeyValueWrite{input.key, std::to_string(base + *delta)};
 }
 
-std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs) {
-  std::map<std::string, std::string> counts;
+std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs,
+                                                   std::map<std::string, std::string> initial) {
+  std::map<std::string, std::string> counts = std::move(initial);
   for (const ConsumerRecord& r : inputs) {
     auto it = counts.find(r.key);
     std::optional<std::string> current;

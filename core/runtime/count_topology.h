@@ -31,8 +31,11 @@ std::string ChangelogTopic(std::string_view application_id, std::string_view sto
 std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
                                          const std::optional<std::string>& current);
 
-// The expected contents of a counts store after processing `inputs` in order.
-std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs);
+// The expected contents of a counts store that held `initial` (e.g. restored from its
+// changelog) after processing `inputs` in order.
+std::map<std::string, std::string> ReferenceCounts(
+    const std::vector<ConsumerRecord>& inputs,
+    std::map<std::string, std::string> initial = {});
 
 // The contents a store must hold after restoring `changelog` records in order.
 std::map<std::string, std::string> FoldChangelog(const std::vector<ConsumerRecord>& changelog);

@@ -19,6 +19,9 @@ TEST(CountTopologyTest, ReferenceFoldsUpdatesDeletesAndSkipsMalformedValues) {
   };
   EXPECT_EQ(ReferenceCounts(inputs),
             (std::map<std::string, std::string>{{"a", "13"}, {"b", "-3"}}));
+  // From a restored store: the input applies on top of it.
+  EXPECT_EQ(ReferenceCounts({In(0, "a", "2"), In(1, "z", std::nullopt)}, {{"a", "5"}, {"z", "1"}}),
+            (std::map<std::string, std::string>{{"a", "7"}}));
 }
 
 TEST(CountTopologyTest, ChangelogOfTheUpdatesFoldsToTheSameContents) {
