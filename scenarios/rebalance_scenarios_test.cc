@@ -19,6 +19,7 @@ namespace restoresim {
 namespace {
 
 using testing::Changelog;
+using testing::Assign;
 using testing::Input;
 using testing::RuntimeWorld;
 
@@ -32,14 +33,6 @@ StreamThreadConfig Config(RuntimeWorld& w, std::string name) {
   return c;
 }
 
-Assignment Assign(std::set<int32_t> actives, std::set<int32_t> standbys) {
-  Assignment a;
-  for (int32_t p : actives) a.partitions.push_back(Input(p));
-  AssignmentInfo info;
-  for (int32_t p : standbys) info.standby_tasks.insert(TaskId{0, p});
-  a.user_data = info.Encode();
-  return a;
-}
 
 void ProduceInput(RuntimeWorld& w, int from, int n) {
   for (int32_t p = 0; p < kPartitions; ++p) {

@@ -13,6 +13,7 @@ namespace {
 
 using sim::RunEnv;
 using testing::Changelog;
+using testing::Assign;
 using testing::Input;
 using testing::RuntimeWorld;
 
@@ -101,14 +102,6 @@ void RestoreThenProcess(RunEnv& env) {
   (void)runtime.Close(30 * kSecond);
 }
 
-Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_t>& standbys) {
-  Assignment a;
-  for (int32_t p : actives) a.partitions.push_back(Input(p));
-  AssignmentInfo info;
-  for (int32_t p : standbys) info.standby_tasks.insert(TaskId{0, p});
-  a.user_data = info.Encode();
-  return a;
-}
 
 void RebalanceStorm(RunEnv& env) {
   RuntimeWorld w(/*faults=*/false, kPartitions);

@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <set>
 #include <string>
 
+#include "core/runtime/assignment_info.h"
 #include "core/runtime/count_topology.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/stream_thread.h"
@@ -24,6 +26,16 @@ namespace restoresim::testing {
 
 inline TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
 inline TopicPartition Input(int32_t p) { return {"input", p}; }
+
+// A member's assignment: these input partitions active, these tasks as standbys.
+inline Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_t>& standbys) {
+  Assignment a;
+  for (int32_t p : actives) a.partitions.push_back(Input(p));
+  AssignmentInfo info;
+  for (int32_t p : standbys) info.standby_tasks.insert(TaskId{0, p});
+  a.user_data = info.Encode();
+  return a;
+}
 
 // REQUIRES: constructed on a simulated thread.
 struct RuntimeWorld {
