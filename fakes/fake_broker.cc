@@ -94,6 +94,19 @@ absl::StatusOr<std::vector<ConsumerRecord>> FakeBroker::ReadLog(const TopicParti
   return Log(partition).Read(from_offset, max_records);
 }
 
+std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition) const
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  auto topic = topics_.find(partition.topic);
+  if (topic == topics_.end() || partition.partition < 0 ||
+      static_cast<size_t>(partition.partition) >= topic->second.size()) {
+    return {};
+  }
+  const PartitionLog& log = topic->second[static_cast<size_t>(partition.partition)];
+  absl::StatusOr<std::vector<ConsumerRecord>> records =
+      log.Read(log.log_start_offset(), static_cast<size_t>(log.record_count()));
+  return records.ok() ? std::move(*records) : std::vector<ConsumerRecord>();
+}
+
 void FakeBroker::SetManualAssignment(const std::string& group, bool manual) {
   MutexLock lock(mu_);
   Group(group).set_manual(manual);

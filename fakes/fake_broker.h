@@ -72,6 +72,13 @@ class FakeBroker final : public Transport {
   absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& partition);
   absl::StatusOr<std::vector<ConsumerRecord>> ReadLog(const TopicPartition& partition,
                                                       int64_t from_offset, size_t max_records);
+  // For observers (the invariant oracle): the whole log of `partition` from its start, read
+  // without taking the broker's lock, so observing adds no scheduling point and does not
+  // change the schedule. REQUIRES: under the simulator (one simulated thread runs at a time;
+  // the broker's state is consistent at every scheduling point). Empty for an unknown
+  // partition.
+  std::vector<ConsumerRecord> PeekLog(const TopicPartition& partition) const
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void SetManualAssignment(const std::string& group, bool manual);
   // Installs one generation: each listed member gets its assignment (with user_data); every
   // other member of the group an empty one.

@@ -18,6 +18,7 @@
 #include "core/util/check.h"
 #include "fakes/fake_broker.h"
 #include "fakes/mem_file_system.h"
+#include "properties/oracle.h"
 #include "sim/choice_random.h"
 #include "sim/simulation.h"
 #include "sim/virtual_clock.h"
@@ -37,8 +38,17 @@ inline Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_
   return a;
 }
 
+// Every world runs with the invariant oracle installed (unless Oracle::SetEnabled(false)):
+// everything the runtime does in it is checked as it happens. The oracle is the first member,
+// so it outlives every part that reports to it.
+//
 // REQUIRES: constructed on a simulated thread.
 struct RuntimeWorld {
+  properties::Oracle oracle{*static_cast<sim::Simulation*>(CurrentSim()),
+                            [this](const TopicPartition& tp) { return broker.PeekLog(tp); }};
+  std::optional<ScopedObserver> observing{
+      properties::Oracle::Enabled() ? std::optional<ScopedObserver>(std::in_place, &oracle)
+                                    : std::nullopt};
   sim::VirtualClock clock;
   sim::ChoiceRandom faults_random{*static_cast<sim::Simulation*>(CurrentSim())};
   fakes::FakeBroker broker;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -11,6 +12,8 @@ namespace restoresim {
 ChangelogReader::ChangelogReader(RestoreConsumer& consumer, Admin& admin,
                                  StateRestoreListener* listener, ChangelogReaderConfig config)
     : consumer_(consumer), admin_(admin), listener_(listener), config_(config) {}
+
+ChangelogReader::~ChangelogReader() { RS_OBSERVE(OnReaderDestroyed, config_.name); }
 
 void ChangelogReader::Register(const TopicPartition& changelog, StateManager* state,
                                TaskIncarnation owner) {
@@ -30,6 +33,7 @@ void ChangelogReader::Register(const TopicPartition& changelog, StateManager* st
   c.owner = owner;
   c.type = state->type();
   c.store = state->StoreForChangelog(changelog)->name();
+  RS_OBSERVE(OnRegistered, config_.name, changelog, owner, c.type);
   changelogs_.emplace(changelog, std::move(c));
 }
 
@@ -38,9 +42,11 @@ void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs) 
     auto it = changelogs_.find(tp);
     if (it == changelogs_.end()) continue;
     const Changelog& c = it->second;
-    if (c.type == TaskType::kActive && c.status == State::kRestoring && listener_ != nullptr) {
-      listener_->OnRestoreSuspended(tp, c.store, c.restored);
+    if (c.type == TaskType::kActive && c.status == State::kRestoring) {
+      RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kSuspended);
+      if (listener_ != nullptr) listener_->OnRestoreSuspended(tp, c.store, c.restored);
     }
+    RS_OBSERVE(OnUnregistered, config_.name, tp, c.owner);
     changelogs_.erase(it);
   }
   (void)UpdateAssignment();  // only misuse can fail, and it would show at the next step
@@ -163,9 +169,11 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
       if (c.position == c.end_offset) {  // nothing to restore: no listener calls
         c.state->Advance(tp, c.end_offset);
         c.status = State::kCompleted;
+        RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
         c.state = nullptr;  // the task goes to the stream thread; never touched again here
         continue;
       }
+      RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kStart);
       if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
     }
   }
@@ -224,6 +232,9 @@ absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& 
   c.restored += static_cast<int64_t>(writes.size());
   total_restored_ += static_cast<int64_t>(writes.size());
   step.records += static_cast<int64_t>(writes.size());
+  RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next,
+             static_cast<int64_t>(writes.size()));
+  if (c.type == TaskType::kActive) RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
   if (c.type == TaskType::kActive && listener_ != nullptr) {
     listener_->OnBatchRestored(batch.partition, c.store, next - 1,
                                static_cast<int64_t>(writes.size()));
@@ -241,6 +252,8 @@ void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
   c.status = State::kCompleted;
   c.state = nullptr;  // the task goes to the stream thread; never touched again here
   step.completed.push_back(tp);
+  RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
+  RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
   if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
 }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/port/clock.h"
@@ -30,6 +31,7 @@
 namespace restoresim {
 
 struct ChangelogReaderConfig {
+  std::string name = "changelog-reader";  // its restore thread's name, for observers
   TimeNs poll_timeout_ns = 100 * kMillisecond;
 };
 
@@ -48,6 +50,7 @@ class ChangelogReader {
  public:
   ChangelogReader(RestoreConsumer& consumer, Admin& admin, StateRestoreListener* listener,
                   ChangelogReaderConfig config = {});
+  ~ChangelogReader();
 
   // REQUIRES: `changelog` not registered; `state` owns it and outlives the registration.
   void Register(const TopicPartition& changelog, StateManager* state, TaskIncarnation owner);

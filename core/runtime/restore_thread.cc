@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -37,9 +38,20 @@ bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>*
   // recycle's CREATE before its CLOSE arrived: "changelog registered twice". A round is one
   // queue element now.
   std::vector<TaskItem> round = std::move(items);
+  // Observed before the push: once pushed, the restore thread may take the task at once.
+  for (const TaskItem& item : round) {
+    if (item.task != nullptr) {
+      RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kStreamThread,
+                 TaskHolder::kToRestore);
+    }
+  }
   if (items_.Push(std::move(round))) return true;
-  if (refused != nullptr) {
-    for (TaskItem& item : round) refused->push_back(std::move(item));
+  for (TaskItem& item : round) {
+    if (item.task != nullptr) {
+      RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
+                 TaskHolder::kStreamThread);
+    }
+    if (refused != nullptr) refused->push_back(std::move(item));
   }
   return false;
 }
@@ -47,6 +59,15 @@ bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>*
 std::vector<RestoreEvent> RestoreThread::DrainEvents() {
   std::vector<RestoreEvent> events;
   events_.DrainTo(events);
+  if (RuntimeObserver* observer = CurrentObserver()) {
+    for (const RestoreEvent& e : events) {
+      if (e.task != nullptr) {
+        observer->OnHandOff(config_.name, e.incarnation, TaskHolder::kFromRestore,
+                            TaskHolder::kStreamThread);
+      }
+      observer->OnRestoreEvent(config_.name, e, /*drained=*/true);
+    }
+  }
   return events;
 }
 
@@ -75,6 +96,7 @@ absl::Status RestoreThread::Shutdown(TimeNs timeout_ns) {
 }
 
 void RestoreThread::Emit(RestoreEvent event) {
+  RS_OBSERVE(OnRestoreEvent, config_.name, event, /*drained=*/false);
   // Bounded: if the stream thread stops draining, the restore thread waits here.
   if (!events_.Push(std::move(event))) RS_CHECK(false, "restore event queue closed");
 }
@@ -83,7 +105,9 @@ void RestoreThread::Run() {
   consumer_ = transport_.NewRestoreConsumer(
       {.client_id = config_.name + "-consumer", .max_poll_records = config_.max_poll_records});
   admin_ = transport_.NewAdmin(config_.name + "-admin");
-  reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, config_.reader);
+  ChangelogReaderConfig reader_config = config_.reader;
+  reader_config.name = config_.name;  // observers know the reader by its restore thread
+  reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, reader_config);
   next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
   while (!stop_.Load()) {
     std::vector<std::vector<TaskItem>> rounds;
@@ -145,10 +169,13 @@ void RestoreThread::CloseItem(TaskItem& item) {
   reader_->Unregister(changelogs);
   TraceMark("restore", "unregister " + item.incarnation.ToString(),
             static_cast<int64_t>(changelogs.size()));
+  RS_OBSERVE(OnCloseApplied, config_.name, item.incarnation);
   if (!owns) return;
   std::unique_ptr<Task> task = std::move(it->second);
   owned_.erase(it);
   task->TransitionTo(TaskState::kSuspended);
+  RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kRestoreThread,
+             TaskHolder::kFromRestore);
   Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
                     .task = std::move(task)});
 }
@@ -160,9 +187,14 @@ void RestoreThread::CreateItem(TaskItem& item) {
            "CREATE of {} while the restore thread still owns {}", item.incarnation.ToString(),
            owned_.at(item.incarnation.id)->incarnation().ToString());
   Task& task = *item.task;
+  RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
+             TaskHolder::kRestoreThread);
   // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
   // applied first), before they are registered again.
-  task.state_manager().MaybeCompleteTaskTypeConversion();
+  const TaskType before = task.type();
+  if (task.state_manager().MaybeCompleteTaskTypeConversion()) {
+    RS_OBSERVE(OnTypeConversion, config_.name, task.incarnation(), before, task.type());
+  }
   for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
     reader_->Register(tp, &task.state_manager(), task.incarnation());
   }
@@ -181,6 +213,8 @@ void RestoreThread::HandleStep(RestoreStep& step) {
       event.task = std::move(it->second);
       owned_.erase(it);
       event.task->TransitionTo(TaskState::kSuspended);  // it stops restoring here
+      RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
+                 TaskHolder::kFromRestore);
     }
     TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
     Emit(std::move(event));
@@ -204,6 +238,8 @@ void RestoreThread::HandOverRestored() {
       continue;
     }
     TraceMark("restore", "restored " + task.incarnation().ToString(), 0);
+    RS_OBSERVE(OnHandOff, config_.name, task.incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = task.incarnation(),
                       .task = std::move(it->second)});
     it = owned_.erase(it);
@@ -230,6 +266,8 @@ void RestoreThread::ReturnAllTasks() {
   for (std::vector<TaskItem>& round : late) {
     for (TaskItem& item : round) {
       if (item.task != nullptr) {
+        RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
+                   TaskHolder::kFromRestore);
         Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
                           .task = std::move(item.task)});
       }
@@ -239,6 +277,8 @@ void RestoreThread::ReturnAllTasks() {
     reader_->Unregister(task->state_manager().ChangelogPartitions());
     task->TransitionTo(TaskState::kSuspended);
     const TaskIncarnation who = task->incarnation();
+    RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
                       .task = std::move(task)});
   }

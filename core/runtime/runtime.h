@@ -61,6 +61,7 @@ class Runtime {
   StoreOpener open_store_;
   std::unique_ptr<MetricsListener> listener_;
   Atomic<uint64_t> incarnations_{0, "incarnations"};
+  StateDirectory directory_;
   std::vector<std::unique_ptr<StreamThread>> threads_;
   mutable Mutex mu_{"runtime_mu"};
   RuntimeState state_ ABSL_GUARDED_BY(mu_) = RuntimeState::kCreated;

@@ -1,3 +1,4 @@
+#include "core/runtime/runtime_observer.h"
 #include "core/runtime/state_manager.h"
 
 #include <fmt/format.h>
@@ -15,9 +16,13 @@ StateManager::StateManager(TaskId id, TaskType type, StateManagerConfig config)
     : id_(id), type_(type), config_(std::move(config)) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "state manager {} without fs/opener",
            id_.ToString());
+  if (config_.directory != nullptr) lock_token_ = config_.directory->NewToken();
 }
 
-StateManager::~StateManager() = default;
+StateManager::~StateManager() {
+  RS_OBSERVE(OnStoresReleased, *this);
+  if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
+}
 
 TopicPartition StateManager::ChangelogOf(const std::string& store) const {
   return TopicPartition{ChangelogTopic(config_.application_id, store), id_.partition};
@@ -45,6 +50,10 @@ absl::Status StateManager::ReadCheckpointOrNote() {
 
 absl::Status StateManager::RegisterStores() {
   RS_CHECK(stores_.empty(), "task {} registers its stores twice", id_.ToString());
+  if (config_.directory != nullptr && !config_.directory->TryLock(config_.task_dir, lock_token_)) {
+    return absl::UnavailableError(fmt::format(
+        "task directory {} is locked by another stream thread's incarnation", config_.task_dir));
+  }
   if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) return s;
   if (absl::Status s = ReadCheckpointOrNote(); !s.ok()) return s;
   for (const std::string& name : config_.store_names) {
@@ -71,6 +80,7 @@ absl::Status StateManager::RegisterStores() {
   }
   pending_ = checkpointed_;
   flushed_ = checkpointed_;
+  RS_OBSERVE(OnStoresRegistered, *this);
   return absl::OkStatus();
 }
 
@@ -112,6 +122,7 @@ void StateManager::Advance(const TopicPartition& changelog, int64_t next_offset)
   RS_CHECK(next_offset >= pending, "task {}: changelog {} would go back from {} to {}",
            id_.ToString(), changelog.ToString(), pending, next_offset);
   pending = next_offset;
+  RS_OBSERVE(OnAdvance, *this, changelog, next_offset);
 }
 
 absl::Status StateManager::Flush() {
@@ -119,6 +130,7 @@ absl::Status StateManager::Flush() {
     if (absl::Status s = store->Flush(); !s.ok()) return s;
   }
   flushed_ = pending_;
+  RS_OBSERVE(OnFlushed, *this);
   return absl::OkStatus();
 }
 
@@ -130,6 +142,7 @@ absl::Status StateManager::Checkpoint() {
              "task {}: checkpoint of {} at {} ahead of the data", id_.ToString(), tp.ToString(),
              offset);
   }
+  RS_OBSERVE(OnCheckpointWritten, *this, flushed_);
   return WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
 }
 
@@ -151,11 +164,14 @@ absl::Status StateManager::Close(bool clean) {
     absl::Status s = store->Close();
     if (first.ok()) first = s;
   }
+  RS_OBSERVE(OnStoresReleased, *this);
   return first;
 }
 
 void StateManager::Clear() {
+  RS_OBSERVE(OnStoresReleased, *this);
   stores_.clear();
+  if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
   pending_.clear();
   flushed_.clear();
 }
@@ -164,6 +180,7 @@ absl::Status StateManager::Wipe() {
   for (auto& [name, store] : stores_) {
     RS_CHECK(!store->IsOpen(), "task {} wiped with store '{}' open", id_.ToString(), name);
   }
+  RS_OBSERVE(OnWiped, *this);
   return config_.fs->DeleteDirRecursively(config_.task_dir);
 }
 

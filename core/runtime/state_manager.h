@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/port/file_system.h"
+#include "core/runtime/state_directory.h"
 #include "core/runtime/task_id.h"
 #include "core/state/checkpoint_file.h"
 #include "core/state/key_value_store.h"
@@ -50,6 +51,9 @@ struct StateManagerConfig {
   FileSystem* fs = nullptr;
   StoreOpener open_store;
   std::vector<std::string> store_names = {"counts"};
+  // The instance's task directories, shared by its stream threads (null: no locking, for
+  // tests of one state manager).
+  StateDirectory* directory = nullptr;
 };
 
 class StateManager {
@@ -57,7 +61,8 @@ class StateManager {
   StateManager(TaskId id, TaskType type, StateManagerConfig config);
   ~StateManager();
 
-  // Opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
+  // Locks the task directory (Unavailable if another thread's incarnation holds it: retry
+  // later), opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
   // restoring from the beginning (reason in checkpoint_note()). Under exactly-once a store
   // that has data but no checkpoint is corrupt: its directory is wiped first.
   [[nodiscard]] absl::Status RegisterStores();
@@ -106,6 +111,7 @@ class StateManager {
   bool MaybeCompleteTaskTypeConversion();
   const std::string& checkpoint_note() const { return checkpoint_note_; }
   std::string checkpoint_path() const { return config_.task_dir + "/.checkpoint"; }
+  const std::string& task_dir() const { return config_.task_dir; }
 
  private:
   TopicPartition ChangelogOf(const std::string& store) const;
@@ -120,6 +126,7 @@ class StateManager {
   CheckpointOffsets pending_;
   CheckpointOffsets flushed_;
   std::string checkpoint_note_;
+  uint64_t lock_token_ = 0;  // with a directory: this state manager's lock token
 };
 
 }  // namespace restoresim

@@ -1,6 +1,7 @@
 #include "core/runtime/task.h"
 
 #include "core/runtime/count_topology.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -44,19 +45,25 @@ Task::Task(TaskIncarnation incarnation, std::unique_ptr<StateManager> state_mana
       input_(std::move(input)) {
   RS_CHECK(state_manager_ != nullptr && state_manager_->id() == incarnation_.id,
            "task {} built over another task's state", incarnation_.ToString());
+  RS_OBSERVE(OnTaskOpened, *this);
 }
+
+Task::~Task() { RS_OBSERVE(OnTaskDestroyed, incarnation_, state_); }
 
 void Task::TransitionTo(TaskState next) {
   RS_CHECK(Allowed(state_, next, type()), "task {} ({}): illegal transition {} -> {}",
            incarnation_.ToString(), TaskTypeName(type()), TaskStateName(state_),
            TaskStateName(next));
+  const TaskState from = state_;
   state_ = next;
+  RS_OBSERVE(OnTaskTransition, *this, from, next);
 }
 
 std::unique_ptr<StateManager> Task::CloseAndRecycleState() {
   RS_CHECK(state_ == TaskState::kSuspended, "task {} recycled in state {} (must be SUSPENDED)",
            incarnation_.ToString(), TaskStateName(state_));
   state_ = TaskState::kClosed;
+  RS_OBSERVE(OnTaskTransition, *this, TaskState::kSuspended, TaskState::kClosed);
   return std::move(state_manager_);
 }
 
@@ -73,6 +80,7 @@ absl::StatusOr<size_t> Task::Process(Producer& producer, size_t records_max) {
                                  incarnation_.id.partition};
   KeyValueStore* store = state_manager_->StoreForChangelog(changelog);
   RS_CHECK(store != nullptr, "task {} has no counts store", incarnation_.ToString());
+  RS_OBSERVE(OnProcess, *this, buffered_.size() < records_max ? buffered_.size() : records_max);
   size_t processed = 0;
   while (processed < records_max && !buffered_.empty()) {
     const ConsumerRecord& input = buffered_.front();

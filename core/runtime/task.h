@@ -34,6 +34,9 @@ class Task {
  public:
   Task(TaskIncarnation incarnation, std::unique_ptr<StateManager> state_manager,
        TopicPartition input);
+  ~Task();
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
 
   const TaskIncarnation& incarnation() const { return incarnation_; }
   TaskId id() const { return incarnation_.id; }
@@ -42,6 +45,7 @@ class Task {
   TaskType effective_type() const { return state_manager_->effective_type(); }
   TaskState state() const { return state_; }
   StateManager& state_manager() { return *state_manager_; }
+  const StateManager& state_manager() const { return *state_manager_; }
   const TopicPartition& input() const { return input_; }
 
   // Checked transitions (see the diagram); anything else is a runtime bug.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/runtime/assignment_info.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -35,6 +36,7 @@ std::unique_ptr<Task> TaskManager::NewTask(TaskId id, TaskType type) {
   sm.exactly_once = config_.exactly_once;
   sm.fs = config_.fs;
   sm.open_store = config_.open_store;
+  sm.directory = config_.directory;
   ++stats_.created;
   return std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
                                 std::make_unique<StateManager>(id, type, std::move(sm)),
@@ -215,7 +217,8 @@ absl::Status TaskManager::HandOver() {
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
     absl::Status s = it->second->state_manager().RegisterStores();
     if (!s.ok()) {  // retried next round
-      errors_.push_back(s);
+      // A directory still locked by another thread's closing incarnation is expected.
+      if (!absl::IsUnavailable(s)) errors_.push_back(s);
       ++it;
       continue;
     }
@@ -286,12 +289,16 @@ absl::Status TaskManager::HandleRestoreEvents() {
   }
   // All corruption of this drain together.
   for (auto& [who, task] : corrupted_tasks) {
+    RS_OBSERVE(OnCorruptionHandled, who, task.get());
     if (Wanted(who.id) == task->type()) {
       Revive(std::move(task), corrupted[who]);
     } else {
       ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
       CloseOwned(std::move(task), /*clean=*/false);
     }
+  }
+  for (const auto& [who, changelogs] : corrupted) {
+    if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
   }
   Reconcile();
   return absl::OkStatus();

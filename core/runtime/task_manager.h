@@ -36,6 +36,7 @@ struct TaskManagerConfig {
   bool exactly_once = false;
   FileSystem* fs = nullptr;
   StoreOpener open_store;
+  StateDirectory* directory = nullptr;  // shared by the instance's stream threads
   TimeNs producer_flush_timeout_ns = 30 * kSecond;
 };
 

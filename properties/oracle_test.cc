@@ -1,0 +1,169 @@
+// Tests of the invariant oracle: each invariant is violated on purpose, by driving the runtime's
+// parts the wrong way or by reporting a wrong event, and the run must fail naming it; a correct
+// run of the real runtime passes with the oracle watching.
+#include "properties/oracle.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/runtime/restore_thread.h"
+#include "scenarios/runtime_world.h"
+#include "sim/sim_test_util.h"
+
+namespace restoresim::properties {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using restoresim::testing::Changelog;
+using restoresim::testing::RuntimeWorld;
+
+sim::TestRun RunSim(std::function<void()> body) { return sim::RunUnderSim(std::move(body), 7); }
+
+TEST(OracleTest, TwoOpenIncarnationsOfOneTaskDirectory) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto a = w.NewTask(1, TaskType::kActive);
+    auto b = w.NewTask(1, TaskType::kActive);  // same directory, a is still open
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:single_owner] step "));
+  EXPECT_THAT(r.outcome.message,
+              HasSubstr("/state/app/0_1: stores opened while another incarnation of the task "
+                        "has them open"));
+}
+
+TEST(OracleTest, TaskTouchedWhileInTheRestoreThreadsQueue) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kActive);
+    Task* raw = task.get();
+    RS_OBSERVE(OnHandOff, "restore", raw->incarnation(), TaskHolder::kStreamThread,
+               TaskHolder::kToRestore);
+    raw->TransitionTo(TaskState::kRestoring);  // the stream thread gave it away
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:single_owner]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("queue to the restore thread"));
+}
+
+TEST(OracleTest, HandOffFromTheWrongHolder) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kToRestore,
+               TaskHolder::kRestoreThread);  // never handed in
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message,
+              HasSubstr("moves from the queue to the restore thread to the restore thread, but "
+                        "the stream thread holds it"));
+}
+
+// Drives a restore thread by hand: CREATE a task, let it restore, CLOSE it, CREATE it again.
+TEST(OracleTest, RealRestoreThreadPassesAndChecksStoreContents) {
+  int64_t store_checks = 0;
+  auto r = RunSim([&] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(0, 30);
+    RestoreThread rt(w.broker, w.clock, nullptr, {.name = "restore"});
+    rt.Start();
+    auto task = w.NewTask(0, TaskType::kActive);
+    const TaskIncarnation who = task->incarnation();
+    std::vector<TaskItem> round;
+    round.push_back({.kind = TaskItem::Kind::kCreate, .incarnation = who, .task = std::move(task)});
+    ASSERT_TRUE(rt.AddItems(std::move(round), nullptr));
+    std::unique_ptr<Task> back;
+    while (back == nullptr) {
+      w.clock.SleepFor(10 * kMillisecond);
+      for (RestoreEvent& e : rt.DrainEvents()) {
+        if (e.kind == RestoreEvent::Kind::kRestored) back = std::move(e.task);
+      }
+    }
+    back->TransitionTo(TaskState::kRunning);
+    back->TransitionTo(TaskState::kSuspended);
+    std::vector<TopicPartition> captured = back->state_manager().CaptureChangelogPartitions();
+    ASSERT_TRUE(back->state_manager().Close(true).ok());
+    back->state_manager().Clear();
+    back->TransitionTo(TaskState::kClosed);
+    std::vector<TaskItem> close;
+    close.push_back({.kind = TaskItem::Kind::kClose, .incarnation = who, .changelogs = captured});
+    ASSERT_TRUE(rt.AddItems(std::move(close), nullptr));
+    ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+    for (RestoreEvent& e : rt.DrainEvents()) (void)e;
+    w.oracle.CheckFinal();
+    store_checks = w.oracle.counts().store_checks;
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+  EXPECT_EQ(store_checks, 1);
+}
+
+TEST(OracleTest, StoreThatDiffersFromItsChangelogIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(0, 10);
+    RestoreThread rt(w.broker, w.clock, nullptr, {.name = "restore"});
+    rt.Start();
+    auto task = w.NewTask(0, TaskType::kActive);
+    // A write the changelog never had: restoration over it cannot give the fold.
+    ASSERT_TRUE(task->state_manager().Store("counts")->Put("ghost", "1").ok());
+    const TaskIncarnation who = task->incarnation();
+    std::vector<TaskItem> round;
+    round.push_back({.kind = TaskItem::Kind::kCreate, .incarnation = who, .task = std::move(task)});
+    ASSERT_TRUE(rt.AddItems(std::move(round), nullptr));
+    for (int i = 0; i < 1000; ++i) {
+      w.clock.SleepFor(10 * kMillisecond);
+      (void)rt.DrainEvents();
+    }
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:store_contents]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("ghost: expected nothing, found 1"));
+}
+
+TEST(OracleTest, CheckpointAheadOfFlushedDataIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto sm = w.NewStateManager(3, TaskType::kActive);
+    sm->Advance(Changelog(3), 5);
+    // The state manager writes only flushed offsets; report a checkpoint of the pending ones.
+    RS_OBSERVE(OnCheckpointWritten, *sm, sm->pending_offsets());
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:checkpoint]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("beyond the flushed data"));
+}
+
+TEST(OracleTest, ListenerEndWithoutStart) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    RS_OBSERVE(OnListener, "restore", Changelog(0), ListenerCall::kEnd);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:listener_pairing]"));
+}
+
+TEST(OracleTest, OpenTaskAtTheEndIsReported) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(0, TaskType::kStandby);
+    w.oracle.CheckFinal();
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, HasSubstr("still open after shutdown"));
+}
+
+TEST(OracleTest, DisabledOracleSeesNothing) {
+  Oracle::SetEnabled(false);
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto a = w.NewTask(1, TaskType::kActive);
+    auto b = w.NewTask(1, TaskType::kActive);
+    EXPECT_EQ(w.oracle.counts().events, 0);
+  });
+  Oracle::SetEnabled(true);
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+}  // namespace
+}  // namespace restoresim::properties
