@@ -17,6 +17,8 @@ ChangelogReader::~ChangelogReader() { RS_OBSERVE(OnReaderDestroyed, config_.name
 
 void ChangelogReader::Register(const TopicPartition& changelog, StateManager* state,
                                TaskIncarnation owner) {
+  RS_OBSERVE(OnRegistered, config_.name, changelog, owner,
+             state != nullptr ? state->type() : TaskType::kActive);
   RS_CHECK(!changelogs_.contains(changelog), "changelog {} registered twice (by {} and {})",
            changelog.ToString(), changelogs_.contains(changelog)
                                      ? changelogs_.at(changelog).owner.ToString()
@@ -33,7 +35,6 @@ void ChangelogReader::Register(const TopicPartition& changelog, StateManager* st
   c.owner = owner;
   c.type = state->type();
   c.store = state->StoreForChangelog(changelog)->name();
-  RS_OBSERVE(OnRegistered, config_.name, changelog, owner, c.type);
   changelogs_.emplace(changelog, std::move(c));
 }
 

@@ -144,9 +144,10 @@ void RestoreThread::Run() {
 
 void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
   // Every CLOSE before any CREATE: revive and recycle are close-then-create of one task.
-  std::stable_partition(items.begin(), items.end(), [](const TaskItem& item) {
-    return item.kind == TaskItem::Kind::kClose;
-  });
+  const TaskItem::Kind first =
+      config_.bugs.create_before_close ? TaskItem::Kind::kCreate : TaskItem::Kind::kClose;
+  std::stable_partition(items.begin(), items.end(),
+                        [first](const TaskItem& item) { return item.kind == first; });
   for (TaskItem& item : items) {
     if (item.kind == TaskItem::Kind::kClose) {
       CloseItem(item);

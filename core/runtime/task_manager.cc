@@ -177,6 +177,7 @@ void TaskManager::CloseRunning(TaskId id, bool clean) {
   const TaskIncarnation who = task->incarnation();
   // Materialise the changelogs before Clear() forgets them: the restore thread needs them.
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
+  if (config_.bugs.forget_changelogs_on_close) captured.clear();
   CloseOwned(std::move(task), clean);
   SendClose(who, std::move(captured));
 }

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/planted_bugs.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/task.h"
@@ -37,6 +38,7 @@ struct TaskManagerConfig {
   FileSystem* fs = nullptr;
   StoreOpener open_store;
   StateDirectory* directory = nullptr;  // shared by the instance's stream threads
+  PlantedBugs bugs;                     // off unless a bug.* scenario plants one
   TimeNs producer_flush_timeout_ns = 30 * kSecond;
 };
 
