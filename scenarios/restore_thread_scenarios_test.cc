@@ -73,6 +73,7 @@ TEST(RestoreThreadTest, RestoredActiveComesBackStandbyStays) {
         EXPECT_EQ(*active.state_manager().StoreForChangelog(Changelog(0))->ReadAll(), w.Fold(0));
         EXPECT_TRUE(rt.CompletedChangelogs()->contains(Changelog(0)));
         w.clock.SleepFor(5 * kSecond);  // the standby catches up once no active restores
+        EXPECT_EQ(rt.StandbyRecordsUpdated(), 20);
         ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
         events = rt.DrainEvents();
         ASSERT_EQ(events.size(), 1u) << "the standby comes back at shutdown";

@@ -232,6 +232,7 @@ absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& 
   c.position = next;
   c.restored += static_cast<int64_t>(writes.size());
   total_restored_ += static_cast<int64_t>(writes.size());
+  if (c.type == TaskType::kStandby) standby_updated_ += static_cast<int64_t>(writes.size());
   step.records += static_cast<int64_t>(writes.size());
   RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next,
              static_cast<int64_t>(writes.size()));

@@ -72,6 +72,8 @@ class ChangelogReader {
   // Records between the position and the end offset, summed over restoring actives.
   int64_t RemainingRecords() const;
   int64_t total_restored() const { return total_restored_; }
+  // Records written to standby stores (a subset of total_restored).
+  int64_t standby_updated() const { return standby_updated_; }
 
  private:
   enum class State { kRegistered, kRestoring, kCompleted };
@@ -101,6 +103,7 @@ class ChangelogReader {
   std::vector<TopicPartition> assigned_;
   std::vector<TopicPartition> paused_;
   int64_t total_restored_ = 0;
+  int64_t standby_updated_ = 0;
 };
 
 }  // namespace restoresim

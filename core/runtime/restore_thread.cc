@@ -223,6 +223,7 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   HandOverRestored();
   completed_.Publish(reader_->Completed());
   remaining_.Publish(reader_->RemainingRecords());
+  if (step.records > 0) standby_updated_.Publish(reader_->standby_updated());
 }
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.

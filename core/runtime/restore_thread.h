@@ -85,6 +85,8 @@ class RestoreThread {
   // Records between position and end offset over the active changelogs still restoring, as of
   // the last step.
   int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
+  // Records written to standby stores so far, as of the last step.
+  int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -109,6 +111,7 @@ class RestoreThread {
   BlockingQueue<RestoreEvent> events_;
   SharedCell<std::set<TopicPartition>> completed_;
   SharedCell<int64_t> remaining_{0, "remaining_records"};
+  SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};

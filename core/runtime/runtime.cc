@@ -150,6 +150,7 @@ RuntimeMetrics Runtime::Metrics() const {
   m.restores_suspended = listener_->suspended.Load();
   for (const auto& t : threads_) {
     m.remaining_records += t->restore_thread().RemainingRecords();
+    m.standby_records_updated += t->restore_thread().StandbyRecordsUpdated();
   }
   TimeNs started;
   {
@@ -157,7 +158,10 @@ RuntimeMetrics Runtime::Metrics() const {
     started = started_ns_;
   }
   const double seconds = static_cast<double>(clock_.NowNs() - started) / kSecond;
-  if (seconds > 0) m.restore_rate_per_second = m.records_restored / seconds;
+  if (seconds > 0) {
+    m.restore_rate_per_second = m.records_restored / seconds;
+    m.update_rate_per_second = m.standby_records_updated / seconds;
+  }
   const int64_t total = m.records_restored + m.remaining_records;
   m.restore_ratio = total > 0 ? static_cast<double>(m.records_restored) / total : 1.0;
   return m;

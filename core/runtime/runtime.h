@@ -32,6 +32,8 @@ struct RuntimeMetrics {
   int64_t remaining_records = 0;      // still to restore, over all restore threads
   double restore_rate_per_second = 0;  // records restored per second of (virtual) time
   double restore_ratio = 1.0;          // restored / (restored + remaining)
+  int64_t standby_records_updated = 0;  // written to standby stores, over all restore threads
+  double update_rate_per_second = 0;    // standby records updated per second of (virtual) time
 };
 
 class Runtime {
