@@ -300,6 +300,12 @@ void Exporter::WriteInstant(const TraceEvent& e) {
       const size_t slash = text.find('/');
       const std::string_view category =
           slash == std::string_view::npos ? std::string_view("mark") : text.substr(0, slash);
+      if (category == "counter") {  // TraceMark("counter", name, value): a counter track
+        writer_.Begin('C', text.substr(slash + 1), "counter", e.step, Tid(e.thread));
+        writer_.BeginArgs();
+        writer_.Arg("value", e.arg);
+        break;
+      }
       BeginInstant(e, text.empty() ? fmt::format("mark #{}", e.object) : std::string(text),
                    category);
       writer_.Arg("value", e.arg);

@@ -20,6 +20,8 @@
 //  - "i" instants on the acting thread's track: scheduling points, blocks, wakes, timeouts,
 //    spawns, exits, non-thread choices and user marks (category in "cat"); the failure of the
 //    run is a global instant "FAILURE: <outcome>".
+//  - "C" counter samples of marks in category "counter" (TraceMark("counter", name, value)):
+//    one counter track per name, e.g. the runtime's "restore_remaining <restore thread>".
 //  - "C" counter samples of the virtual time (ms) at every jump. A counter's args are plotted
 //    as series, so these carry only the one value, not virtual_time_ns.
 //

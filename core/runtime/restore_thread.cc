@@ -222,7 +222,14 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   }
   HandOverRestored();
   completed_.Publish(reader_->Completed());
-  remaining_.Publish(reader_->RemainingRecords());
+  const int64_t remaining = reader_->RemainingRecords();
+  if (remaining != last_remaining_ || step.records > 0) {
+    last_remaining_ = remaining;
+    // Restore progress on the timeline: one counter track per restore thread.
+    TraceMark("counter", "restore_remaining " + config_.name, remaining);
+    TraceMark("counter", "restored_total " + config_.name, reader_->total_restored());
+  }
+  remaining_.Publish(remaining);
   if (step.records > 0) standby_updated_.Publish(reader_->standby_updated());
 }
 

@@ -124,6 +124,7 @@ class RestoreThread {
   std::unique_ptr<ChangelogReader> reader_;
   std::map<TaskId, std::unique_ptr<Task>> owned_;
   TimeNs next_checkpoint_ns_ = 0;
+  int64_t last_remaining_ = 0;
 };
 
 }  // namespace restoresim

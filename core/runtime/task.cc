@@ -1,5 +1,7 @@
 #include "core/runtime/task.h"
 
+#include <fmt/format.h>
+
 #include "core/runtime/count_topology.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
@@ -56,6 +58,8 @@ void Task::TransitionTo(TaskState next) {
            TaskStateName(next));
   const TaskState from = state_;
   state_ = next;
+  TraceMark("task", fmt::format("{} {} {} -> {}", incarnation_.ToString(), TaskTypeName(type()),
+                                TaskStateName(from), TaskStateName(next)));
   RS_OBSERVE(OnTaskTransition, *this, from, next);
 }
 
