@@ -1,6 +1,6 @@
 // Repro files: a failing (or any) run saved as versioned JSON, enough to re-run it exactly and
-// to tell whether the re-run reproduced it. Written by `restoresim explore`, read by
-// `restoresim replay --repro FILE`.
+// to tell whether the re-run reproduced it. Written by `restoresim explore` (and, minimised, by
+// `restoresim shrink`), read by `restoresim replay --repro FILE` and `restoresim shrink`.
 //
 //   {
 //     "format": "restoresim-repro",

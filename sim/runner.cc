@@ -23,7 +23,11 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
                                                     program.steps_hint);
   ReplayStrategy* replay = nullptr;
   if (config.replay_choices.has_value()) {
-    auto r = std::make_unique<ReplayStrategy>(*config.replay_choices, std::move(strategy));
+    const bool quiet = config.replay_fallback == RunConfig::ReplayFallback::kQuiet;
+    std::unique_ptr<Strategy> fallback = std::move(strategy);
+    if (quiet) fallback = std::make_unique<QuietStrategy>();  // the seeded one goes unused
+    auto r = std::make_unique<ReplayStrategy>(*config.replay_choices, std::move(fallback),
+                                              /*skip_unrunnable=*/quiet);
     replay = r.get();
     strategy = std::move(r);
   }
@@ -48,6 +52,7 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   result.strategy = spec;
   result.replay_diverged = replay != nullptr && replay->diverged();
   result.choices = simulation->choices();
+  result.choice_infos = simulation->choice_infos();
   if (config.trace_mode == TraceMode::kFull) result.simulation = std::move(simulation);
   return result;
 }

@@ -27,8 +27,14 @@ struct RunConfig {
   TraceMode trace_mode = TraceMode::kHashOnly;
   bool record_choices = false;
   // When set, the run follows these strategy answers (a recorded schedule) and falls back to
-  // the seeded strategy after them.
+  // `replay_fallback` after them (and for an answer that does not fit).
   std::optional<std::vector<uint64_t>> replay_choices;
+  // kSeeded: the seeded strategy (what replaying a repro file does). kQuiet: QuietStrategy,
+  // non-preemptive and without data events, and recorded picks of threads that cannot run are
+  // skipped (what the shrinker's edited candidates run with). Not stored in repro files: a
+  // recorded schedule that covers the whole run never reaches its fallback.
+  enum class ReplayFallback : uint8_t { kSeeded, kQuiet };
+  ReplayFallback replay_fallback = ReplayFallback::kSeeded;
 };
 
 struct RunResult {
@@ -41,6 +47,7 @@ struct RunResult {
   StrategySpec strategy;         // as run (pct step estimate filled in)
   bool replay_diverged = false;  // replay_choices did not fit the run
   std::vector<uint64_t> choices;  // when record_choices
+  std::vector<ChoiceInfo> choice_infos;  // when record_choices: what each choice was
   // The finished simulation, kept in TraceMode::kFull for timelines and inspection.
   std::unique_ptr<Simulation> simulation;
 };

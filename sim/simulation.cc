@@ -193,7 +193,15 @@ SimThreadId Simulation::Decide() {
   const SimThreadId next = strategy_->PickThread(runnable_, current_, steps_);
   RS_CHECK(std::binary_search(runnable_.begin(), runnable_.end(), next),
            "strategy {} picked thread {} which is not runnable", strategy_->Spec(), next);
-  if (options_.record_choices) choices_.push_back(next);
+  if (options_.record_choices) {
+    const bool current_runnable = current_ != kNoSimThread &&
+                                  std::binary_search(runnable_.begin(), runnable_.end(), current_);
+    choices_.push_back(next);
+    choice_infos_.push_back(ChoiceInfo{.kind = ChoiceKind::kThread,
+                                       .eventful = current_runnable && next != current_,
+                                       .n = runnable_.size(),
+                                       .quiet = QuietThreadPick(runnable_, current_)});
+  }
   Record(TraceKind::kDecision, next, SimOp::kYield, 0, static_cast<int64_t>(runnable_.size()));
   return next;
 }
@@ -398,7 +406,14 @@ uint64_t Simulation::Choose(uint64_t n, ChoiceKind kind) {
   RS_CHECK(n > 0);
   const uint64_t value = n == 1 ? 0 : strategy_->PickValue(n, kind);
   RS_CHECK(value < n, "strategy {} chose {} out of {}", strategy_->Spec(), value, n);
-  if (n > 1 && options_.record_choices) choices_.push_back(value);
+  if (n > 1 && options_.record_choices) {
+    choices_.push_back(value);
+    const bool eventful = kind == ChoiceKind::kSpurious
+                              ? value < options_.spurious_wakeup_per_mille
+                              : value != 0;
+    choice_infos_.push_back(
+        ChoiceInfo{.kind = kind, .eventful = eventful, .n = n, .quiet = QuietValue(n, kind)});
+  }
   Record(TraceKind::kChoice, current_, SimOp::kYield, static_cast<uint32_t>(kind),
          static_cast<int64_t>(value));
   return value;

@@ -62,6 +62,8 @@ class Simulation final : public SimHooks {
   const std::string& thread_name(SimThreadId t) const { return threads_[t]->name; }
   // Every strategy answer, in order (when options.record_choices).
   const std::vector<uint64_t>& choices() const { return choices_; }
+  // What each of choices() was (same length; when options.record_choices).
+  const std::vector<ChoiceInfo>& choice_infos() const { return choice_infos_; }
   // Registered objects: kind and name (may be null), index id-1.
   struct ObjectInfo {
     SimObjectKind kind;
@@ -154,6 +156,7 @@ class Simulation final : public SimHooks {
   std::vector<SimThreadId> runnable_;  // sorted ascending
   std::vector<ObjectInfo> objects_;
   std::vector<uint64_t> choices_;
+  std::vector<ChoiceInfo> choice_infos_;
   FiberContext main_context_;
   SimThreadId current_ = kNoSimThread;  // kNoSimThread: the OS thread's own stack
   uint64_t steps_ = 0;

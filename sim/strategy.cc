@@ -73,8 +73,11 @@ uint64_t PctStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
 
 // ---- replay ----
 
-ReplayStrategy::ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback)
-    : choices_(std::move(choices)), fallback_(std::move(fallback)) {}
+ReplayStrategy::ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback,
+                               bool skip_unrunnable)
+    : choices_(std::move(choices)),
+      fallback_(std::move(fallback)),
+      skip_unrunnable_(skip_unrunnable) {}
 
 void ReplayStrategy::OnSpawn(SimThreadId thread) {
   if (fallback_) fallback_->OnSpawn(thread);
@@ -82,12 +85,13 @@ void ReplayStrategy::OnSpawn(SimThreadId thread) {
 
 SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
                                        uint64_t step) {
-  if (next_ < choices_.size()) {
+  while (next_ < choices_.size()) {
     const uint64_t want = choices_[next_++];
     if (std::find(runnable.begin(), runnable.end(), want) != runnable.end()) {
       return static_cast<SimThreadId>(want);
     }
     diverged_ = true;
+    if (!skip_unrunnable_) break;
   }
   if (fallback_) return fallback_->PickThread(runnable, current, step);
   // Round-robin after the current thread: fair, so a busy-waiting thread cannot starve the
@@ -105,6 +109,33 @@ uint64_t ReplayStrategy::PickValue(uint64_t n, ChoiceKind kind) {
   if (fallback_) return fallback_->PickValue(n, kind);
   // Without a log or fallback: no spurious wake-ups (value >= any per-mille), else the first.
   return kind == ChoiceKind::kSpurious ? n - 1 : 0;
+}
+
+// ---- quiet ----
+
+SimThreadId QuietThreadPick(std::span<const SimThreadId> runnable, SimThreadId current) {
+  RS_CHECK(!runnable.empty());
+  if (current == kNoSimThread) return runnable[0];
+  if (std::binary_search(runnable.begin(), runnable.end(), current)) return current;
+  auto after = std::upper_bound(runnable.begin(), runnable.end(), current);
+  return after == runnable.end() ? runnable[0] : *after;
+}
+
+uint64_t QuietValue(uint64_t n, ChoiceKind kind) {
+  RS_CHECK(n > 0);
+  return kind == ChoiceKind::kSpurious ? n - 1 : 0;
+}
+
+SimThreadId QuietStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                                      uint64_t /*step*/) {
+  SimThreadId pick = QuietThreadPick(runnable, current);
+  if (pick == last_pick_ && run_length_ >= kRunLengthMax && runnable.size() > 1) {
+    auto after = std::upper_bound(runnable.begin(), runnable.end(), pick);
+    pick = after == runnable.end() ? runnable[0] : *after;
+  }
+  run_length_ = pick == last_pick_ ? run_length_ + 1 : 1;
+  last_pick_ = pick;
+  return pick;
 }
 
 // ---- spec ----

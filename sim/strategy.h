@@ -29,6 +29,27 @@ enum class ChoiceKind : uint8_t {
   kData,          // a program's own choice (fault injection, workload shape)
 };
 
+// What a recorded choice was, beside its answer: kept with the answers when a run records its
+// choices, so a shrinker can tell a preemption from a free pick and a data choice from a thread
+// pick without re-running.
+struct ChoiceInfo {
+  ChoiceKind kind = ChoiceKind::kThread;
+  // The answer makes something happen: kThread, a preemption (the current thread could have
+  // run on and another was picked); kSpurious, a spurious wake-up; kNotifyTarget and kData,
+  // any answer but 0.
+  bool eventful = false;
+  uint64_t n = 0;  // the range: how many threads were runnable (kThread), or the value range
+  // The answer that adds nothing (what QuietStrategy answers, before its run-length limit):
+  // kThread, the current thread when runnable, else the next runnable thread after it; kSpurious,
+  // n - 1 (no wake-up); kNotifyTarget and kData, 0.
+  uint64_t quiet = 0;
+};
+
+// The quiet answers, shared by QuietStrategy and the recorded ChoiceInfo. REQUIRES: `runnable`
+// sorted ascending and not empty; n > 0.
+SimThreadId QuietThreadPick(std::span<const SimThreadId> runnable, SimThreadId current);
+uint64_t QuietValue(uint64_t n, ChoiceKind kind);
+
 class Strategy {
  public:
   virtual ~Strategy() = default;
@@ -88,10 +109,14 @@ class PctStrategy final : public Strategy {
 // Answers with a recorded sequence of choices (a Decisions log), for exact replays of a
 // schedule independent of any PRNG. When the log runs out it falls back to `fallback` (or, if
 // none, to round-robin threads, no spurious wake-ups and value 0); a recorded thread that is
-// not runnable is a divergence, reported by diverged().
+// not runnable is a divergence, reported by diverged(), answered by the fallback — or, with
+// `skip_unrunnable` (the shrinker's edited schedules), skipped: the next recorded choice is
+// tried, so a run of picks of a thread that blocked early is dropped rather than handed to
+// other threads.
 class ReplayStrategy final : public Strategy {
  public:
-  ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback);
+  ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback,
+                 bool skip_unrunnable = false);
   std::string Spec() const override { return "replay"; }
   void OnSpawn(SimThreadId thread) override;
   SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
@@ -104,7 +129,27 @@ class ReplayStrategy final : public Strategy {
   std::vector<uint64_t> choices_;
   size_t next_ = 0;
   std::unique_ptr<Strategy> fallback_;
+  const bool skip_unrunnable_;
   bool diverged_ = false;
+};
+
+// Non-preemptive and quiet, without randomness: keeps the current thread while it can run,
+// else picks the next runnable thread after it (round-robin), and answers every other choice
+// quietly (no spurious wake-up, the first waiter, 0). A thread picked kRunLengthMax times in a
+// row while another could run is switched out, so that a busy wait cannot starve the thread it
+// waits for. The shrinker replays candidates with it as the fallback: cutting a schedule's tail
+// then removes the tail's preemptions and data events instead of drawing new ones.
+class QuietStrategy final : public Strategy {
+ public:
+  static constexpr uint64_t kRunLengthMax = 1000;
+  std::string Spec() const override { return "quiet"; }
+  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+                         uint64_t step) override;
+  uint64_t PickValue(uint64_t n, ChoiceKind kind) override { return QuietValue(n, kind); }
+
+ private:
+  SimThreadId last_pick_ = kNoSimThread;
+  uint64_t run_length_ = 0;  // consecutive picks of last_pick_
 };
 
 // A parsed --strategy value: "random", "pct:D" or "pct:D:K" (depth D >= 1, step estimate K).

@@ -61,6 +61,9 @@ Runtime::Runtime(RuntimeConfig config, Transport& transport, Clock& clock, FileS
       listener_(std::make_unique<MetricsListener>(listener)) {}
 
 Runtime::~Runtime() {
+  // A failed simulated run is being torn down: its threads are unwound, not running, and a
+  // Close would wait on them forever. Their destructors join them.
+  if (SimHooks* sim = CurrentSim(); sim != nullptr && sim->Aborting()) return;
   SimNoAbortScope no_abort;
   bool running;
   {

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -159,6 +160,85 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
   const Result r = RunCli("replay --repro " + dir_ + "/bad.json");
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.out, HasSubstr("version"));
+}
+
+// An explored failure shrinks to the depth-3 bug's two preemptions, the shrunk repro replays,
+// and shrinking is deterministic (the same file again, with other --jobs).
+TEST_F(CliTest, ShrinkMinimisesAnExploredFailureAndTheResultReplays) {
+  const Result sweep = RunCli("explore --scenario demo.order_violation_d3 --seeds 1000 --json "
+                              "--repros-max 1 --repro-dir " + dir_);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  const std::string repro = nlohmann::json::parse(sweep.out)["failures"][0]["repro"];
+  ASSERT_TRUE(repro.ends_with(".json")) << repro;
+  const std::string shrunk = repro.substr(0, repro.size() - 5) + ".min.json";
+
+  const Result r = RunCli("shrink " + repro + " --json --jobs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["output"], shrunk);
+  EXPECT_EQ(j["signature"], "failed: owner and helper both hold the claim");
+  EXPECT_TRUE(j["fixed_point"].get<bool>());
+  EXPECT_TRUE(j["input_reproduced_exactly"].get<bool>());
+  EXPECT_GT(j["runs"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["after"]["preemptions"], 2);  // the bug's depth minus one: as small as it gets
+  EXPECT_LT(j["after"]["preemptions"], j["before"]["preemptions"]);
+  EXPECT_LE(j["after"]["choices"], j["before"]["choices"]);
+  EXPECT_EQ(j["replay"], "restoresim replay --repro " + shrunk);
+
+  const Result replay = RunCli("replay --repro " + shrunk);
+  EXPECT_EQ(replay.exit_code, 1) << replay.out;  // the failure, reproduced
+  EXPECT_THAT(replay.out, HasSubstr("owner and helper both hold the claim"));
+  EXPECT_THAT(replay.out, HasSubstr(": reproduced"));
+
+  const Result again = RunCli("shrink " + repro + " --jobs 2 --out " + dir_ + "/again.json");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_THAT(again.out, HasSubstr("shrunk to a fixed point in " + j["runs"].dump() + " runs"));
+  EXPECT_THAT(again.out, HasSubstr("preemptions:  " + j["before"]["preemptions"].dump() + " -> 2"));
+  EXPECT_THAT(again.out, HasSubstr("replay: restoresim replay --repro " + dir_ + "/again.json"));
+  auto read = [](const std::string& path) {
+    nlohmann::json file = nlohmann::json::parse(std::ifstream(path));
+    file.erase("replay");  // names the file
+    return file;
+  };
+  EXPECT_EQ(read(shrunk), read(dir_ + "/again.json"));
+}
+
+TEST_F(CliTest, ShrinkBadInputGivesAClearErrorAndExitCode2) {
+  const Result sweep = RunCli("explore --scenario demo.lost_update --seeds 50 --json "
+                              "--repros-max 1 --repro-dir " + dir_);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  const std::string repro = nlohmann::json::parse(sweep.out)["failures"][0]["repro"];
+  const nlohmann::json good = nlohmann::json::parse(std::ifstream(repro));
+  auto edited = [&](const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json doc = good;
+    edit(doc);
+    const std::string path = dir_ + "/" + name + ".json";
+    std::ofstream(path) << doc.dump(2);
+    return path;
+  };
+  std::ofstream(dir_ + "/not_json.json") << "{\"format\": ";
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"shrink", "repro is required"},
+      {"shrink /nonexistent/file.json", "/nonexistent/file.json"},
+      {"shrink " + dir_ + "/not_json.json", "not JSON"},
+      {"shrink " + edited("passing", [](auto& d) { d["expected"]["outcome"] = "ok"; }),
+       "passing run"},
+      {"shrink " + edited("other", [](auto& d) { d["expected"]["message"] = "another bug"; }),
+       "does not reproduce"},
+      {"shrink " + edited("nosuch", [](auto& d) { d["scenario"] = "nosuch"; }),
+       "unknown scenario 'nosuch'"},
+      {"shrink " + repro + " --out " + repro, "--out names the input file"},
+      {"shrink " + repro + " --max-runs -1", "--max-runs"},
+      {"shrink " + repro + " --jobs 100000", "--jobs"},
+  };
+  for (const Case& c : cases) {
+    const Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+  }
 }
 
 TEST_F(CliTest, ScenariosListsEveryDemo) {

@@ -28,6 +28,7 @@ using Command = std::function<int()>;
 Command AddExploreCommand(CLI::App& app);
 Command AddReplayCommand(CLI::App& app);
 Command AddScenariosCommand(CLI::App& app);
+Command AddShrinkCommand(CLI::App& app);
 
 }  // namespace restoresim::tools
 

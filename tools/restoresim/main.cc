@@ -4,6 +4,7 @@
 //   restoresim explore --scenario all --seeds 1000 --strategy pct:3 --jobs 2
 //   restoresim replay demo.abba_deadlock --seed 2 --strategy pct:3 --timeline abba.json
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
+//   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
 #include <cstdio>
 #include <exception>
 
@@ -20,10 +21,11 @@ int main(int argc, char** argv) {
   const Command explore = AddExploreCommand(app);
   const Command replay = AddReplayCommand(app);
   const Command scenarios = AddScenariosCommand(app);
+  const Command shrink = AddShrinkCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
-                 "restoresim: unknown command '%s'; commands: explore, replay, scenarios "
-                 "(see --help)\n",
+                 "restoresim: unknown command '%s'; commands: explore, replay, scenarios, "
+                 "shrink (see --help)\n",
                  argv[1]);
     return kExitUsage;
   }
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("explore")) return explore();
     if (app.got_subcommand("replay")) return replay();
     if (app.got_subcommand("scenarios")) return scenarios();
+    if (app.got_subcommand("shrink")) return shrink();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "restoresim: error: %s\n", e.what());
     return kExitUsage;

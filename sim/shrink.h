@@ -1,0 +1,122 @@
+// Shrinking: minimises a failing run while it still fails the same way. A run is decided by
+// its seed and the list of strategy answers it recorded (thread picks and data choices); the
+// shrinker edits that list, replays each candidate with the quiet fallback (QuietStrategy:
+// non-preemptive, no data events) past its end, and keeps a candidate when the run fails with
+// the same FailureSignature and is smaller. Smaller means, in this order: fewer preemptions,
+// fewer spurious wake-ups and notify picks, fewer data events (non-zero data choices: scenario
+// events), a smaller data sum, fewer steps, fewer choices, fewer choices off their quiet answer,
+// then the lexicographically smaller list. Passes (cut the tail, pull a preempted thread's next
+// run forward, delete chunks, quieten one choice, lower one data choice) repeat to a fixed
+// point or until the run budget is spent. The result is deterministic: the same input and
+// runs_max give the same output for any number of jobs. docs/DESIGN.md ("Shrinking") says why
+// it works this way.
+//
+// Thread-safety: ShrinkRepro may be called from any thread; it starts and joins its own
+// workers (options.jobs). on_progress is called on the calling thread. The free functions are
+// pure and thread-safe.
+#ifndef RESTORESIM_SIM_SHRINK_H_
+#define RESTORESIM_SIM_SHRINK_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "sim/program.h"
+#include "sim/repro.h"
+#include "sim/simulation.h"
+#include "sim/strategy.h"
+
+namespace restoresim::sim {
+
+// What must stay the same while a run shrinks: the outcome's kind and
+//  * for a failure whose message starts "[invariant:NAME]" (the oracle's): that prefix;
+//  * for any other failure: the message's first line with its numbers masked (MaskNumbers), so
+//    that step counts, offsets and ids do not count;
+//  * for a deadlock: the objects the blocked threads wait on ("mutex 'lock_a'"), numbers masked;
+//  * for a step-budget failure: nothing more.
+struct FailureSignature {
+  RunOutcome::Kind kind = RunOutcome::Kind::kOk;
+  std::string detail;
+  // "failed: [invariant:single_owner]", "deadlock: waits on mutex 'lock_a', mutex 'lock_b'".
+  std::string ToString() const;
+  bool operator==(const FailureSignature&) const = default;
+};
+
+FailureSignature SignatureOf(RunOutcome::Kind kind, std::string_view message);
+inline FailureSignature SignatureOf(const RunOutcome& outcome) {
+  return SignatureOf(outcome.kind, outcome.message);
+}
+
+// Replaces every number by '#': decimal digit runs, "0x" hex numbers, and words of hex digits
+// that start with a digit ("0e2ec79a"). "step 1234 at 0x1f, t3" -> "step # at #, t#".
+std::string MaskNumbers(std::string_view text);
+
+// How big a recorded run is, from its choices and what each was (RunResult::choice_infos).
+struct ScheduleMetrics {
+  uint64_t choices = 0;
+  uint64_t preemptions = 0;   // thread picks that switched away from a runnable thread
+  uint64_t sched_events = 0;  // spurious wake-ups, notify_one waking another than the first
+  uint64_t data_events = 0;   // data choices other than 0
+  uint64_t data_sum = 0;      // of the data choices (saturating)
+  uint64_t steps = 0;
+  uint64_t off_quiet = 0;  // choices other than their quiet answer (ChoiceInfo::quiet)
+};
+ScheduleMetrics MeasureSchedule(std::span<const uint64_t> choices,
+                                std::span<const ChoiceInfo> infos, uint64_t steps);
+
+struct ShrinkProgress {
+  uint64_t runs;                   // charged to the budget so far
+  std::string_view pass;           // the pass that found the improvement
+  const ScheduleMetrics& metrics;  // of the smallest failing run now
+};
+
+inline constexpr uint64_t kShrinkRunsMax = 100'000'000;
+inline constexpr uint32_t kShrinkJobsMax = 256;
+
+struct ShrinkOptions {
+  uint64_t runs_max = 2000;  // candidate runs, the budget (no wall clock: deterministic)
+  uint32_t jobs = 1;         // threads evaluating candidates; does not change the result
+  std::function<void(const ShrinkProgress&)> on_progress;
+};
+
+// What one pass did, over all rounds.
+struct ShrinkPassStats {
+  std::string pass;
+  uint64_t runs = 0;          // charged
+  uint64_t improvements = 0;  // candidates adopted
+};
+
+struct ShrinkResult {
+  // The smallest failing run: the input's scenario, seed, strategy and budgets with the minimised
+  // choices (the whole recorded schedule, so it replays under any fallback), and the expected
+  // outcome of re-running it. replay_command is left empty for the caller, who knows the path.
+  Repro repro;
+  FailureSignature signature;
+  ScheduleMetrics before;
+  ScheduleMetrics after;
+  uint64_t runs = 0;              // candidate runs charged to the budget
+  uint64_t runs_speculative = 0;  // run in parallel past an adopted candidate: not charged
+  uint64_t improvements = 0;
+  std::vector<ShrinkPassStats> passes;   // in the order they first ran
+  bool budget_exhausted = false;         // stopped by runs_max before a fixed point
+  bool input_trace_hash_matched = true;  // the input re-ran to its expected trace hash
+};
+
+// Shrinks `input` (a repro of `program` that fails). Errors: InvalidArgument for bad options
+// or a repro of another program; FailedPrecondition when the repro records no failure or its
+// failure does not reproduce (the re-run gives another signature); Internal when the shrunk
+// schedule does not replay to itself (a determinism bug).
+absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& input,
+                                         const ShrinkOptions& options);
+
+// Where a shrunk repro goes by default: "dir/x.json" -> "dir/x.min.json" (".min.json" appended
+// when the path does not end in ".json").
+std::string ShrunkReproPath(std::string_view input_path);
+
+}  // namespace restoresim::sim
+
+#endif  // RESTORESIM_SIM_SHRINK_H_

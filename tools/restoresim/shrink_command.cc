@@ -1,0 +1,171 @@
+// `restoresim shrink REPRO`: minimises a failing run — fewer preemptions, fewer scenario events,
+// fewer steps — while it still fails the same way (sim/shrink.h), and writes the smaller repro
+// next to the input (x.json -> x.min.json) or to --out. Prints each improvement as it is found,
+// then the sizes before and after and the line that replays the result.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "core/port/posix_file_system.h"
+#include "sim/repro.h"
+#include "sim/shrink.h"
+#include "tools/restoresim/commands.h"
+
+namespace restoresim::tools {
+namespace {
+
+struct ShrinkOptions {
+  std::string repro_path;
+  std::string out_path;  // empty: sim::ShrunkReproPath(repro_path)
+  uint64_t max_runs = 2000;
+  uint32_t jobs = 0;  // 0: one per core
+  bool json = false;
+};
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "restoresim shrink: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+nlohmann::json MetricsJson(const sim::ScheduleMetrics& m) {
+  return {{"choices", m.choices},           {"preemptions", m.preemptions},
+          {"sched_events", m.sched_events}, {"data_events", m.data_events},
+          {"data_sum", m.data_sum},         {"steps", m.steps}};
+}
+
+void PrintSummary(const sim::ShrinkResult& r, const std::string& out) {
+  const sim::ScheduleMetrics& a = r.before;
+  const sim::ScheduleMetrics& b = r.after;
+  std::printf("%s", fmt::format("\n{} in {} runs{}\n",
+                                r.budget_exhausted ? "budget spent (--max-runs)"
+                                                   : "shrunk to a fixed point",
+                                r.runs, r.budget_exhausted ? ": more runs may shrink further" : "")
+                        .c_str());
+  std::printf("%s", fmt::format("  signature:    {}\n"
+                                "  preemptions:  {} -> {}\n"
+                                "  data events:  {} -> {} (data-choice sum {} -> {})\n"
+                                "  wake-ups:     {} -> {} (spurious, or notify_one past the "
+                                "first waiter)\n"
+                                "  steps:        {} -> {}\n"
+                                "  choices:      {} -> {}\n",
+                                r.signature.ToString(), a.preemptions, b.preemptions, a.data_events,
+                                b.data_events, a.data_sum, b.data_sum, a.sched_events,
+                                b.sched_events, a.steps, b.steps, a.choices, b.choices)
+                        .c_str());
+  std::string passes;
+  for (const sim::ShrinkPassStats& p : r.passes) {
+    passes += fmt::format("{}{} {}/{}", passes.empty() ? "" : ", ", p.pass, p.improvements, p.runs);
+  }
+  std::printf("%s", fmt::format("  passes (kept/runs): {}\n", passes).c_str());
+  std::printf("%s", fmt::format("wrote {}\n  replay: {}\n", out, r.repro.replay_command).c_str());
+}
+
+int RunShrink(const ShrinkOptions& o) {
+  FileSystem& fs = *PosixFileSystem::Default();
+  absl::StatusOr<sim::Repro> input = sim::ReadRepro(fs, o.repro_path);
+  if (!input.ok()) return Usage(std::string(input.status().message()));
+  const sim::Program* program = Programs().Find(input->scenario);
+  if (program == nullptr) {
+    return Usage(fmt::format("{}: unknown scenario '{}' (see `restoresim scenarios`)", o.repro_path,
+                             input->scenario));
+  }
+  const std::string out = o.out_path.empty() ? sim::ShrunkReproPath(o.repro_path) : o.out_path;
+  if (out == o.repro_path) return Usage("--out names the input file; write elsewhere");
+  const uint32_t jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (!o.json) {
+    std::printf("%s",
+                fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
+                            "expected={} max-runs={} jobs={}\n",
+                            o.repro_path, program->name, input->config.seed,
+                            input->config.strategy.ToString(), input->outcome, o.max_runs, jobs)
+                    .c_str());
+  }
+  sim::ShrinkOptions options{.runs_max = o.max_runs, .jobs = jobs, .on_progress = nullptr};
+  if (!o.json) {
+    // One line per improvement of a count (a data sum being lowered would print one per run).
+    auto shown = std::make_shared<sim::ScheduleMetrics>();
+    options.on_progress = [shown](const sim::ShrinkProgress& p) {
+      const sim::ScheduleMetrics& m = p.metrics;
+      if (m.preemptions == shown->preemptions && m.sched_events == shown->sched_events &&
+          m.data_events == shown->data_events && m.steps == shown->steps) {
+        return;
+      }
+      *shown = m;
+      std::printf("%s", fmt::format("  run {:>6}  {:<16} preemptions {}, data events {} (sum {}), "
+                                    "steps {}, choices {}\n",
+                                    p.runs, p.pass, p.metrics.preemptions, p.metrics.data_events,
+                                    p.metrics.data_sum, p.metrics.steps, p.metrics.choices)
+                            .c_str());
+      std::fflush(stdout);
+    };
+  }
+  absl::StatusOr<sim::ShrinkResult> result = sim::ShrinkRepro(*program, *input, options);
+  if (!result.ok()) {
+    const std::string message =
+        fmt::format("{}: {}", o.repro_path, std::string(result.status().message()));
+    if (result.status().code() == absl::StatusCode::kInternal) {
+      std::fprintf(stderr, "restoresim shrink: %s\n", message.c_str());
+      return kExitNotReproduced;
+    }
+    return Usage(message);
+  }
+  result->repro.replay_command = fmt::format("restoresim replay --repro {}", out);
+  if (absl::Status s = sim::WriteRepro(fs, out, result->repro); !s.ok()) {
+    return Usage(fmt::format("cannot write {}: {}", out, std::string(s.message())));
+  }
+  if (o.json) {
+    nlohmann::json passes = nlohmann::json::array();
+    for (const sim::ShrinkPassStats& p : result->passes) {
+      passes.push_back({{"pass", p.pass}, {"runs", p.runs}, {"kept", p.improvements}});
+    }
+    const nlohmann::json j = {{"input", o.repro_path},
+                              {"output", out},
+                              {"scenario", program->name},
+                              {"seed", input->config.seed},
+                              {"strategy", input->config.strategy.ToString()},
+                              {"signature", result->signature.ToString()},
+                              {"runs", result->runs},
+                              {"runs_speculative", result->runs_speculative},
+                              {"improvements", result->improvements},
+                              {"fixed_point", !result->budget_exhausted},
+                              {"input_reproduced_exactly", result->input_trace_hash_matched},
+                              {"passes", passes},
+                              {"before", MetricsJson(result->before)},
+                              {"after", MetricsJson(result->after)},
+                              {"replay", result->repro.replay_command}};
+    std::printf("%s\n", j.dump(2).c_str());
+    return kExitOk;
+  }
+  if (!result->input_trace_hash_matched) {
+    std::printf(
+        "note: the input re-ran with the same failure but another trace hash than it "
+        "records (was the program changed?); that run was shrunk\n");
+  }
+  PrintSummary(*result, out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddShrinkCommand(CLI::App& app) {
+  auto o = std::make_shared<ShrinkOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "shrink", "minimise a failing repro (fewer preemptions, scenario events, steps)");
+  cmd->add_option("repro", o->repro_path, "a repro file (written by explore)")->required();
+  cmd->add_option("--out", o->out_path, "where to write the shrunk repro (default: X.min.json)");
+  cmd->add_option("--max-runs", o->max_runs, "candidate runs to spend at most")
+      ->check(CLI::Range(uint64_t{0}, sim::kShrinkRunsMax))
+      ->capture_default_str();
+  cmd->add_option("--jobs", o->jobs,
+                  "threads running candidates (0: one per core); the result does not depend on it")
+      ->check(CLI::Range(0u, sim::kShrinkJobsMax))
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "print one JSON object instead of progress and a summary");
+  return [o]() { return RunShrink(*o); };
+}
+
+}  // namespace restoresim::tools
