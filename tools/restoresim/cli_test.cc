@@ -149,6 +149,8 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
       {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
       {"frobnicate", "unknown command 'frobnicate'"},
+      {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
+      {"bench --seeds 0", "must be positive"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
@@ -253,3 +255,18 @@ TEST_F(CliTest, ScenariosListsEveryDemo) {
 }
 
 }  // namespace
+
+// The benchmark measures a runtime scenario with the oracle on and off; the oracle adds no
+// scheduling point, so both modes run the same schedules.
+TEST_F(CliTest, BenchReportsSeedsPerSecondAndTheOracleKeepsTheSchedule) {
+  const Result r = RunCli("bench --scenario scenario.restore_then_process --seeds 6 --rounds 1 "
+                          "--jobs 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["scenario"], "scenario.restore_then_process");
+  EXPECT_TRUE(j[0]["same_schedule"].get<bool>());
+  EXPECT_GT(j[0]["steps_per_seed"].get<double>(), 100);
+  EXPECT_GT(j[0]["seeds_per_second_oracle_on"].get<double>(), 0);
+  EXPECT_EQ(j[0]["failed_runs"], 0);
+}

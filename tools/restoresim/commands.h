@@ -29,6 +29,7 @@ Command AddExploreCommand(CLI::App& app);
 Command AddReplayCommand(CLI::App& app);
 Command AddScenariosCommand(CLI::App& app);
 Command AddShrinkCommand(CLI::App& app);
+Command AddBenchCommand(CLI::App& app);
 
 }  // namespace restoresim::tools
 

@@ -5,6 +5,7 @@
 //   restoresim replay demo.abba_deadlock --seed 2 --strategy pct:3 --timeline abba.json
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
+//   restoresim bench --scenario 'scenario.*' --seeds 200
 #include <cstdio>
 #include <exception>
 
@@ -22,10 +23,11 @@ int main(int argc, char** argv) {
   const Command replay = AddReplayCommand(app);
   const Command scenarios = AddScenariosCommand(app);
   const Command shrink = AddShrinkCommand(app);
+  const Command bench = AddBenchCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, replay, scenarios, "
-                 "shrink (see --help)\n",
+                 "shrink, bench (see --help)\n",
                  argv[1]);
     return kExitUsage;
   }
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("replay")) return replay();
     if (app.got_subcommand("scenarios")) return scenarios();
     if (app.got_subcommand("shrink")) return shrink();
+    if (app.got_subcommand("bench")) return bench();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "restoresim: error: %s\n", e.what());
     return kExitUsage;
