@@ -94,10 +94,15 @@ absl::Status InjectedError(absl::StatusCode code, std::string_view what) {
 }
 
 FaultInjector::FaultInjector(RandomSource* random, const BrokerFaults& faults)
-    : random_(random), faults_(faults) {
+    : random_(random) {
+  SetFaults(faults);
+}
+
+void FaultInjector::SetFaults(const BrokerFaults& faults) {
   for (const SwarmCap& c : kSwarmCaps) {
-    RS_CHECK_LE(faults_.*c.rate, kPerMille, "a rate is per mille");
+    RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
   }
+  faults_ = faults;
 }
 
 bool FaultInjector::Hit(uint32_t per_mille) {

@@ -107,6 +107,8 @@ class FaultInjector {
   // Whether a producer gets fenced now.
   bool FenceProducer();
 
+  // Replaces the rates from now on (counts are kept). REQUIRES: each rate <= 1000.
+  void SetFaults(const BrokerFaults& faults);
   const BrokerFaults& faults() const { return faults_; }
   const FaultCounts& counts() const { return counts_; }
 

@@ -28,6 +28,7 @@ FakeBroker::FakeBroker(Clock& clock, RandomSource* faults_random, const BrokerFa
                        const BrokerOptions& options)
     : clock_(clock),
       options_(options),
+      faults_random_(faults_random),
       faults_(faults),
       faults_on_(faults_random != nullptr && faults.any()),
       injector_(faults_random, faults) {
@@ -107,6 +108,16 @@ std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition)
   return records.ok() ? std::move(*records) : std::vector<ConsumerRecord>();
 }
 
+int64_t FakeBroker::PeekLogStartOffset(const TopicPartition& partition) const
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  auto topic = topics_.find(partition.topic);
+  if (topic == topics_.end() || partition.partition < 0 ||
+      static_cast<size_t>(partition.partition) >= topic->second.size()) {
+    return 0;
+  }
+  return topic->second[static_cast<size_t>(partition.partition)].log_start_offset();
+}
+
 void FakeBroker::SetManualAssignment(const std::string& group, bool manual) {
   MutexLock lock(mu_);
   Group(group).set_manual(manual);
@@ -143,6 +154,20 @@ std::map<TopicPartition, int64_t> FakeBroker::CommittedOffsets(const std::string
   MutexLock lock(mu_);
   auto it = groups_.find(group);
   return it == groups_.end() ? std::map<TopicPartition, int64_t>{} : it->second.committed();
+}
+
+BrokerFaults FakeBroker::faults() const {
+  MutexLock lock(mu_);
+  return faults_;
+}
+
+void FakeBroker::SetFaults(const BrokerFaults& faults) {
+  MutexLock lock(mu_);
+  RS_CHECK(faults_random_ != nullptr || !faults.any(),
+           "faults turned on for a broker built without a faults_random");
+  faults_ = faults;
+  injector_.SetFaults(faults);
+  faults_on_.store(faults_random_ != nullptr && faults.any());
 }
 
 FaultCounts FakeBroker::faults_injected() {

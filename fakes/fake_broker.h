@@ -19,6 +19,7 @@
 #ifndef RESTORESIM_FAKES_FAKE_BROKER_H_
 #define RESTORESIM_FAKES_FAKE_BROKER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -79,6 +80,9 @@ class FakeBroker final : public Transport {
   // partition.
   std::vector<ConsumerRecord> PeekLog(const TopicPartition& partition) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // The log start offset, read the same way (0 for an unknown partition).
+  int64_t PeekLogStartOffset(const TopicPartition& partition) const
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void SetManualAssignment(const std::string& group, bool manual);
   // Installs one generation: each listed member gets its assignment (with user_data); every
   // other member of the group an empty one.
@@ -89,7 +93,11 @@ class FakeBroker final : public Transport {
   int32_t Generation(const std::string& group);                // 0: no generation yet
   std::map<TopicPartition, int64_t> CommittedOffsets(const std::string& group);
   FaultCounts faults_injected();
-  const BrokerFaults& faults() const { return faults_; }
+  BrokerFaults faults() const;
+  // Replaces the fault rates from now on: a scenario's swarm profile, or none to heal the
+  // faults for a liveness phase (leaderless periods already drawn then end at once). Faults
+  // can be turned on only if the broker was given a `faults_random`.
+  void SetFaults(const BrokerFaults& faults);
   size_t MemoryBytes();
 
   // ---- Transport ----
@@ -139,9 +147,12 @@ class FakeBroker final : public Transport {
 
   Clock& clock_;
   const BrokerOptions options_;
-  const BrokerFaults faults_;
-  const bool faults_on_;  // false: Request() skips the fault draw (and its lock)
+  RandomSource* const faults_random_;
   mutable Mutex mu_{"fake_broker"};
+  BrokerFaults faults_ ABSL_GUARDED_BY(mu_);
+  // false: Request() skips the fault draw (and its lock). Written under mu_ (SetFaults), read
+  // without it by Request().
+  std::atomic<bool> faults_on_;
   // Notified (all) on appends, deletions, membership changes and rebalances: what a waiting
   // poll may be waiting for.
   CondVar changed_{"fake_broker.changed"};

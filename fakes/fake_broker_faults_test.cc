@@ -255,5 +255,36 @@ TEST(BrokerFaultsTest, FaultsAndCallsShowAsTraceMarks) {
   EXPECT_LT(poll - marks.begin(), fault - marks.begin()) << "the call, then its fault";
 }
 
+// A scenario draws its fault profile after building the world, and heals every fault for its
+// liveness phase: SetFaults turns faults on and off from then on.
+TEST(BrokerFaultsTest, SetFaultsTurnsFaultsOnAndHealsThem) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    SeededRandom random(7);
+    FakeBroker broker(clock, &random, BrokerFaults{});
+    EXPECT_TRUE(broker.CreateTopic("t", 1).ok());
+    auto admin = broker.NewAdmin("admin");
+    for (int i = 0; i < 50; ++i) EXPECT_TRUE(admin->PartitionCount("t").ok());
+    EXPECT_EQ(broker.faults_injected().Total(), 0u);
+    BrokerFaults faults;
+    faults.disconnect_per_mille = 1000;
+    broker.SetFaults(faults);
+    EXPECT_EQ(broker.faults().disconnect_per_mille, 1000u);
+    EXPECT_FALSE(admin->PartitionCount("t").ok());
+    faults = BrokerFaults{};
+    faults.leader_unavailable_per_mille = 1000;
+    broker.SetFaults(faults);
+    EXPECT_FALSE(admin->EndOffsets({{"t", 0}}).ok());
+    broker.SetFaults(BrokerFaults{});  // healed: leaderless partitions have leaders at once
+    for (int i = 0; i < 50; ++i) {
+      EXPECT_TRUE(admin->PartitionCount("t").ok());
+      EXPECT_TRUE(admin->EndOffsets({{"t", 0}}).ok());
+    }
+    EXPECT_EQ(broker.faults_injected().disconnect, 1u);
+    EXPECT_EQ(broker.faults_injected().leader_unavailable, 1u);
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
 }  // namespace
 }  // namespace restoresim::fakes

@@ -468,13 +468,13 @@ void Oracle::CheckStoreContents(const Task& task) {
   for (const TopicPartition& tp : sm.ChangelogPartitions()) {
     auto position = sm.pending_offsets().find(tp);
     const int64_t upto = position == sm.pending_offsets().end() ? 0 : position->second;
-    std::vector<ConsumerRecord> log = peek_log_(tp);
-    if (!log.empty() && log.front().offset > 0) {
+    PeekedLog log = peek_log_(tp);
+    if (log.start_offset > 0) {
       ++counts_.store_checks_skipped;  // truncated: the fold of what is left is not the state
       continue;
     }
     std::vector<ConsumerRecord> prefix;
-    for (ConsumerRecord& r : log) {
+    for (ConsumerRecord& r : log.records) {
       if (r.offset >= upto) break;
       prefix.push_back(std::move(r));
     }

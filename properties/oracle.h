@@ -55,8 +55,13 @@
 
 namespace restoresim::properties {
 
-// The whole changelog partition from its log start (empty when unknown).
-using LogPeek = std::function<std::vector<ConsumerRecord>(const TopicPartition&)>;
+// A changelog partition as the broker holds it: its log start offset and every record from
+// there on.
+struct PeekedLog {
+  int64_t start_offset = 0;
+  std::vector<ConsumerRecord> records;
+};
+using LogPeek = std::function<PeekedLog(const TopicPartition&)>;
 
 struct OracleCounts {
   int64_t events = 0;            // hook calls observed

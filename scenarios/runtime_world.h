@@ -45,7 +45,10 @@ inline Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_
 // REQUIRES: constructed on a simulated thread.
 struct RuntimeWorld {
   properties::Oracle oracle{*static_cast<sim::Simulation*>(CurrentSim()),
-                            [this](const TopicPartition& tp) { return broker.PeekLog(tp); }};
+                            [this](const TopicPartition& tp) {
+                              return properties::PeekedLog{broker.PeekLogStartOffset(tp),
+                                                           broker.PeekLog(tp)};
+                            }};
   std::optional<ScopedObserver> observing{
       properties::Oracle::Enabled() ? std::optional<ScopedObserver>(std::in_place, &oracle)
                                     : std::nullopt};
@@ -118,6 +121,18 @@ struct RuntimeWorld {
 
   std::map<std::string, std::string> Fold(int32_t partition) {
     return FoldChangelog(*broker.ReadLog(Changelog(partition), 0, 1'000'000));
+  }
+
+  // LogStores in `view`, one runtime instance's view of this world's file system
+  // (MemFileSystem::NewProcessView): once the file system crashes, the instance's stores are
+  // dead with the rest of its view, and cannot touch what a restarted instance recovers.
+  StoreOpener LogStoreOpenerOn(FileSystem& view) {
+    return [&view](const std::string& dir,
+                   const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      auto store = LogStore::Open(view, dir, name);
+      if (!store.ok()) return store.status();
+      return std::unique_ptr<KeyValueStore>(std::move(*store));
+    };
   }
 };
 

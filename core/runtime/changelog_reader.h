@@ -85,6 +85,7 @@ class ChangelogReader {
     int64_t end_offset = -1;  // actives only, once known
     int64_t position = 0;
     int64_t restored = 0;
+    bool started = false;  // the listener was told OnRestoreStart
     std::string store;
   };
 
