@@ -2,161 +2,105 @@
 
 #include <fmt/format.h>
 
-#include "core/runtime/assignment_info.h"
-#include "core/runtime/count_topology.h"
 #include "core/runtime/runtime.h"
-#include "scenarios/runtime_world.h"
-#include "sim/simulation.h"
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
 namespace {
 
 using sim::RunEnv;
-using testing::Changelog;
-using testing::Assign;
-using testing::Input;
 using testing::RuntimeWorld;
 
 constexpr int32_t kPartitions = 4;
-constexpr TimeNs kConvergeNsMax = 120 * kSecond;
 
-void ProduceInput(RuntimeWorld& w, RandomSource& random, int32_t p, int n) {
-  for (int i = 0; i < n; ++i) {
-    std::optional<std::string> value;
-    if (!random.OneIn(10)) value = std::to_string(1 + random.Uniform(5));
-    RS_CHECK(w.broker.Append(Input(p), "k" + std::to_string(random.Uniform(8)), value, i).ok());
-  }
-}
-
-// The counts a partition's store must hold: its initial changelog, then its input.
-std::map<std::string, std::string> Expected(RuntimeWorld& w, int32_t p, int64_t initial) {
-  return ReferenceCounts(*w.broker.ReadLog(Input(p), 0, 1'000'000),
-                         FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, initial)));
-}
-
-// Waits until every input partition is committed to its end, then checks every changelog
-// folds to the reference counts.
-void ConvergeAndCheck(RunEnv& env, RuntimeWorld& w, const std::map<int32_t, int64_t>& initial) {
-  const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
-  bool done = false;
-  while (!done && w.clock.NowNs() < deadline) {
-    w.clock.SleepFor(100 * kMillisecond);
-    const auto committed = w.broker.CommittedOffsets("app");
-    done = true;
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      auto it = committed.find(Input(p));
-      done = done && it != committed.end() && it->second == *w.broker.EndOffset(Input(p));
-    }
-  }
-  if (!done) {
-    const auto committed = w.broker.CommittedOffsets("app");
-    std::string lag;
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      auto it = committed.find(Input(p));
-      lag += fmt::format(" {}:{}/{}", p, it == committed.end() ? -1 : it->second,
-                         *w.broker.EndOffset(Input(p)));
-    }
-    env.Fail(fmt::format("input not fully processed and committed within 120 s of virtual "
-                         "time; committed/end:{}\n{}",
-                         lag, env.sim.ThreadsReport()));
-  }
-  for (int32_t p = 0; p < kPartitions; ++p) {
-    const auto actual = FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, 1'000'000));
-    const auto expected = Expected(w, p, initial.at(p));
-    if (actual != expected) {
-      std::string diff;
-      for (const auto& [key, value] : expected) {
-        auto it = actual.find(key);
-        if (it == actual.end() || it->second != value) {
-          diff += fmt::format(" {}: expected {}, found {};", key, value,
-                              it == actual.end() ? "nothing" : it->second);
-        }
-      }
-      env.Fail(fmt::format("partition {}: the changelog folds to counts that differ from the "
-                           "reference model of the input:{}",
-                           p, diff));
-    }
-  }
-}
-
+// scenario.restore_then_process
+//   A Runtime of 1-2 stream threads restores seed-sized changelogs (0-199 records per
+//   partition) in seed-sized batches and processes seed-sized input, under the broker's
+//   Moderate fault profile for a drawn phase; then the faults are healed.
+//   Must hold: every oracle invariant; after the heal every task runs and the counts equal the
+//   reference model.
 void RestoreThenProcess(RunEnv& env) {
+  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
+  const int32_t restore_batch = 1 + static_cast<int32_t>(env.Choose(60));
+  const TimeNs fault_phase_ns = static_cast<TimeNs>(env.Choose(10)) * 100 * kMillisecond;
   RuntimeWorld w(/*faults=*/true, kPartitions);
-  std::map<int32_t, int64_t> initial;
+  std::string sizes;
   for (int32_t p = 0; p < kPartitions; ++p) {
-    initial[p] = static_cast<int64_t>(env.random.Uniform(200));
-    w.WriteChangelog(p, static_cast<int>(initial[p]));
-    ProduceInput(w, env.random, p, 10 + static_cast<int>(env.random.Uniform(40)));
+    const int records = static_cast<int>(env.Choose(200));
+    const int input = 10 + static_cast<int>(env.Choose(40));
+    w.WriteChangelog(p, records);
+    ProduceInput(w, env.random, p, input);
+    sizes += fmt::format(" {}:{}+{}", p, records, input);
   }
-  RuntimeConfig config;
-  config.application_id = "app";
-  config.input_topic = "input";
-  config.num_stream_threads = 1 + static_cast<int32_t>(env.random.Uniform(2));
-  config.state_dir = "/state";
-  config.commit_interval_ms = 200;
-  config.poll_ms = 20;
-  config.restore_max_poll_records = 1 + static_cast<int32_t>(env.random.Uniform(60));
+  NoteParams(fmt::format("threads={} restore_batch={} fault_phase_ms={} changelog+input:{}",
+                         threads, restore_batch, fault_phase_ns / kMillisecond, sizes));
+  const Baselines baselines = BaselinesNow(w, kPartitions);
+  const RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
   Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
   if (absl::Status s = runtime.Start(); !s.ok()) env.Fail(std::string(s.message()));
-  ConvergeAndCheck(env, w, initial);
-  if (runtime.state() != RuntimeState::kRunning) env.Fail("runtime left RUNNING");
-  (void)runtime.Close(30 * kSecond);
+  w.clock.SleepFor(fault_phase_ns);
+  FinishRuntime(env, w, runtime, config, kPartitions, baselines);
 }
 
-
+// scenario.rebalance_storm
+//   Instances a and b (one stream thread each) go through 2-6 drawn generations — each task
+//   active on one, maybe standby on the other: clean moves, recycles both ways, revocations and
+//   re-assignments — with input and a drawn pause (0-990 ms) after each.
+//   Must hold: every oracle invariant; at the end every task runs with counts equal to the
+//   reference model and the standbys caught up.
 void RebalanceStorm(RunEnv& env) {
   RuntimeWorld w(/*faults=*/false, kPartitions);
-  w.broker.SetManualAssignment("app", true);
-  std::map<int32_t, int64_t> initial;
   for (int32_t p = 0; p < kPartitions; ++p) {
-    initial[p] = static_cast<int64_t>(env.random.Uniform(100));
-    w.WriteChangelog(p, static_cast<int>(initial[p]));
+    w.WriteChangelog(p, static_cast<int>(env.Choose(100)));
     ProduceInput(w, env.random, p, 20);
   }
-  Atomic<uint64_t> incarnations(0);
-  StreamThread a(w.StreamConfig("instance-a"), w.broker, w.clock, nullptr, incarnations);
-  StreamThread b(w.StreamConfig("instance-b"), w.broker, w.clock, nullptr, incarnations);
-  a.Start();
-  b.Start();
-  while (w.broker.Members("app").size() < 2) w.clock.SleepFor(10 * kMillisecond);
-  const std::vector<std::string> members = w.broker.Members("app");
-  const int rounds = 2 + static_cast<int>(env.random.Uniform(5));
+  const Baselines baselines = BaselinesNow(w, kPartitions);
+  Fleet fleet(w, {});
+  fleet.Start();
+  const int rounds = 2 + static_cast<int>(env.Choose(5));
+  NoteParams(fmt::format("rounds={}", rounds));
   for (int round = 0; round < rounds; ++round) {
-    // Each partition: active on one member, maybe standby on the other (clean moves only).
-    std::set<int32_t> act[2], sb[2];
-    for (int32_t p = 0; p < kPartitions; ++p) {
-      const size_t owner = env.random.Uniform(2);
-      act[owner].insert(p);
-      if (env.random.OneIn(2)) sb[1 - owner].insert(p);
-    }
-    RS_CHECK(w.broker.Rebalance("app", {{members[0], Assign(act[0], sb[0])},
-                                        {members[1], Assign(act[1], sb[1])}})
-                 .ok());
-    w.clock.SleepFor(static_cast<TimeNs>(env.random.Uniform(1000)) * kMillisecond);
+    RS_CHECK(fleet.Rebalance(fleet.Draw(env, kPartitions, /*standbys=*/true)).ok());
+    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(100)) * 10 * kMillisecond);
     for (int32_t p = 0; p < kPartitions; ++p) ProduceInput(w, env.random, p, 5);
   }
-  ConvergeAndCheck(env, w, initial);
-  (void)a.Shutdown(30 * kSecond);
-  (void)b.Shutdown(30 * kSecond);
+  FinishFleet(env, w, fleet, kPartitions, baselines);
 }
 
 }  // namespace
 
-absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
-  if (absl::Status s = registry.Add(sim::Program{
-          .name = "scenario.restore_then_process",
-          .description = "1-2 stream threads restore and process under swarm broker faults",
-          .steps_hint = 20'000,
-          .steps_max = 5'000'000,
-          .body = RestoreThenProcess});
-      !s.ok()) {
-    return s;
+absl::Status AddAll(sim::ProgramRegistry& registry, std::vector<sim::Program> programs) {
+  for (sim::Program& program : programs) {
+    if (absl::Status s = registry.Add(std::move(program)); !s.ok()) return s;
   }
-  return registry.Add(sim::Program{
-      .name = "scenario.rebalance_storm",
-      .description = "two stream threads through seed-drawn clean rebalances and recycles",
-      .steps_hint = 40'000,
-      .steps_max = 5'000'000,
-      .body = RebalanceStorm});
+  return absl::OkStatus();
+}
+
+absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
+  absl::Status s = AddAll(
+      registry,
+      {
+          sim::Program{.name = "scenario.restore_then_process",
+                       .description = "1-2 stream threads restore and process under broker "
+                                      "faults, healed after a drawn phase",
+                       .steps_hint = 10'000,
+                       .steps_max = 2'000'000,
+                       .body = RestoreThenProcess},
+          sim::Program{.name = "scenario.rebalance_storm",
+                       .description = "two stream threads through seed-drawn clean rebalances "
+                                      "and recycles",
+                       .steps_hint = 13'000,
+                       .steps_max = 2'000'000,
+                       .body = RebalanceStorm},
+      });
+  for (auto add : {RegisterRecycleScenarios, RegisterReviveScenarios, RegisterRebalanceScenarios,
+                   RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
+                   RegisterSwarmScenario, RegisterBugScenarios}) {
+    if (s.ok()) s = add(registry);
+  }
+  return s;
 }
 
 }  // namespace restoresim::scenarios

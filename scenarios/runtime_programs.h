@@ -1,13 +1,7 @@
 // The runtime as simulator programs, so `restoresim explore` sweeps the real restore-thread
-// runtime (first named scenarios; the full catalogue and the invariant oracle come with the
-// scenarios issue):
-//
-//   scenario.restore_then_process  1-2 stream threads restore seed-sized changelogs under swarm
-//                                  broker faults, then process seed-sized input; every count
-//                                  must equal the reference model.
-//   scenario.rebalance_storm       two stream threads through a seed-drawn sequence of clean
-//                                  rebalances (recycle both ways, revoke and re-assign, moves);
-//                                  every count must equal the reference model.
+// runtime: scenario.restore_then_process and scenario.rebalance_storm (here), the named
+// scenario catalogue (catalogue.h, catalogue_*.cc; listed with what each must hold in
+// docs/SCENARIOS.md) and the planted-bug programs bug.* (catalogue_bugs.cc).
 #ifndef RESTORESIM_SCENARIOS_RUNTIME_PROGRAMS_H_
 #define RESTORESIM_SCENARIOS_RUNTIME_PROGRAMS_H_
 

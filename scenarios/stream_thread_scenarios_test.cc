@@ -14,6 +14,7 @@
 namespace restoresim {
 namespace {
 
+using testing::Assign;
 using testing::Changelog;
 using testing::Input;
 using testing::RuntimeWorld;
@@ -133,6 +134,155 @@ TEST(StreamThreadScenarioTest, CorruptionDuringRestorationIsRevivedFromTheLogSta
       EXPECT_EQ(st.task_manager().stats().revived, 1);
       EXPECT_EQ(st.task_manager().stats().corrupted_reports, 1);
       EXPECT_EQ(st.task_manager().stats().stale_reports, 0);
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed);
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
+
+}  // namespace
+}  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// Regression (found by scenario.two_rebalances_between_polls): a task revoked while it
+// restored and assigned again before the restore thread applied the revocation comes back
+// SUSPENDED and waits, resumed, for the next hand-over. If the next poll's generation changed
+// its type first, Reconcile suspended it a second time: "illegal transition SUSPENDED ->
+// SUSPENDED". It is recycled now, and restores as the new type.
+TEST(StreamThreadScenarioTest, AResumedTaskWhoseTypeChangesBeforeItsHandOverIsRecycled) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 2000);  // 0_0 restores for a long time
+      StreamThreadConfig config = Config(w, "stream-1");
+      config.restore.max_poll_records = 10;
+      Atomic<uint64_t> incarnations(0);
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const std::string member = w.broker.Members("app").at(0);
+      auto generation = [&](std::set<int32_t> actives, std::set<int32_t> standbys) {
+        ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign(actives, standbys)}}).ok());
+      };
+      generation({0}, {});
+      ASSERT_TRUE(st.RunOnce().ok());  // 0_0 handed to the restore thread
+      ASSERT_TRUE(st.task_manager().in_restore().contains(TaskId{0, 0}));
+      generation({}, {});
+      generation({0}, {});             // revoked and assigned again before the next poll
+      ASSERT_TRUE(st.RunOnce().ok());  // sends the CLOSE; the task is awaited
+      w.clock.SleepFor(500 * kMillisecond);  // the restore thread applies it, hands it back
+      ASSERT_TRUE(st.RunOnce().ok());  // takes it back: resumed, waiting for the hand-over
+      generation({}, {0});             // ... and it is to be a standby instead
+      ASSERT_TRUE(st.RunOnce().ok());
+      generation({0}, {});
+      bool restored = false;
+      for (int loop = 0; loop < 5000 && !restored; ++loop) {
+        ASSERT_TRUE(st.RunOnce().ok());
+        auto contents = st.task_manager().RunningStoreContents({0, 0});
+        restored = contents.ok() && *contents == w.Fold(0);
+      }
+      EXPECT_TRUE(restored);
+      EXPECT_GT(st.task_manager().stats().recycled, 0);
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed);
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
+
+}  // namespace
+}  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// Regression (found by scenario.two_rebalances_between_polls): a task restored by the restore
+// thread just before the stream thread sent its CLOSE (revoked), and wanted again when the
+// event was drained, used to start RUNNING — with a store restored only to the end offset of
+// its registration, although another owner may have written to the changelog meanwhile. It is
+// taken back and restores on to the current end now.
+TEST(StreamThreadScenarioTest, ATaskRestoredAfterItsCloseWasSentRestoresOnBeforeRunning) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 20);
+      Atomic<uint64_t> incarnations(0);
+      StreamThread st(Config(w, "stream-1"), w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const std::string member = w.broker.Members("app").at(0);
+      auto generation = [&](std::set<int32_t> actives) {
+        ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign(actives, {})}}).ok());
+      };
+      generation({0});
+      ASSERT_TRUE(st.RunOnce().ok());        // 0_0 handed to the restore thread ...
+      w.clock.SleepFor(500 * kMillisecond);  // ... restored and handed back, not drained yet
+      generation({});                        // revoked: the stream thread sends its CLOSE ...
+      generation({0});                       // ... and wants it again, in the same poll
+      w.WriteChangelog(0, 10, 20);           // meanwhile another owner wrote to the changelog
+      bool restored = false;
+      for (int loop = 0; loop < 2000 && !restored; ++loop) {
+        ASSERT_TRUE(st.RunOnce().ok());
+        auto contents = st.task_manager().RunningStoreContents({0, 0});
+        restored = contents.ok() && *contents == w.Fold(0);
+      }
+      EXPECT_TRUE(restored) << "0_0 must run with the whole changelog restored";
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed);
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
+
+}  // namespace
+}  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// Regression (found by scenario.swarm under broker faults): a task closed cleanly on
+// revocation whose last commit failed once with a retryable error — here its changelog
+// partition briefly without a leader, so the producer's flush fails — used to close dirty:
+// its processed input stayed uncommitted (to be counted twice by the next owner) and its
+// store kept writes its changelog did not have. The close now retries, backing off, until the
+// commit goes through.
+TEST(StreamThreadScenarioTest, ARevokedTaskWhoseCommitFailsTransientlyStillClosesClean) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      w.broker.SetManualAssignment("app", true);
+      const std::vector<ConsumerRecord> input = ProduceInput(w, 0, 20);
+      StreamThreadConfig config = Config(w, "stream-1");
+      config.commit_interval_ns = 3600 * kSecond;  // only the revocation commits
+      Atomic<uint64_t> incarnations(0);
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      st.Start();
+      while (w.broker.Members("app").empty()) w.clock.SleepFor(5 * kMillisecond);
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign({0}, {})}}).ok());
+      bool processed = false;
+      for (int i = 0; i < 1000 && !processed; ++i) {
+        w.clock.SleepFor(5 * kMillisecond);
+        auto contents = st.task_manager().RunningStoreContents({0, 0});
+        processed = contents.ok() && *contents == ReferenceCounts(input);
+      }
+      ASSERT_TRUE(processed);
+      fakes::BrokerFaults leaderless;
+      leaderless.leader_unavailable_per_mille = 1000;
+      leaderless.leader_unavailable_ns_max = 200 * kMillisecond;
+      w.broker.SetFaults(leaderless);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign({}, {})}}).ok());  // revoked
+      w.clock.SleepFor(1 * kSecond);
+      w.broker.SetFaults(fakes::BrokerFaults{});  // the leader is back
+      for (int i = 0; i < 1000 && st.task_manager().stats().closed_clean == 0; ++i) {
+        w.clock.SleepFor(5 * kMillisecond);
+      }
+      EXPECT_EQ(st.task_manager().stats().closed_dirty, 0);
+      EXPECT_EQ(st.task_manager().stats().closed_clean, 1);
+      EXPECT_EQ(w.broker.CommittedOffsets("app").at(Input(0)), 20);
+      EXPECT_EQ(w.Fold(0), ReferenceCounts(input));
       ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
     }, seed);
     ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;

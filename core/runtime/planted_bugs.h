@@ -15,7 +15,9 @@ struct PlantedBugs {
   bool create_before_close = false;
   // Closing a running task sends its CLOSE without the changelogs captured before its stores
   // were cleared, so the restore thread never unregisters them (the review's "materialise the
-  // changelog partitions before clearing" hazard).
+  // changelog partitions before clearing" hazard). The restore thread then unregisters only
+  // what a CLOSE names, as in the seed's design: its own defence — a CLOSE also unregisters
+  // everything its incarnation registered — would otherwise hide the bug entirely.
   bool forget_changelogs_on_close = false;
 
   bool any() const { return create_before_close || forget_changelogs_on_close; }

@@ -162,8 +162,12 @@ void RestoreThread::CloseItem(TaskItem& item) {
   // as restored keeps its completed changelogs registered until its CLOSE, even when the
   // CLOSE was sent before the stream thread saw the hand-over.
   std::vector<TopicPartition> changelogs = item.changelogs;
-  for (const TopicPartition& tp : reader_->ChangelogsOf(item.incarnation)) {
-    changelogs.push_back(tp);
+  // (The planted bug forget_changelogs_on_close models the seed's design, where a CLOSE
+  // unregisters only the changelogs it names: without this, its hazard cannot show.)
+  if (!config_.bugs.forget_changelogs_on_close) {
+    for (const TopicPartition& tp : reader_->ChangelogsOf(item.incarnation)) {
+      changelogs.push_back(tp);
+    }
   }
   auto it = owned_.find(item.incarnation.id);
   const bool owns = it != owned_.end() && it->second->incarnation() == item.incarnation;

@@ -17,7 +17,9 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
   RestoreThreadConfig restore = config_.restore;
   restore.name = config_.name + "-restore";
   restore_ = std::make_unique<RestoreThread>(transport, clock, listener, restore);
-  tasks_ = std::make_unique<TaskManager>(config_.tasks, *restore_, *consumer_, *producer_,
+  TaskManagerConfig tasks = config_.tasks;
+  tasks.clock = &clock;  // backoff between a clean close's commit attempts
+  tasks_ = std::make_unique<TaskManager>(std::move(tasks), *restore_, *consumer_, *producer_,
                                          incarnations);
 }
 

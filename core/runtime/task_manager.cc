@@ -134,7 +134,10 @@ void TaskManager::Reconcile() {
       if (want == (*ready)->effective_type()) continue;
       std::unique_ptr<Task> task = std::move(*ready);
       ready_.erase(ready);
-      task->TransitionTo(TaskState::kSuspended);
+      // A task resumed by TakeBack waits here SUSPENDED already (found by
+      // scenario.two_rebalances_between_polls: "illegal transition SUSPENDED -> SUSPENDED" when
+      // the next poll's generation changed its type before the hand-over).
+      if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
       if (want) {
         ready_.push_back(Recycle(std::move(task), *want));
       } else {
@@ -156,7 +159,7 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   // incarnation and the CREATE of the new one travel in the same round.
   std::unique_ptr<Task> task = std::move(running_.at(id));
   running_.erase(id);
-  if (absl::Status s = CommitTask(*task); !s.ok()) errors_.push_back(s);
+  if (absl::Status s = CommitForClose(*task); !s.ok()) errors_.push_back(s);
   task->TransitionTo(TaskState::kSuspended);
   const TaskIncarnation old = task->incarnation();
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
@@ -168,7 +171,7 @@ void TaskManager::CloseRunning(TaskId id, bool clean) {
   std::unique_ptr<Task> task = std::move(running_.at(id));
   running_.erase(id);
   if (clean) {
-    if (absl::Status s = CommitTask(*task); !s.ok()) {
+    if (absl::Status s = CommitForClose(*task); !s.ok()) {
       errors_.push_back(s);
       clean = false;
     }
@@ -259,12 +262,27 @@ absl::Status TaskManager::HandleRestoreEvents() {
                                         it->second.first == e.incarnation) {
       in_restore_.erase(it);
     }
+    bool close_sent = false;
     if (auto it = awaiting_.find(id); it != awaiting_.end() && it->second == e.incarnation) {
       awaiting_.erase(it);
+      close_sent = true;
     }
     switch (e.kind) {
       case RestoreEvent::Kind::kRestored:
-        if (Wanted(id) == TaskType::kActive && e.task->type() == TaskType::kActive) {
+        if (close_sent) {
+          // Restored before the restore thread saw its CLOSE: restored to the end offset of
+          // its registration, which may be stale — the partition may have had another owner
+          // meanwhile who processed and wrote to the changelog. The incarnation is over (its
+          // CLOSE is on its way); a new one keeps the stores and restores on to the current
+          // end, or the task closes. Found by scenario.two_rebalances_between_polls: it ran
+          // on a stale store.
+          e.task->TransitionTo(TaskState::kSuspended);
+          if (const std::optional<TaskType> want = Wanted(id)) {
+            ready_.push_back(Recycle(std::move(e.task), *want));
+          } else {
+            CloseOwned(std::move(e.task), /*clean=*/true);
+          }
+        } else if (Wanted(id) == TaskType::kActive && e.task->type() == TaskType::kActive) {
           StartRunning(std::move(e.task));
         } else {
           e.task->TransitionTo(TaskState::kSuspended);
@@ -400,6 +418,28 @@ absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
 
 absl::Status TaskManager::CommitTask(Task& task) { return CommitTasks({&task}); }
 
+// A task closed or recycled cleanly commits once more, retrying what the transport says may be
+// retried, with a backoff, until close_commit_timeout_ns (as Kafka's commitSync and producer
+// flush retry internally until their timeout): a single transient disconnect or a leader
+// election used to turn the close dirty, leaving processed but uncommitted input to be counted
+// twice and a store with writes its changelog did not have yet for the next incarnation to
+// open (found by scenario.swarm under broker faults). Retrying is safe: a failed flush keeps
+// the producer's queue and a failed commit changes nothing.
+absl::Status TaskManager::CommitForClose(Task& task) {
+  Clock* clock = config_.clock;
+  const TimeNs deadline =
+      clock == nullptr ? 0 : DeadlineAfter(clock->NowNs(), config_.close_commit_timeout_ns);
+  absl::Status s;
+  for (int attempt = 0; attempt < kCloseCommitAttemptsMax; ++attempt) {
+    s = CommitTask(task);
+    if (s.ok() || !IsRetryable(s)) return s;
+    if (clock == nullptr) continue;
+    if (clock->NowNs() >= deadline) return s;
+    clock->SleepFor(config_.close_commit_backoff_ns);
+  }
+  return s;
+}
+
 absl::Status TaskManager::Commit() {
   std::vector<Task*> tasks;
   for (auto& [id, task] : running_) tasks.push_back(task.get());
@@ -417,7 +457,8 @@ absl::Status TaskManager::CloseAll(bool clean) {
   for (auto& [id, task] : pending_init_) task->TransitionTo(TaskState::kClosed);
   pending_init_.clear();
   for (std::unique_ptr<Task>& task : ready_) {
-    task->TransitionTo(TaskState::kSuspended);
+    // (A resumed task is SUSPENDED already: see Reconcile.)
+    if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
     CloseOwned(std::move(task), clean);
   }
   ready_.clear();

@@ -40,6 +40,12 @@ struct TaskManagerConfig {
   StateDirectory* directory = nullptr;  // shared by the instance's stream threads
   PlantedBugs bugs;                     // off unless a bug.* scenario plants one
   TimeNs producer_flush_timeout_ns = 30 * kSecond;
+  // A clean close's commit retries retryable failures for this long (Kafka's commitSync: up to
+  // default.api.timeout.ms; longer than one request timeout), backing off between attempts on
+  // `clock` (the stream thread sets it; null: kCloseCommitAttemptsMax attempts back to back).
+  Clock* clock = nullptr;
+  TimeNs close_commit_timeout_ns = 60 * kSecond;
+  TimeNs close_commit_backoff_ns = 100 * kMillisecond;
 };
 
 // Counts of what the manager did, for metrics and tests.
@@ -56,6 +62,8 @@ struct TaskManagerStats {
 
 class TaskManager final : public RebalanceListener {
  public:
+  static constexpr int kCloseCommitAttemptsMax = 1000;
+
   TaskManager(TaskManagerConfig config, RestoreThread& restore_thread, MainConsumer& consumer,
               Producer& producer, Atomic<uint64_t>& incarnations);
   ~TaskManager() override;
@@ -105,6 +113,9 @@ class TaskManager final : public RebalanceListener {
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
   void StartRunning(std::unique_ptr<Task> task);
   absl::Status CommitTask(Task& task);
+  // CommitTask for a clean close or recycle: retries retryable failures (see
+  // TaskManagerConfig::close_commit_timeout_ns).
+  absl::Status CommitForClose(Task& task);
   absl::Status CommitTasks(const std::vector<Task*>& tasks);
   TopicPartition InputOf(TaskId id) const;
 

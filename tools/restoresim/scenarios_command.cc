@@ -1,4 +1,5 @@
 // `restoresim scenarios`: the programs a sweep can run, with one line each.
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -25,12 +26,14 @@ Command AddScenariosCommand(CLI::App& app) {
       std::printf("%s\n", out.dump(2).c_str());
       return kExitOk;
     }
+    size_t width = 0;
+    for (const sim::Program* p : Programs().All()) width = std::max(width, p->name.size());
     for (const sim::Program* p : Programs().All()) {
-      std::printf("%s", fmt::format("{:<34} {:<9} {}\n", p->name,
+      std::printf("%s", fmt::format("{:<{}} {:<5} {}\n", p->name, width,
                                     p->bug_expected ? "[bug]" : "", p->description)
                             .c_str());
     }
-    std::printf("\n[bug]: a demo with a planted bug; a sweep succeeds when it finds it.\n");
+    std::printf("\n[bug]: a program with a planted bug; a sweep succeeds when it finds it.\n");
     return kExitOk;
   };
 }

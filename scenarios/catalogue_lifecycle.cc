@@ -1,0 +1,186 @@
+// The runtime's lifecycle around restoration: a task with nothing to restore runs while
+// another restores (per-task readiness), and shutdowns in the middle of restoration or of a
+// rebalance return within their timeout and leave nothing open; a restart then picks up from
+// the checkpoints they wrote.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "core/runtime/runtime.h"
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using sim::RunEnv;
+using testing::RuntimeWorld;
+
+// Whether task `id` is RUNNING on one of `members`.
+bool Running(const std::vector<Member>& members, TaskId id) {
+  for (const Member& m : members) {
+    if (m.thread->task_manager().running().contains(id)) return true;
+  }
+  return false;
+}
+
+// scenario.no_restore_task_with_restoring_task
+//   One Runtime, one stream thread polling every 5 ms, two tasks assigned together: 0_0 with
+//   an empty changelog (nothing to restore) and 0_1 with a long one restored in small batches
+//   (at least 60 restore polls). Both have input.
+//   Must hold: 0_0 is RUNNING before 0_1 finished restoring (a restored task does not wait for
+//   the others: per-task readiness, the point of a separate restore thread); then both run
+//   with counts equal to the reference model.
+void NoRestoreTaskWithRestoringTask(RunEnv& env) {
+  const int long_records = 300 + static_cast<int>(env.Choose(300));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
+  const int input_records = 1 + static_cast<int>(env.Choose(20));
+  NoteParams(fmt::format("long_records={} restore_batch={} input_records={}", long_records,
+                         restore_batch, input_records));
+  constexpr int32_t kPartitions = 2;
+  RuntimeWorld w(/*faults=*/false, kPartitions);
+  w.WriteChangelog(1, long_records);
+  for (int32_t q = 0; q < kPartitions; ++q) ProduceInput(w, env.random, q, input_records);
+  const Baselines baselines = BaselinesNow(w, kPartitions);
+  RuntimeConfig config = CatalogueRuntimeConfig(1, restore_batch);
+  config.poll_ms = 5;
+  Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(runtime.Start().ok());
+  const std::vector<Member> members = MembersOf(runtime, config);
+  const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
+  bool short_ran = false;
+  while (!Running(members, TaskId{0, 1})) {
+    short_ran = short_ran || Running(members, TaskId{0, 0});
+    if (w.clock.NowNs() >= deadline) break;  // AwaitConverged reports it below
+    w.clock.SleepFor(1 * kMillisecond);
+  }
+  if (!short_ran) {
+    FailInvariant(env, "liveness", "0_0",
+                  fmt::format("not RUNNING before 0_1 finished restoring {} records: a task "
+                              "with nothing to restore waited for another's restoration",
+                              long_records));
+  }
+  FinishRuntime(env, w, runtime, config, kPartitions, baselines);
+}
+
+// scenario.shutdown_mid_restoration
+//   A Runtime (1-2 stream threads) restores long changelogs in small batches and is closed at
+//   a drawn moment of its restoration (0: right after it started), with a drawn timeout.
+//   Then a new Runtime over the same state directory restarts from the checkpoints the close
+//   wrote and processes the input.
+//   Must hold: Close returns OK within its timeout of virtual time, the runtime is
+//   NOT_RUNNING, nothing is left open (the oracle's end-of-run checks); the restart converges
+//   with counts equal to the reference model.
+void ShutdownMidRestoration(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
+  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = 50 + static_cast<int>(env.Choose(200));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const TimeNs close_after_ns = static_cast<TimeNs>(env.Choose(30)) * kMillisecond;
+  const TimeNs timeout_ns = (1 + static_cast<TimeNs>(env.Choose(4))) * 500 * kMillisecond;
+  NoteParams(
+      fmt::format("partitions={} threads={} records={} restore_batch={} input_records={} "
+                  "close_after_ms={} close_timeout_ms={}",
+                  partitions, threads, records, restore_batch, input_records,
+                  close_after_ns / kMillisecond, timeout_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  const RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
+  {
+    Runtime first(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+    RS_CHECK(first.Start().ok());
+    w.clock.SleepFor(close_after_ns);
+    ShutdownWithin(env, w, "runtime", timeout_ns, [&](TimeNs t) { return first.Close(t); });
+    w.oracle.CheckFinal();
+    if (first.state() != RuntimeState::kNotRunning) {
+      FailInvariant(
+          env, "liveness", "runtime",
+          fmt::format("state {} after Close, not NOT_RUNNING", RuntimeStateName(first.state())));
+    }
+  }
+  Runtime again(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(again.Start().ok());
+  FinishRuntime(env, w, again, config, partitions, baselines);
+}
+
+// scenario.shutdown_mid_rebalance
+//   Instances a and b go through a drawn generation, then a second one (recycles and moves),
+//   and shut down a drawn moment after it (0: before any member polled it), cleanly, with a
+//   drawn timeout. A new fleet over the same state directories then gets a drawn generation
+//   and processes the rest of the input.
+//   Must hold: the shutdown returns OK within its timeout, nothing is left open; after the
+//   restart every task runs with counts equal to the reference model.
+void ShutdownMidRebalance(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(4));
+  const int records = static_cast<int>(env.Choose(60));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const bool standbys = env.Choose(2) == 1;
+  const TimeNs settle_ns = static_cast<TimeNs>(env.Choose(10)) * 20 * kMillisecond;
+  const TimeNs shutdown_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
+  const TimeNs timeout_ns = (1 + static_cast<TimeNs>(env.Choose(4))) * 500 * kMillisecond;
+  NoteParams(fmt::format(
+      "partitions={} records={} restore_batch={} input_records={} "
+      "standbys={} settle_ms={} shutdown_after_ms={} shutdown_timeout_ms={}",
+      partitions, records, restore_batch, input_records, standbys, settle_ns / kMillisecond,
+      shutdown_after_ns / kMillisecond, timeout_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  uint64_t incarnations_used = 0;
+  {
+    Fleet fleet(w, {.restore_max_poll_records = restore_batch});
+    fleet.Start();
+    RS_CHECK(fleet.Rebalance(fleet.Draw(env, partitions, standbys)).ok());
+    w.clock.SleepFor(settle_ns);
+    for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+    RS_CHECK(fleet.Rebalance(fleet.Draw(env, partitions, standbys)).ok());
+    w.clock.SleepFor(shutdown_after_ns);
+    ShutdownWithin(env, w, "fleet", timeout_ns, [&](TimeNs t) { return fleet.Shutdown(t); });
+    w.oracle.CheckFinal();
+    incarnations_used = fleet.incarnations_issued();
+  }
+  Fleet restarted(
+      w, {.first_incarnation = incarnations_used, .restore_max_poll_records = restore_batch});
+  restarted.Start();
+  RS_CHECK(restarted.Rebalance(restarted.Draw(env, partitions, standbys)).ok());
+  FinishFleet(env, w, restarted, partitions, baselines);
+}
+
+}  // namespace
+
+absl::Status RegisterLifecycleScenarios(sim::ProgramRegistry& registry) {
+  return AddAll(
+      registry,
+      {
+          sim::Program{.name = "scenario.no_restore_task_with_restoring_task",
+                       .description = "a task with nothing to restore runs while another, "
+                                      "assigned with it, still restores",
+                       .steps_hint = 8'000,
+                       .steps_max = 2'000'000,
+                       .body = NoRestoreTaskWithRestoringTask},
+          sim::Program{.name = "scenario.shutdown_mid_restoration",
+                       .description = "Close during restoration returns within its timeout; a "
+                                      "restart resumes from the checkpoints",
+                       .steps_hint = 5'000,
+                       .steps_max = 2'000'000,
+                       .body = ShutdownMidRestoration},
+          sim::Program{.name = "scenario.shutdown_mid_rebalance",
+                       .description = "two instances shut down right after a generation; a "
+                                      "restarted fleet converges",
+                       .steps_hint = 4'000,
+                       .steps_max = 2'000'000,
+                       .body = ShutdownMidRebalance},
+      });
+}
+
+}  // namespace restoresim::scenarios

@@ -1,0 +1,224 @@
+// The scenario catalogue as a test: every scenario.* program passes a fixed budget of seeds
+// under a random walk and under PCT (depth 3); every bug.* program fails within a bound of
+// seeds, naming the invariant its planted bug breaks; and a run is a pure function of its
+// seed (the same trace hash twice).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "scenarios/runtime_programs.h"
+#include "sim/runner.h"
+#include "sim/sweep.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Seeds per scenario and strategy: the whole catalogue takes seconds on 2 cores.
+constexpr uint64_t kSeeds = 200;
+// A planted bug must be found within this many seeds under pct:3.
+constexpr uint64_t kBugSeedsMax = 300;
+
+const sim::ProgramRegistry& Registry() {
+  static const sim::ProgramRegistry* registry = []() {
+    auto* r = new sim::ProgramRegistry();
+    const absl::Status s = RegisterRuntimePrograms(*r);
+    if (!s.ok()) {
+      ADD_FAILURE() << s;
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+std::vector<std::string> Names(std::string_view prefix) {
+  std::vector<std::string> names;
+  for (const sim::Program* p : Registry().All()) {
+    if (p->name.starts_with(prefix)) names.push_back(p->name);
+  }
+  return names;
+}
+
+sim::StrategySpec Strategy(std::string_view text) {
+  absl::StatusOr<sim::StrategySpec> spec = sim::StrategySpec::Parse(text);
+  EXPECT_TRUE(spec.ok()) << spec.status();
+  return spec.ok() ? *spec : sim::StrategySpec{};
+}
+
+sim::SweepResult Sweep(const sim::Program& program, std::string_view strategy, uint64_t seeds) {
+  sim::SweepConfig config;
+  config.programs = {&program};
+  config.seeds = seeds;
+  config.jobs = 2;
+  config.run.strategy = Strategy(strategy);
+  return sim::RunSweep(config);
+}
+
+std::string Describe(const sim::ProgramSweepStats& stats) {
+  std::string text;
+  for (const sim::SweepFailure& f : stats.failures) {
+    text += "\n  " + f.replay + "\n    " + f.outcome.message.substr(0, 600);
+  }
+  return text;
+}
+
+std::string TestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param.substr(info.param.find('.') + 1);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+class ScenarioTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  const sim::Program& program() { return *Registry().Find(GetParam()); }
+};
+
+TEST_P(ScenarioTest, PassesUnderRandomWalkAndPct) {
+  for (std::string_view strategy : {"random", "pct:3"}) {
+    const sim::SweepResult r = Sweep(program(), strategy, kSeeds);
+    ASSERT_EQ(r.programs.size(), 1u);
+    EXPECT_EQ(r.programs[0].failed_runs, 0u)
+        << GetParam() << " under " << strategy << ":" << Describe(r.programs[0]);
+  }
+}
+
+TEST_P(ScenarioTest, SameSeedSameTraceHash) {
+  sim::RunConfig config;
+  config.seed = 7;
+  config.strategy = Strategy("pct:3");
+  const sim::RunResult a = sim::RunProgram(program(), config);
+  const sim::RunResult b = sim::RunProgram(program(), config);
+  ASSERT_TRUE(a.outcome.ok()) << a.outcome.message;
+  EXPECT_NE(a.trace_hash, 0u);
+  EXPECT_EQ(a.trace_hash, b.trace_hash);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.end_time_ns, b.end_time_ns);
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, ScenarioTest, ::testing::ValuesIn(Names("scenario.")),
+                         TestName);
+
+TEST(CatalogueTest, HasTheNamedScenarios) {
+  for (const char* name : {
+           "scenario.recycle_active_to_standby_while_restoring",
+           "scenario.recycle_standby_to_active_while_updating",
+           "scenario.revive_after_truncation",
+           "scenario.close_and_create_same_round",
+           "scenario.revoke_then_reassign_before_restore_thread_saw_it",
+           "scenario.lost_while_restoring",
+           "scenario.two_rebalances_between_polls",
+           "scenario.standby_promotion_while_actives_restore",
+           "scenario.no_restore_task_with_restoring_task",
+           "scenario.shutdown_mid_restoration",
+           "scenario.shutdown_mid_rebalance",
+           "scenario.broker_faults_during_restoration",
+           "scenario.crash_restart_with_state_dir",
+           "scenario.swarm",
+       }) {
+    const sim::Program* p = Registry().Find(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_FALSE(p->description.empty()) << name;
+    EXPECT_FALSE(p->bug_expected) << name;
+  }
+}
+
+// Coverage: the story each scenario tells does happen — in at least one of its first seeds,
+// its timeline shows the marks that prove it (task transitions, recycles, revives, injected
+// faults, the scenario's own events).
+struct CoverageCase {
+  std::string program;
+  std::vector<std::string> marks;  // each a substring of some mark's text
+};
+
+class CoverageTest : public ::testing::TestWithParam<CoverageCase> {};
+
+TEST_P(CoverageTest, TheStoryHappensInSomeSeed) {
+  constexpr uint64_t kCoverageSeeds = 40;
+  const sim::Program* program = Registry().Find(GetParam().program);
+  ASSERT_NE(program, nullptr);
+  std::set<std::string> missing(GetParam().marks.begin(), GetParam().marks.end());
+  for (uint64_t seed = 0; seed < kCoverageSeeds && !missing.empty(); ++seed) {
+    sim::RunConfig config;
+    config.seed = seed;
+    config.strategy = Strategy("pct:3");
+    config.trace_mode = sim::TraceMode::kFull;
+    const sim::RunResult r = sim::RunProgram(*program, config);
+    ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+    const sim::Trace& trace = r.simulation->trace();
+    for (const sim::TraceEvent& e : trace.events()) {
+      if (e.kind != sim::TraceKind::kMark) continue;
+      const std::string text(trace.MarkText(e.object));
+      std::erase_if(missing,
+                    [&](const std::string& m) { return text.find(m) != std::string::npos; });
+    }
+  }
+  EXPECT_TRUE(missing.empty()) << "never seen in " << kCoverageSeeds
+                               << " seeds: " << ::testing::PrintToString(missing);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Catalogue, CoverageTest,
+    ::testing::Values(
+        // A restoring active recycled to a standby: the restore thread hands it back suspended.
+        CoverageCase{"scenario.recycle_active_to_standby_while_restoring",
+                     {"active RESTORING -> SUSPENDED", "-> standby", "-> active"}},
+        CoverageCase{"scenario.recycle_standby_to_active_while_updating",
+                     {"standby RESTORING -> SUSPENDED", "-> active"}},
+        CoverageCase{"scenario.standby_promotion_while_actives_restore",
+                     {"standby RESTORING -> SUSPENDED", "-> active"}},
+        CoverageCase{"scenario.revive_after_truncation", {"scenario/truncate", "task/revive"}},
+        CoverageCase{"scenario.close_and_create_same_round", {"task/revive", "task/recycle"}},
+        CoverageCase{"scenario.revoke_then_reassign_before_restore_thread_saw_it",
+                     {"active RESTORING -> SUSPENDED"}},
+        CoverageCase{"scenario.lost_while_restoring",
+                     {"scenario/lose", "active RESTORING -> SUSPENDED"}},
+        CoverageCase{"scenario.crash_restart_with_state_dir", {"scenario/crash"}},
+        CoverageCase{"scenario.broker_faults_during_restoration",
+                     {"fault/request_timeout", "fault/disconnect", "fault/slow_fetch",
+                      "fault/partial_fetch", "fault/empty_poll", "fault/leader_unavailable"}},
+        CoverageCase{"scenario.swarm",
+                     {"scenario/lose", "fault/", "task/recycle", "scenario/rebalance"}}),
+    [](const ::testing::TestParamInfo<CoverageCase>& info) {
+      return TestName(::testing::TestParamInfo<std::string>(info.param.program, info.index));
+    });
+
+struct BugCase {
+  std::string program;
+  std::vector<std::string> invariants;  // the failure names one of these
+};
+
+class PlantedBugTest : public ::testing::TestWithParam<BugCase> {};
+
+TEST_P(PlantedBugTest, FoundWithinBoundNamingItsInvariant) {
+  const sim::Program* program = Registry().Find(GetParam().program);
+  ASSERT_NE(program, nullptr);
+  EXPECT_TRUE(program->bug_expected);
+  const sim::SweepResult r = Sweep(*program, "pct:3", kBugSeedsMax);
+  const sim::ProgramSweepStats& stats = r.programs.at(0);
+  ASSERT_GT(stats.failed_runs, 0u) << "planted bug not found in " << kBugSeedsMax << " seeds";
+  ASSERT_FALSE(stats.failures.empty());
+  const std::string& message = stats.failures.front().outcome.message;
+  bool named = false;
+  for (const std::string& invariant : GetParam().invariants) {
+    named = named || message.starts_with("[invariant:" + invariant + "]");
+  }
+  EXPECT_TRUE(named) << "first failure (seed " << stats.first_failing_seed << "): " << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Catalogue, PlantedBugTest,
+                         ::testing::Values(BugCase{"bug.create_before_close", {"registration"}},
+                                           BugCase{"bug.forget_changelogs_on_close",
+                                                   {"registration", "liveness"}}),
+                         [](const ::testing::TestParamInfo<BugCase>& info) {
+                           std::string name = info.param.program.substr(4);
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace restoresim::scenarios
