@@ -106,8 +106,12 @@ void Oracle::OnTaskTransition(const Task& task, TaskState from, TaskState to) {
 
 void Oracle::OnTaskDestroyed(const TaskIncarnation& who, TaskState state) {
   if (Off()) return;
-  // A task destroyed without being closed (a crashed instance): it is gone, not open.
-  open_.erase(who);
+  // Destroyed without being closed: gone, not open; CheckFinal reports it (a scenario's
+  // runtime closes every task, dirty ones included, even when it crashes).
+  if (auto it = open_.find(who); it != open_.end()) {
+    dropped_.emplace(who, it->second.holder);
+    open_.erase(it);
+  }
 }
 
 void Oracle::OnProcess(const Task& task, size_t records) {
@@ -516,6 +520,11 @@ void Oracle::CheckFinal() {
     Violation("single_owner", who.ToString(),
               fmt::format("still open after shutdown, held by the {}",
                           TaskHolderName(record.holder)));
+  }
+  for (const auto& [who, holder] : dropped_) {
+    Violation("single_owner", who.ToString(),
+              fmt::format("destroyed without being closed, held by the {}",
+                          TaskHolderName(holder)));
   }
   for (const auto& [rt, in_flight] : events_in_flight_) {
     if (in_flight != 0) {

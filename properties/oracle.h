@@ -9,8 +9,12 @@
 //   single_owner     every open task is held by exactly one of the stream thread (registry,
 //                    pending initialisation, ready), the restore thread, or one of the queues
 //                    between them; it moves only along the hand-off edges, only its holder
-//                    changes its state, one state manager at a time has a task directory's
-//                    stores open, and nothing is left open after shutdown.
+//                    changes its state (a restore thread touches only what it holds; nobody
+//                    touches a task in a queue or held by a restore thread; the stream side
+//                    is not pinned to one thread, as the thread that joined a stream thread
+//                    closes its tasks), one state manager at a time has a task directory's
+//                    stores open, and nothing is left open, or dropped unclosed, after
+//                    shutdown.
 //   registration     a changelog is registered at most once per restore thread, only by the
 //                    incarnation the restore thread holds, never after that incarnation's
 //                    CLOSE was applied, and nothing of it is registered once its CLOSE is
@@ -20,8 +24,11 @@
 //                    changelogs completed restoration under that incarnation.
 //   store_contents   a restored active task's store equals the fold of its changelog up to
 //                    the restored position (checked when it reaches the stream thread).
-//   checkpoint       a checkpoint never names an offset beyond what the stores flushed, and
-//                    never a changelog reported corrupted until the task directory is wiped.
+//   checkpoint       a checkpoint never names an offset beyond what the stores flushed (the
+//                    oracle's own account of Advance and flushes: it catches a checkpoint of
+//                    unflushed offsets, not an Advance past the store's data — store_contents
+//                    does), and never a changelog reported corrupted until the directory is
+//                    wiped.
 //   errors           every event the restore thread emits reaches the stream thread; an event
 //                    carries the task it names; a corruption report is applied only to the
 //                    incarnation it names.
@@ -155,6 +162,8 @@ class Oracle final : public RuntimeObserver {
   std::map<std::string, const StateManager*> dir_users_;
   std::set<std::pair<std::string, TaskIncarnation>> close_applied_;
   std::set<TaskIncarnation> closed_;
+  // Destroyed without being closed (reported by CheckFinal; tests of parts drop tasks freely).
+  std::map<TaskIncarnation, TaskHolder> dropped_;
   std::map<ReaderKey, Registration> registered_;
   std::set<ReaderKey> listening_;
   std::map<std::string, DirRecord> dirs_;

@@ -153,6 +153,17 @@ TEST(OracleTest, OpenTaskAtTheEndIsReported) {
   EXPECT_THAT(r.outcome.message, HasSubstr("still open after shutdown"));
 }
 
+TEST(OracleTest, TaskDestroyedWithoutCloseIsReportedAtTheEnd) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    { auto task = w.NewTask(0, TaskType::kActive); }  // dropped, never closed
+    w.oracle.CheckFinal();
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:single_owner]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("0_0#1: destroyed without being closed"));
+}
+
 TEST(OracleTest, DisabledOracleSeesNothing) {
   Oracle::SetEnabled(false);
   auto r = RunSim([] {

@@ -53,9 +53,9 @@ void CreateBeforeClose(RunEnv& env) { SwapRoles(env, PlantedBugs{.create_before_
 //   Closing (or recycling) a running task sends its CLOSE without the changelogs captured
 //   before its stores were cleared. Task moves, revocations and recycles of running tasks
 //   between a and b.
-//   Expected: the restore thread never unregisters them — a registration failure when the
-//   task's next incarnation registers, or a liveness failure when it waits forever. (See
-//   docs/SCENARIOS.md for what the sweep shows.)
+//   Expected: the restore thread never unregisters them, and the oracle fails the run when
+//   the CLOSE is applied ("[invariant:registration] ... still registered ... after its CLOSE
+//   was applied"; docs/SCENARIOS.md has what the sweep shows).
 void ForgetChangelogsOnClose(RunEnv& env) {
   SwapRoles(env, PlantedBugs{.forget_changelogs_on_close = true});
 }

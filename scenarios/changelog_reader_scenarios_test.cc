@@ -292,5 +292,53 @@ TEST(ChangelogReaderTest, ABatchWhoseStoreWriteFailedIsFetchedAgain) {
   }));
 }
 
+// A step that finds corruption and then fails (a store write of another changelog in the same
+// poll) must not lose the report: it comes with the next step, or the corrupted task would
+// stay in the restore thread forever (found in review).
+TEST(ChangelogReaderTest, CorruptionFoundByAFailingStepIsReportedByTheNext) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    World w(false);
+    w.Write(1, 10);
+    w.Write(2, 20);
+    {  // 0_2 checkpointed at 3, then its log truncated to 10: out of range
+      auto old = w.Task(2, TaskType::kActive);
+      old->Advance(Changelog(2), 3);
+      ASSERT_TRUE(old->Close(/*clean=*/true).ok());
+      old->Clear();
+    }
+    ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(2), 10}}).ok());
+    StateManagerConfig c;
+    c.application_id = "app";
+    c.task_dir = "/state/app/0_1";
+    c.fs = &w.fs;
+    c.open_store = [&w](const std::string& dir, const std::string& name)
+        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+      absl::StatusOr<std::unique_ptr<KeyValueStore>> base = w.LogStoreOpener()(dir, name);
+      if (!base.ok()) return base.status();
+      return std::unique_ptr<KeyValueStore>(
+          std::make_unique<FailingOnceStore>(std::move(*base), /*fail_at=*/1));
+    };
+    StateManager failing(TaskId{0, 1}, TaskType::kActive, std::move(c));
+    ASSERT_TRUE(failing.RegisterStores().ok());
+    auto corrupt = w.Task(2, TaskType::kActive);
+    w.Register(failing);
+    w.Register(*corrupt);
+    int failed_steps = 0;
+    std::map<TaskIncarnation, std::set<TopicPartition>> reported;
+    for (int i = 0; i < 50 && reported.empty(); ++i) {
+      absl::StatusOr<RestoreStep> step = w.reader->Restore();
+      if (!step.ok()) {
+        ++failed_steps;
+        continue;
+      }
+      reported = step->corrupted;
+    }
+    EXPECT_EQ(failed_steps, 1);
+    ASSERT_EQ(reported.size(), 1u);
+    EXPECT_EQ(reported.begin()->first.id, (TaskId{0, 2}));
+    EXPECT_THAT(reported.begin()->second, ::testing::ElementsAre(Changelog(2)));
+  }));
+}
+
 }  // namespace
 }  // namespace restoresim

@@ -182,7 +182,7 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
       if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
     }
   }
-  if (!beyond_end.empty()) MarkCorrupted(beyond_end, step);
+  if (!beyond_end.empty()) MarkCorrupted(beyond_end);
   return absl::OkStatus();
 }
 
@@ -197,14 +197,13 @@ std::vector<TopicPartition> ChangelogReader::Fetchable() const {
   return fetchable;
 }
 
-void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partitions,
-                                    RestoreStep& step) {
+void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partitions) {
   std::set<TaskIncarnation> owners;
   for (const TopicPartition& tp : partitions) {
     auto it = changelogs_.find(tp);
     RS_CHECK(it != changelogs_.end(), "out-of-range report for unregistered changelog {}",
              tp.ToString());
-    step.corrupted[it->second.owner].insert(tp);
+    corrupted_[it->second.owner].insert(tp);
     owners.insert(it->second.owner);
   }
   // Every changelog of a corrupted task goes: the stream thread closes it dirty and revives it.
@@ -265,15 +264,22 @@ void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
 
 absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
   RestoreStep step;
+  if (absl::Status s = Step(step); !s.ok()) return s;  // corruption found stays for the next
+  step.corrupted = std::move(corrupted_);
+  corrupted_.clear();
+  return step;
+}
+
+absl::Status ChangelogReader::Step(RestoreStep& step) {
   if (absl::Status s = Prepare(step); !s.ok()) return s;
   if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
-  if (Fetchable().empty()) return step;
+  if (Fetchable().empty()) return absl::OkStatus();
   absl::StatusOr<PollResult> polled = consumer_.Poll(config_.poll_timeout_ns);
   if (!polled.ok()) {
-    if (IsRetryable(polled.status())) return step;
+    if (IsRetryable(polled.status())) return absl::OkStatus();
     return polled.status();
   }
-  if (!polled->out_of_range.empty()) MarkCorrupted(polled->out_of_range, step);
+  if (!polled->out_of_range.empty()) MarkCorrupted(polled->out_of_range);
   for (size_t i = 0; i < polled->partitions.size(); ++i) {
     if (absl::Status s = Apply(polled->partitions[i], step); !s.ok()) {
       // The consumer is past this batch and the ones after it, but their stores are not:
@@ -292,8 +298,7 @@ absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
     }
   }
   for (auto& [tp, c] : changelogs_) CheckCompletion(tp, c, step);
-  if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
-  return step;
+  return UpdateAssignment();
 }
 
 }  // namespace restoresim

@@ -93,7 +93,10 @@ class ChangelogReader {
   absl::Status UpdateAssignment();
   absl::Status Apply(const PartitionRecords& records, RestoreStep& step);
   void CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
-  void MarkCorrupted(const std::vector<TopicPartition>& partitions, RestoreStep& step);
+  absl::Status Step(RestoreStep& step);
+  // Unregisters the owners' changelogs and keeps the report until a step returns: a step that
+  // fails after finding corruption must not lose it (the task would never come back).
+  void MarkCorrupted(const std::vector<TopicPartition>& partitions);
   std::vector<TopicPartition> Fetchable() const;
 
   RestoreConsumer& consumer_;
@@ -105,6 +108,7 @@ class ChangelogReader {
   std::vector<TopicPartition> paused_;
   int64_t total_restored_ = 0;
   int64_t standby_updated_ = 0;
+  std::map<TaskIncarnation, std::set<TopicPartition>> corrupted_;  // not yet reported
 };
 
 }  // namespace restoresim

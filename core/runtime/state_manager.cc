@@ -51,7 +51,7 @@ absl::Status StateManager::ReadCheckpointOrNote() {
 absl::Status StateManager::RegisterStores() {
   RS_CHECK(stores_.empty(), "task {} registers its stores twice", id_.ToString());
   if (config_.directory != nullptr && !config_.directory->TryLock(config_.task_dir, lock_token_)) {
-    return absl::UnavailableError(fmt::format(
+    return absl::AbortedError(fmt::format(
         "task directory {} is locked by another stream thread's incarnation", config_.task_dir));
   }
   if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) return s;

@@ -61,8 +61,8 @@ class StateManager {
   StateManager(TaskId id, TaskType type, StateManagerConfig config);
   ~StateManager();
 
-  // Locks the task directory (Unavailable if another thread's incarnation holds it: retry
-  // later), opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
+  // Locks the task directory (Aborted if another thread's incarnation holds it: retry later;
+  // Unavailable stays the file system's I/O error), opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
   // restoring from the beginning (reason in checkpoint_note()). Under exactly-once a store
   // that has data but no checkpoint is corrupt: its directory is wiped first.
   [[nodiscard]] absl::Status RegisterStores();

@@ -149,3 +149,29 @@ TEST_F(StateManagerTest, WipeRemovesTheTaskDirectory) {
 
 }  // namespace
 }  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// Two incarnations of one task on two stream threads of an instance: the second waits
+// (Aborted, retried by the task manager) until the first released the task directory; an I/O
+// error would be Unavailable, never confused with the lock.
+TEST_F(StateManagerTest, TaskDirectoryIsLockedByOneStateManagerAtATime) {
+  StateDirectory directory;
+  StateManagerConfig config = Config();
+  config.directory = &directory;
+  StateManager first({0, 1}, TaskType::kActive, config);
+  StateManager second({0, 1}, TaskType::kStandby, config);
+  ASSERT_TRUE(first.RegisterStores().ok());
+  absl::Status locked = second.RegisterStores();
+  EXPECT_TRUE(absl::IsAborted(locked)) << locked;
+  EXPECT_THAT(std::string(locked.message()), HasSubstr("locked by another stream thread"));
+  ASSERT_TRUE(first.Close(/*clean=*/true).ok());
+  EXPECT_TRUE(absl::IsAborted(second.RegisterStores())) << "held until the stores are cleared";
+  first.Clear();
+  EXPECT_TRUE(second.RegisterStores().ok());
+  EXPECT_EQ(directory.Holder(config.task_dir) != 0, true);
+}
+
+}  // namespace
+}  // namespace restoresim

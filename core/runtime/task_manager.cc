@@ -222,7 +222,7 @@ absl::Status TaskManager::HandOver() {
     absl::Status s = it->second->state_manager().RegisterStores();
     if (!s.ok()) {  // retried next round
       // A directory still locked by another thread's closing incarnation is expected.
-      if (!absl::IsUnavailable(s)) errors_.push_back(s);
+      if (!absl::IsAborted(s)) errors_.push_back(s);
       ++it;
       continue;
     }

@@ -85,7 +85,9 @@ int RunBench(const BenchOptions& o) {
       if (on) row.failed = stats.failed_runs;
     }
     properties::Oracle::SetEnabled(true);
-    if (row.fingerprint_on != row.fingerprint_off) findings = true;
+    // A run the oracle fails ends there, the same run without it goes on: fingerprints compare
+    // only when every run passed.
+    if (row.failed == 0 && row.fingerprint_on != row.fingerprint_off) findings = true;
     rows.push_back(row);
   }
   if (o.json) {
@@ -97,7 +99,9 @@ int RunBench(const BenchOptions& o) {
                      {"seeds_per_second_oracle_on", r.SeedsPerSecond(r.on_seconds)},
                      {"seeds_per_second_oracle_off", r.SeedsPerSecond(r.off_seconds)},
                      {"oracle_share", r.OracleShare()},
-                     {"same_schedule", r.fingerprint_on == r.fingerprint_off},
+                     {"same_schedule", r.failed == 0
+                                           ? nlohmann::json(r.fingerprint_on == r.fingerprint_off)
+                                           : nlohmann::json(nullptr)},
                      {"failed_runs", r.failed}});
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -108,11 +112,13 @@ int RunBench(const BenchOptions& o) {
       std::printf("%-58s %10.0f %12.0f %12.0f %11.1f%% %8s\n", r.program.c_str(),
                   r.steps_per_seed, r.SeedsPerSecond(r.on_seconds),
                   r.SeedsPerSecond(r.off_seconds), 100 * r.OracleShare(),
-                  r.fingerprint_on == r.fingerprint_off ? "yes" : "NO");
+                  r.failed > 0                              ? "n/a"
+                  : r.fingerprint_on == r.fingerprint_off ? "yes"
+                                                          : "NO");
     }
     std::printf("\noracle share: (time with the oracle - time without) / time with it; 'same': "
                 "both modes gave the same sweep fingerprint (the oracle adds no scheduling "
-                "point)\n");
+                "point; n/a when runs failed: a run the oracle fails stops there)\n");
   }
   return findings ? kExitFindings : kExitOk;
 }

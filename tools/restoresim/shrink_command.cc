@@ -4,7 +4,9 @@
 // then the sizes before and after and the line that replays the result.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -74,8 +76,13 @@ int RunShrink(const ShrinkOptions& o) {
                              input->scenario));
   }
   const std::string out = o.out_path.empty() ? sim::ShrunkReproPath(o.repro_path) : o.out_path;
-  if (out == o.repro_path) return Usage("--out names the input file; write elsewhere");
-  const uint32_t jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  std::error_code same_error;
+  if (out == o.repro_path || std::filesystem::equivalent(out, o.repro_path, same_error)) {
+    return Usage("--out names the input file; write elsewhere");
+  }
+  const uint32_t jobs = o.jobs != 0 ? o.jobs
+                                    : std::clamp(std::thread::hardware_concurrency(), 1u,
+                                                 sim::kShrinkJobsMax);
   if (!o.json) {
     std::printf("%s",
                 fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
