@@ -167,8 +167,9 @@ void Oracle::OnCloseApplied(std::string_view restore_thread, const TaskIncarnati
   if (Off()) return;
   ++counts_.events;
   const std::string rt = Str(restore_thread);
-  if (TaskRecord* record = Find(who);
-      record != nullptr && record->holder == TaskHolder::kToRestore && record->restore_thread == rt) {
+  if (TaskRecord* record = Find(who); record != nullptr &&
+                                      record->holder == TaskHolder::kToRestore &&
+                                      record->restore_thread == rt) {
     // Rounds apply in the order they were sent: a CLOSE cannot overtake the CREATE before it.
     Violation("registration", who.ToString(),
               fmt::format("its CLOSE was applied in {} before its CREATE, still queued", rt));

@@ -239,7 +239,9 @@ absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& 
   step.records += static_cast<int64_t>(writes.size());
   RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next,
              static_cast<int64_t>(writes.size()));
-  if (c.type == TaskType::kActive) RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
+  if (c.type == TaskType::kActive) {
+    RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
+  }
   if (c.type == TaskType::kActive && listener_ != nullptr) {
     listener_->OnBatchRestored(batch.partition, c.store, next - 1,
                                static_cast<int64_t>(writes.size()));

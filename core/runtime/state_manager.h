@@ -62,9 +62,10 @@ class StateManager {
   ~StateManager();
 
   // Locks the task directory (Aborted if another thread's incarnation holds it: retry later;
-  // Unavailable stays the file system's I/O error), opens the stores and reads the checkpoint. A missing or unreadable checkpoint means
-  // restoring from the beginning (reason in checkpoint_note()). Under exactly-once a store
-  // that has data but no checkpoint is corrupt: its directory is wiped first.
+  // Unavailable stays the file system's I/O error), opens the stores and reads the
+  // checkpoint. A missing or unreadable checkpoint means restoring from the beginning (reason
+  // in checkpoint_note()). Under exactly-once a store that has data but no checkpoint is
+  // corrupt: its directory is wiped first.
   [[nodiscard]] absl::Status RegisterStores();
   bool registered() const { return !stores_.empty(); }
 

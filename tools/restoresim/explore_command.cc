@@ -128,7 +128,11 @@ void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
 }
 
 void PrintTable(const sim::SweepResult& r) {
-  std::printf("\n%s", fmt::format("{:<34} {:>8} {:>8} {:>11} {:>11} {:>10}\n", "scenario",
+  size_t width = std::string_view("scenario").size();
+  for (const sim::ProgramSweepStats& s : r.programs) {
+    width = std::max(width, s.program->name.size());
+  }
+  std::printf("\n%s", fmt::format("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>10}\n", "scenario", width,
                                   "runs", "failed", "verdict", "first-fail", "steps/run")
                           .c_str());
   for (const sim::ProgramSweepStats& s : r.programs) {
@@ -140,8 +144,8 @@ void PrintTable(const sim::SweepResult& r) {
     }
     const std::string first =
         s.failed_runs > 0 ? std::to_string(s.first_failing_seed) : std::string("-");
-    std::printf("%s", fmt::format("{:<34} {:>8} {:>8} {:>11} {:>11} {:>10.1f}\n",
-                                  s.program->name, s.runs, s.failed_runs, verdict, first,
+    std::printf("%s", fmt::format("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>10.1f}\n",
+                                  s.program->name, width, s.runs, s.failed_runs, verdict, first,
                                   s.runs ? static_cast<double>(s.steps) / s.runs : 0.0)
                           .c_str());
   }
