@@ -259,6 +259,24 @@ class FailingOnceStore final : public KeyValueStore {
   int batches_ = 0;
 };
 
+// Task 0_1's state manager, stores registered, whose store fails its fail_at-th batch write.
+std::unique_ptr<StateManager> FailingOnceStateManager(World& w, int fail_at) {
+  StateManagerConfig c;
+  c.application_id = "app";
+  c.task_dir = "/state/app/0_1";
+  c.fs = &w.fs;
+  c.open_store = [&w, fail_at](const std::string& dir, const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> base = w.LogStoreOpener()(dir, name);
+    if (!base.ok()) return base.status();
+    return std::unique_ptr<KeyValueStore>(
+        std::make_unique<FailingOnceStore>(std::move(*base), fail_at));
+  };
+  auto sm = std::make_unique<StateManager>(TaskId{0, 1}, TaskType::kActive, std::move(c));
+  RS_CHECK(sm->RegisterStores().ok(), "registering 0_1's stores");
+  return sm;
+}
+
 // Regression (found by scenario.crash_restart_with_state_dir): a batch whose store write
 // failed was skipped. The restore consumer had already moved past it, so the next step read
 // on from there and completion took the consumer's position for restored data: the "restored"
@@ -267,28 +285,16 @@ TEST(ChangelogReaderTest, ABatchWhoseStoreWriteFailedIsFetchedAgain) {
   ExpectOk(sim::RunUnderSim([&]() {
     World w(false, /*max_poll_records=*/4);
     w.Write(1, 30);  // 8 batches of at most 4: the last one (28, 29) fails once
-    StateManagerConfig c;
-    c.application_id = "app";
-    c.task_dir = "/state/app/0_1";
-    c.fs = &w.fs;
-    c.open_store = [&w](const std::string& dir, const std::string& name)
-        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-      absl::StatusOr<std::unique_ptr<KeyValueStore>> base = w.LogStoreOpener()(dir, name);
-      if (!base.ok()) return base.status();
-      return std::unique_ptr<KeyValueStore>(
-          std::make_unique<FailingOnceStore>(std::move(*base), /*fail_at=*/8));
-    };
-    StateManager sm(TaskId{0, 1}, TaskType::kActive, std::move(c));
-    ASSERT_TRUE(sm.RegisterStores().ok());
-    w.Register(sm);
+    std::unique_ptr<StateManager> sm = FailingOnceStateManager(w, /*fail_at=*/8);
+    w.Register(*sm);
     int failed_steps = 0;
     for (int i = 0; i < 100 && !w.reader->Completed().contains(Changelog(1)); ++i) {
       if (!w.reader->Restore().ok()) ++failed_steps;
     }
     EXPECT_EQ(failed_steps, 1);
     ASSERT_TRUE(w.reader->Completed().contains(Changelog(1)));
-    EXPECT_EQ(*sm.StoreForChangelog(Changelog(1))->ReadAll(), w.Fold(1));
-    EXPECT_EQ(sm.pending_offsets().at(Changelog(1)), 30);
+    EXPECT_EQ(*sm->StoreForChangelog(Changelog(1))->ReadAll(), w.Fold(1));
+    EXPECT_EQ(sm->pending_offsets().at(Changelog(1)), 30);
   }));
 }
 
@@ -307,21 +313,9 @@ TEST(ChangelogReaderTest, CorruptionFoundByAFailingStepIsReportedByTheNext) {
       old->Clear();
     }
     ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(2), 10}}).ok());
-    StateManagerConfig c;
-    c.application_id = "app";
-    c.task_dir = "/state/app/0_1";
-    c.fs = &w.fs;
-    c.open_store = [&w](const std::string& dir, const std::string& name)
-        -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-      absl::StatusOr<std::unique_ptr<KeyValueStore>> base = w.LogStoreOpener()(dir, name);
-      if (!base.ok()) return base.status();
-      return std::unique_ptr<KeyValueStore>(
-          std::make_unique<FailingOnceStore>(std::move(*base), /*fail_at=*/1));
-    };
-    StateManager failing(TaskId{0, 1}, TaskType::kActive, std::move(c));
-    ASSERT_TRUE(failing.RegisterStores().ok());
+    std::unique_ptr<StateManager> failing = FailingOnceStateManager(w, /*fail_at=*/1);
     auto corrupt = w.Task(2, TaskType::kActive);
-    w.Register(failing);
+    w.Register(*failing);
     w.Register(*corrupt);
     int failed_steps = 0;
     std::map<TaskIncarnation, std::set<TopicPartition>> reported;

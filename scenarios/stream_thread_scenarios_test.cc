@@ -28,6 +28,24 @@ StreamThreadConfig Config(RuntimeWorld& w, std::string name) {
   return c;
 }
 
+// Installs a generation for the group's only member (manual assignment).
+void Generation(RuntimeWorld& w, const std::set<int32_t>& actives,
+                const std::set<int32_t>& standbys = {}) {
+  const std::string member = w.broker.Members("app").at(0);
+  RS_CHECK(w.broker.Rebalance("app", {{member, Assign(actives, standbys)}}).ok());
+}
+
+// Runs the loop by hand until task `id` runs with exactly `expected` in its store.
+bool RunUntilRunningWith(StreamThread& st, TaskId id,
+                         const std::map<std::string, std::string>& expected, int loops_max) {
+  for (int loop = 0; loop < loops_max; ++loop) {
+    RS_CHECK(st.RunOnce().ok(), "RunOnce");
+    auto contents = st.task_manager().RunningStoreContents(id);
+    if (contents.ok() && *contents == expected) return true;
+  }
+  return false;
+}
+
 // Input for partition p: increments, with a tombstone now and then.
 std::vector<ConsumerRecord> ProduceInput(RuntimeWorld& w, int32_t p, int n) {
   std::vector<ConsumerRecord> records;
@@ -96,11 +114,6 @@ TEST(StreamThreadScenarioTest, RestoredTasksProcessWhileAnotherStillRestores) {
   }
 }
 
-}  // namespace
-}  // namespace restoresim
-
-namespace restoresim {
-namespace {
 
 // Revive after corruption: a checkpoint below the changelog's new log start (retention moved
 // it) makes restoration report the task corrupted; the stream thread closes it dirty, wipes
@@ -140,11 +153,6 @@ TEST(StreamThreadScenarioTest, CorruptionDuringRestorationIsRevivedFromTheLogSta
   }
 }
 
-}  // namespace
-}  // namespace restoresim
-
-namespace restoresim {
-namespace {
 
 // Regression (found by scenario.two_rebalances_between_polls): a task revoked while it
 // restored and assigned again before the restore thread applied the revocation comes back
@@ -163,28 +171,18 @@ TEST(StreamThreadScenarioTest, AResumedTaskWhoseTypeChangesBeforeItsHandOverIsRe
       StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
       ASSERT_TRUE(st.Subscribe().ok());
       ASSERT_TRUE(st.RunOnce().ok());
-      const std::string member = w.broker.Members("app").at(0);
-      auto generation = [&](std::set<int32_t> actives, std::set<int32_t> standbys) {
-        ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign(actives, standbys)}}).ok());
-      };
-      generation({0}, {});
+      Generation(w, {0});
       ASSERT_TRUE(st.RunOnce().ok());  // 0_0 handed to the restore thread
       ASSERT_TRUE(st.task_manager().in_restore().contains(TaskId{0, 0}));
-      generation({}, {});
-      generation({0}, {});             // revoked and assigned again before the next poll
+      Generation(w, {});
+      Generation(w, {0});              // revoked and assigned again before the next poll
       ASSERT_TRUE(st.RunOnce().ok());  // sends the CLOSE; the task is awaited
       w.clock.SleepFor(500 * kMillisecond);  // the restore thread applies it, hands it back
       ASSERT_TRUE(st.RunOnce().ok());  // takes it back: resumed, waiting for the hand-over
-      generation({}, {0});             // ... and it is to be a standby instead
+      Generation(w, {}, {0});          // ... and it is to be a standby instead
       ASSERT_TRUE(st.RunOnce().ok());
-      generation({0}, {});
-      bool restored = false;
-      for (int loop = 0; loop < 5000 && !restored; ++loop) {
-        ASSERT_TRUE(st.RunOnce().ok());
-        auto contents = st.task_manager().RunningStoreContents({0, 0});
-        restored = contents.ok() && *contents == w.Fold(0);
-      }
-      EXPECT_TRUE(restored);
+      Generation(w, {0});
+      EXPECT_TRUE(RunUntilRunningWith(st, {0, 0}, w.Fold(0), 5000));
       EXPECT_GT(st.task_manager().stats().recycled, 0);
       ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
     }, seed);
@@ -192,11 +190,6 @@ TEST(StreamThreadScenarioTest, AResumedTaskWhoseTypeChangesBeforeItsHandOverIsRe
   }
 }
 
-}  // namespace
-}  // namespace restoresim
-
-namespace restoresim {
-namespace {
 
 // Regression (found by scenario.two_rebalances_between_polls): a task restored by the restore
 // thread just before the stream thread sent its CLOSE (revoked), and wanted again when the
@@ -213,34 +206,20 @@ TEST(StreamThreadScenarioTest, ATaskRestoredAfterItsCloseWasSentRestoresOnBefore
       StreamThread st(Config(w, "stream-1"), w.broker, w.clock, nullptr, incarnations);
       ASSERT_TRUE(st.Subscribe().ok());
       ASSERT_TRUE(st.RunOnce().ok());
-      const std::string member = w.broker.Members("app").at(0);
-      auto generation = [&](std::set<int32_t> actives) {
-        ASSERT_TRUE(w.broker.Rebalance("app", {{member, Assign(actives, {})}}).ok());
-      };
-      generation({0});
+      Generation(w, {0});
       ASSERT_TRUE(st.RunOnce().ok());        // 0_0 handed to the restore thread ...
       w.clock.SleepFor(500 * kMillisecond);  // ... restored and handed back, not drained yet
-      generation({});                        // revoked: the stream thread sends its CLOSE ...
-      generation({0});                       // ... and wants it again, in the same poll
+      Generation(w, {});                     // revoked: the stream thread sends its CLOSE ...
+      Generation(w, {0});                    // ... and wants it again, in the same poll
       w.WriteChangelog(0, 10, 20);           // meanwhile another owner wrote to the changelog
-      bool restored = false;
-      for (int loop = 0; loop < 2000 && !restored; ++loop) {
-        ASSERT_TRUE(st.RunOnce().ok());
-        auto contents = st.task_manager().RunningStoreContents({0, 0});
-        restored = contents.ok() && *contents == w.Fold(0);
-      }
-      EXPECT_TRUE(restored) << "0_0 must run with the whole changelog restored";
+      EXPECT_TRUE(RunUntilRunningWith(st, {0, 0}, w.Fold(0), 2000))
+          << "0_0 must run with the whole changelog restored";
       ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
     }, seed);
     ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
   }
 }
 
-}  // namespace
-}  // namespace restoresim
-
-namespace restoresim {
-namespace {
 
 // Regression (found by scenario.swarm under broker faults): a task closed cleanly on
 // revocation whose last commit failed once with a retryable error — here its changelog
