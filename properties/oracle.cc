@@ -25,8 +25,7 @@ bool Oracle::Off() const { return sim_.Aborting(); }
 
 void Oracle::Violation(std::string_view invariant, const std::string& who,
                        const std::string& message) {
-  sim_.Fail(fmt::format("[invariant:{}] step {}, {}: {}", invariant, sim_.steps(),
-                        who.empty() ? "-" : who, message));
+  sim_.Fail(InvariantFailure(invariant, who, message));
 }
 
 Oracle::TaskRecord* Oracle::Find(const TaskIncarnation& who) {

@@ -173,6 +173,35 @@ void StandbyPromotionWhileActivesRestore(RunEnv& env) {
   FinishFleet(env, w, fleet, partitions, baselines);
 }
 
+// scenario.swap_roles_repeatedly
+//   a runs every task active with b's standbys (or the reverse), and the roles swap 1-3 times,
+//   with input between the swaps: running actives become standbys (closed, or recycled in place
+//   when a standby of the task is wanted there), standbys become actives, over the same stores.
+//   Must hold: every oracle invariant — no changelog registered twice, nothing registered once
+//   its CLOSE is applied; at the end every task runs with counts equal to the reference model
+//   and the standbys caught up.
+void SwapRolesRepeatedly(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
+  const int records = static_cast<int>(env.Choose(30));
+  const int swaps = 1 + static_cast<int>(env.Choose(3));
+  NoteParams(fmt::format("partitions={} records={} swaps={}", partitions, records, swaps));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, 10);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  Fleet fleet(w, {.restore_max_poll_records = 10});
+  fleet.Start();
+  RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, partitions, /*standbys=*/true)).ok());
+  for (int i = 0; i < swaps; ++i) {
+    w.clock.SleepFor((1 + static_cast<TimeNs>(env.Choose(10))) * 20 * kMillisecond);
+    RS_CHECK(fleet.Rebalance(fleet.AllOn(i % 2 == 0 ? kB : kA, partitions, true)).ok());
+    for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
+  }
+  FinishFleet(env, w, fleet, partitions, baselines);
+}
+
 }  // namespace
 
 absl::Status RegisterRecycleScenarios(sim::ProgramRegistry& registry) {
@@ -191,6 +220,12 @@ absl::Status RegisterRecycleScenarios(sim::ProgramRegistry& registry) {
                        .steps_hint = 4'000,
                        .steps_max = 2'000'000,
                        .body = RecycleStandbyToActiveWhileUpdating},
+          sim::Program{.name = "scenario.swap_roles_repeatedly",
+                       .description = "a's and b's actives and standbys swap roles 1-3 times, "
+                                      "with input between the swaps",
+                       .steps_hint = 2'000,
+                       .steps_max = 2'000'000,
+                       .body = SwapRolesRepeatedly},
           sim::Program{.name = "scenario.standby_promotion_while_actives_restore",
                        .description = "standbys (paused while actives restore) promoted to "
                                       "actives before the restoration ends",

@@ -122,8 +122,7 @@ std::string WaitConverged(RuntimeWorld& w, const std::vector<Member>& members, i
 
 void FailInvariant(sim::RunEnv& env, std::string_view invariant, std::string_view who,
                    const std::string& message) {
-  env.Fail(fmt::format("[invariant:{}] step {}, {}: {}", invariant, env.sim.steps(),
-                       who.empty() ? "-" : who, message));
+  env.FailInvariant(invariant, who, message);
 }
 
 Baselines BaselinesNow(RuntimeWorld& w, int32_t partitions) {

@@ -113,8 +113,6 @@ Fleet::Fleet(RuntimeWorld& w, const FleetOptions& options)
       StreamThreadConfig c = w.StreamConfig(fmt::format("{}-StreamThread-{}", instance, t + 1));
       c.tasks.state_dir = fmt::format("/state/{}/app", instance);
       c.tasks.directory = directories_.back().get();
-      c.tasks.bugs = options.bugs;
-      c.restore.bugs = options.bugs;
       c.poll_timeout_ns = kPollNs;
       c.commit_interval_ns = kCommitIntervalNs;
       c.restore.max_poll_records = options.restore_max_poll_records;

@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/planted_bugs.h"
 #include "core/runtime/runtime.h"
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/state_directory.h"
@@ -74,7 +73,6 @@ struct FleetOptions {
   int32_t threads_per_instance = 1;
   int32_t restore_max_poll_records = 20;
   TimeNs checkpoint_interval_ns = 500 * kMillisecond;
-  PlantedBugs bugs;
 };
 
 // One member's part of a generation.

@@ -11,6 +11,11 @@ uint64_t RunEnv::Choose(uint64_t n) { return sim.Choose(n, ChoiceKind::kData); }
 
 void RunEnv::Fail(std::string message) { sim.Fail(std::move(message)); }
 
+void RunEnv::FailInvariant(std::string_view invariant, std::string_view who,
+                           std::string detail) {
+  sim.Fail(InvariantFailure(invariant, who, std::move(detail)));
+}
+
 absl::Status ProgramRegistry::Add(Program program) {
   if (program.name.empty()) return absl::InvalidArgumentError("program without a name");
   if (!program.body) {

@@ -34,14 +34,21 @@ struct RunEnv {
   uint64_t Choose(uint64_t n);
   // Fails the run with `message` (never returns).
   [[noreturn]] void Fail(std::string message);
+  // Fails the run naming the invariant it broke: "[invariant:NAME] step N, WHO: detail".
+  [[noreturn]] void FailInvariant(std::string_view invariant, std::string_view who,
+                                  std::string detail);
 };
 
 struct Program {
   std::string name;         // "demo.lost_update", "scenario.recycle_while_restoring"
   std::string description;  // one line for `restoresim scenarios`
-  // The program has a planted bug (a demo): a sweep that finds it succeeds, and one that does
-  // not is reported.
+  // The program has a planted bug (a demo, a mutation of the runtime): a sweep that finds it
+  // succeeds, and one that does not is reported.
   bool bug_expected = false;
+  // For a bug_expected program: the invariants that must name its failure for it to count as
+  // found (empty: any failure counts). A bug caught only by a crash of the runtime's own checks
+  // is not found.
+  std::vector<std::string> expected_invariants;
   uint64_t steps_hint = 1000;   // typical steps of a run: PCT's default step estimate
   uint64_t steps_max = 200'000;  // default step budget of one run
   std::function<void(RunEnv&)> body;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/failure_signature.h"
 #include "sim/simulation.h"
 #include "sim/strategy.h"
 
@@ -40,10 +41,17 @@ std::string Describe(const Json& value) {
   return fmt::format("{} {}", value.type_name(), text);
 }
 
-bool IsOutcomeName(std::string_view name) {
-  for (auto kind : {RunOutcome::Kind::kOk, RunOutcome::Kind::kFailed, RunOutcome::Kind::kDeadlock,
-                    RunOutcome::Kind::kStepBudget}) {
-    if (OutcomeKindName(kind) == name) return true;
+bool IsOutcomeName(std::string_view name) { return ParseOutcomeKind(name).has_value(); }
+
+// Whether a failure of `kind` belongs to an outcome of `outcome`.
+bool KindFitsOutcome(FailureKind kind, RunOutcome::Kind outcome) {
+  switch (outcome) {
+    case RunOutcome::Kind::kOk: return kind == FailureKind::kNone;
+    case RunOutcome::Kind::kDeadlock: return kind == FailureKind::kDeadlock;
+    case RunOutcome::Kind::kStepBudget: return kind == FailureKind::kStepBudget;
+    case RunOutcome::Kind::kFailed:
+      return kind == FailureKind::kInvariant || kind == FailureKind::kCheck ||
+             kind == FailureKind::kException || kind == FailureKind::kOther;
   }
   return false;
 }
@@ -132,17 +140,19 @@ class FieldReader {
   absl::Status status_;
 };
 
-void ReadHeader(FieldReader& r, const Json& doc) {
+// Returns the version read (0 after an error).
+uint64_t ReadHeader(FieldReader& r, const Json& doc) {
   const std::string format = r.String(r.Require(doc, "format", "format"), "format");
   if (r.ok() && format != kReproFormat) {
     r.Fail("format", fmt::format("expected \"{}\", got {} (not a restoresim repro file)",
                                  kReproFormat, Quote(format)));
   }
   const uint64_t version = r.Unsigned(r.Require(doc, "version", "version"), "version", UINT64_MAX);
-  if (r.ok() && version != kReproVersion) {
-    r.Fail("version", fmt::format("unsupported version {}: this build reads version {} only",
-                                  version, kReproVersion));
+  if (r.ok() && (version < kReproVersionOldest || version > kReproVersion)) {
+    r.Fail("version", fmt::format("unsupported version {}: this build reads versions {} to {}",
+                                  version, kReproVersionOldest, kReproVersion));
   }
+  return r.ok() ? version : 0;
 }
 
 void ReadConfig(FieldReader& r, const Json& doc, Repro& repro) {
@@ -202,7 +212,64 @@ void ReadChoices(FieldReader& r, const Json& doc, Repro& repro) {
   repro.config.replay_choices = std::move(choices);
 }
 
-void ReadExpected(FieldReader& r, const Json& doc, Repro& repro) {
+std::vector<std::string> ReadStrings(FieldReader& r, const Json& object, const char* key,
+                                     const std::string& field) {
+  std::vector<std::string> out;
+  const auto it = object.find(key);
+  if (it == object.end() || !r.ok()) return out;
+  if (!it->is_array()) {
+    r.Fail(field, fmt::format("expected an array of strings, got {}", Describe(*it)));
+    return out;
+  }
+  if (it->size() > kReproFailureListMax) {
+    r.Fail(field, fmt::format("{} entries: the limit is {}", it->size(), kReproFailureListMax));
+    return out;
+  }
+  for (size_t i = 0; i < it->size() && r.ok(); ++i) {
+    out.push_back(r.String(&(*it)[i], fmt::format("{}[{}]", field, i)));
+  }
+  return out;
+}
+
+// "expected.failure" (version 2): the structured failure.
+void ReadFailure(FieldReader& r, const Json& expected, RunOutcome::Kind outcome, Failure& f) {
+  const Json* failure = r.Require(expected, "expected.failure", "failure");
+  if (failure == nullptr) return;
+  if (!failure->is_object()) {
+    r.Fail("expected.failure", fmt::format("expected an object, got {}", Describe(*failure)));
+    return;
+  }
+  const std::string kind =
+      r.String(r.Require(*failure, "expected.failure.kind", "kind"), "expected.failure.kind");
+  if (!r.ok()) return;
+  const std::optional<FailureKind> parsed = FailureKindFromName(kind);
+  if (!parsed || !KindFitsOutcome(*parsed, outcome)) {
+    r.Fail("expected.failure.kind",
+           fmt::format("{} is not a failure kind of outcome \"{}\"", Quote(kind),
+                       OutcomeKindName(outcome)));
+    return;
+  }
+  f.kind = *parsed;
+  auto optional_string = [&](const char* key) {
+    const auto it = failure->find(key);
+    return it == failure->end() ? std::string()
+                                : r.String(&*it, std::string("expected.failure.") + key);
+  };
+  f.invariant = optional_string("invariant");
+  f.who = optional_string("who");
+  f.detail = optional_string("detail");
+  f.location = optional_string("location");
+  if (const auto it = failure->find("step"); it != failure->end()) {
+    f.step = r.Unsigned(&*it, "expected.failure.step", kReproStepsMax);
+  }
+  f.waits = ReadStrings(r, *failure, "waits", "expected.failure.waits");
+  f.notes = ReadStrings(r, *failure, "notes", "expected.failure.notes");
+  if (r.ok() && f.kind == FailureKind::kInvariant && f.invariant.empty()) {
+    r.Fail("expected.failure.invariant", "an invariant failure must name its invariant");
+  }
+}
+
+void ReadExpected(FieldReader& r, const Json& doc, uint64_t version, Repro& repro) {
   const Json* expected = r.Require(doc, "expected", "expected");
   if (expected == nullptr) return;
   if (!expected->is_object()) {
@@ -226,6 +293,14 @@ void ReadExpected(FieldReader& r, const Json& doc, Repro& repro) {
   }
   repro.steps = r.Unsigned(r.Require(*expected, "expected.steps", "steps"), "expected.steps",
                            kReproStepsMax);
+  if (!r.ok()) return;
+  const RunOutcome::Kind outcome = *ParseOutcomeKind(repro.outcome);
+  if (version == 1) {
+    // Version 1 kept the failure as text only: rebuild its structure from it.
+    repro.failure = FailureFromLegacyMessage(outcome, repro.message);
+  } else if (outcome != RunOutcome::Kind::kOk || expected->contains("failure")) {
+    ReadFailure(r, *expected, outcome, repro.failure);
+  }
 }
 
 absl::StatusOr<Repro> ParseRepro(std::string_view text, const std::string& source) {
@@ -246,15 +321,39 @@ absl::StatusOr<Repro> ParseRepro(std::string_view text, const std::string& sourc
     return r.status();
   }
   Repro repro;
-  ReadHeader(r, doc);  // first: a newer version may have different fields
+  const uint64_t version = ReadHeader(r, doc);  // first: versions differ in their fields
   ReadConfig(r, doc, repro);
   ReadChoices(r, doc, repro);
-  ReadExpected(r, doc, repro);
+  ReadExpected(r, doc, version, repro);
   if (const auto replay = doc.find("replay"); replay != doc.end()) {
     repro.replay_command = r.String(&*replay, "replay");
   }
   if (!r.ok()) return r.status();
   return repro;
+}
+
+std::string QuoteList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : ", ") + Quote(items[i]);
+  return out + "]";
+}
+
+// ",\n    \"failure\": {...}" inside "expected".
+void AppendFailure(std::string& out, const Failure& f) {
+  out += ",\n    \"failure\": {\n";
+  std::vector<std::string> fields;
+  fields.push_back(fmt::format("\"kind\": {}", Quote(FailureKindName(f.kind))));
+  if (!f.invariant.empty()) fields.push_back(fmt::format("\"invariant\": {}", Quote(f.invariant)));
+  if (!f.who.empty()) fields.push_back(fmt::format("\"who\": {}", Quote(f.who)));
+  fields.push_back(fmt::format("\"step\": {}", f.step));
+  if (!f.location.empty()) fields.push_back(fmt::format("\"location\": {}", Quote(f.location)));
+  fields.push_back(fmt::format("\"detail\": {}", Quote(f.detail)));
+  if (!f.waits.empty()) fields.push_back(fmt::format("\"waits\": {}", QuoteList(f.waits)));
+  if (!f.notes.empty()) fields.push_back(fmt::format("\"notes\": {}", QuoteList(f.notes)));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    out += "      " + fields[i] + (i + 1 < fields.size() ? ",\n" : "\n");
+  }
+  out += "    }";
 }
 
 void AppendChoices(std::string& out, const std::vector<uint64_t>& choices) {
@@ -294,8 +393,10 @@ std::string ReproToJson(const Repro& repro) {
   if (c.replay_choices.has_value()) AppendChoices(out, *c.replay_choices);
   fmt::format_to(std::back_inserter(out),
                  "  \"expected\": {{\n    \"outcome\": {},\n    \"message\": {},\n"
-                 "    \"trace_hash\": \"0x{:016x}\",\n    \"steps\": {}\n  }},\n",
+                 "    \"trace_hash\": \"0x{:016x}\",\n    \"steps\": {}",
                  Quote(repro.outcome), Quote(repro.message), repro.trace_hash, repro.steps);
+  if (repro.failure.failed()) AppendFailure(out, repro.failure);
+  out += "\n  },\n";
   fmt::format_to(std::back_inserter(out), "  \"replay\": {}\n}}\n", Quote(repro.replay_command));
   return out;
 }

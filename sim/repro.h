@@ -4,7 +4,7 @@
 //
 //   {
 //     "format": "restoresim-repro",
-//     "version": 1,
+//     "version": 2,
 //     "scenario": "demo.abba_deadlock",
 //     "seed": "18446744073709551615",     // a decimal string: JSON numbers lose bits past 2^53
 //     "strategy": "pct:3:50",             // StrategySpec text
@@ -12,11 +12,18 @@
 //     "spurious_wakeup_per_mille": 10,
 //     "choices": [0, 1, 1, 0],            // optional: the recorded schedule (strategy answers)
 //     "expected": {"outcome": "deadlock", "message": "...", "trace_hash": "0x0e2ec79aaf563e15",
-//                  "steps": 12},
+//                  "steps": 12,
+//                  "failure": {"kind": "deadlock", "step": 12, "detail": "...",
+//                              "waits": ["mutex 'lock_a'", "mutex 'lock_b'"]}},
 //     "replay": "restoresim replay demo.abba_deadlock --seed 7 --strategy pct:3:50"
 //   }
 //
 // Keys are written in this order, 2-space indented; the choices are wrapped, many to a line.
+// "expected.failure" (version 2, absent for a passing run) is the structured failure
+// (core/util/failure.h): kind ("invariant", "check", "deadlock", "step-budget", "exception",
+// "other"), step, detail, and where they apply invariant, who, location, waits, notes; its
+// kind must fit the outcome. Version 1 files (no "failure") still load: their failure is
+// rebuilt from the message (FailureFromLegacyMessage).
 // Reading is strict about what decides the run and lenient about the rest: every field above
 // is required except "choices" and "replay"; unknown keys are ignored, so a newer writer may
 // add fields without a version bump. Every malformed input is an InvalidArgument status whose
@@ -39,13 +46,15 @@
 namespace restoresim::sim {
 
 inline constexpr std::string_view kReproFormat = "restoresim-repro";
-inline constexpr int kReproVersion = 1;  // the version written, and the only one read
+inline constexpr int kReproVersion = 2;        // the version written
+inline constexpr int kReproVersionOldest = 1;  // the oldest read (its failure is text only)
 // Limits of what a reader accepts. Step counts must be exact JSON numbers (2^53) to survive
 // tools that read numbers as doubles.
 inline constexpr uint64_t kReproStepsMax = uint64_t{1} << 53;
 inline constexpr uint32_t kReproSpuriousPerMilleMax = 1000;
 inline constexpr size_t kReproChoicesMax = 100'000'000;
 inline constexpr size_t kReproBytesMax = size_t{1} << 30;
+inline constexpr size_t kReproFailureListMax = 10'000;  // waits, notes
 
 struct Repro {
   std::string scenario;  // the program's name
@@ -53,7 +62,8 @@ struct Repro {
   // record_choices are not stored (they do not change the run) and read back as defaults.
   RunConfig config;
   std::string outcome;  // OutcomeKindName of the expected outcome: "ok", "failed", ...
-  std::string message;  // the expected outcome's message
+  std::string message;  // the expected outcome's message (its failure rendered)
+  Failure failure;      // the expected failure (version 1: rebuilt from the message)
   uint64_t trace_hash = 0;
   uint64_t steps = 0;
   std::string replay_command;  // informational: the one-line replay command

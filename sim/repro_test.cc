@@ -36,6 +36,11 @@ Repro SampleRepro() {
                                                   UINT64_MAX};
   r.outcome = "deadlock";
   r.message = "deadlock: every thread is blocked\n  thread 'main' (#0): \"join\"";
+  r.failure.kind = FailureKind::kDeadlock;
+  r.failure.step = 12;
+  r.failure.detail = r.message;
+  r.failure.waits = {"mutex 'lock_a'", "mutex 'lock_b'"};
+  r.failure.notes = {"thread 'x' could not be unwound"};
   r.trace_hash = 0x0e2ec79aaf563e15;
   r.steps = 12;
   r.replay_command = "restoresim replay demo.abba_deadlock --seed 7 --strategy pct:3:50";
@@ -51,6 +56,7 @@ void ExpectSameRepro(const Repro& a, const Repro& b) {
   EXPECT_EQ(a.config.replay_choices, b.config.replay_choices);
   EXPECT_EQ(a.outcome, b.outcome);
   EXPECT_EQ(a.message, b.message);
+  EXPECT_EQ(a.failure, b.failure);
   EXPECT_EQ(a.trace_hash, b.trace_hash);
   EXPECT_EQ(a.steps, b.steps);
   EXPECT_EQ(a.replay_command, b.replay_command);
@@ -113,7 +119,7 @@ TEST(ReproTest, RoundTripsLongSchedulesWrappedToTheLineLimit) {
 
 TEST(ReproTest, WritesStableKeyOrderAndTheSeedAsAString) {
   const std::string text = ReproToJson(SampleRepro());
-  EXPECT_THAT(text, StartsWith("{\n  \"format\": \"restoresim-repro\",\n  \"version\": 1,\n"
+  EXPECT_THAT(text, StartsWith("{\n  \"format\": \"restoresim-repro\",\n  \"version\": 2,\n"
                                "  \"scenario\": \"demo.abba_deadlock\",\n"
                                "  \"seed\": \"18446744073709551610\",\n"
                                "  \"strategy\": \"pct:3:50\",\n"));
@@ -156,8 +162,9 @@ TEST(ReproTest, RejectsAnotherFormat) {
 }
 
 TEST(ReproTest, RejectsAnUnsupportedVersion) {
-  ExpectRejected(Edited([](json& d) { d["version"] = 2; }),
-                 {"unsupported version 2", "reads version 1 only"});
+  ExpectRejected(Edited([](json& d) { d["version"] = 3; }),
+                 {"unsupported version 3", "reads versions 1 to 2"});
+  ExpectRejected(Edited([](json& d) { d["version"] = 0; }), {"unsupported version 0"});
   ExpectRejected(Edited([](json& d) { d["version"] = "1"; }),
                  {"field \"version\"", "expected an integer", "string \"1\""});
 }
@@ -248,9 +255,69 @@ TEST(ReproTest, RejectsChoicesThatAreNotNonNegativeIntegers) {
 TEST(ReproTest, RejectsUnknownOutcomes) {
   ExpectRejected(Edited([](json& d) { d["expected"]["outcome"] = "crashed"; }),
                  {"field \"expected.outcome\"", "unknown outcome \"crashed\"", "step-budget"});
-  for (const char* ok : {"ok", "failed", "deadlock", "step-budget"}) {
-    EXPECT_TRUE(ReproFromJson(Edited([ok](json& d) { d["expected"]["outcome"] = ok; })).ok());
+  const std::pair<const char*, const char*> kFits[] = {
+      {"failed", "invariant"}, {"failed", "check"},       {"failed", "other"},
+      {"failed", "exception"}, {"deadlock", "deadlock"},  {"step-budget", "step-budget"}};
+  for (const auto& [outcome, kind] : kFits) {
+    absl::StatusOr<Repro> r = ReproFromJson(Edited([&](json& d) {
+      d["expected"]["outcome"] = outcome;
+      d["expected"]["failure"]["kind"] = kind;
+      d["expected"]["failure"]["invariant"] = "registration";
+    }));
+    EXPECT_TRUE(r.ok()) << outcome << "/" << kind << ": " << r.status();
   }
+  absl::StatusOr<Repro> ok = ReproFromJson(Edited([](json& d) {
+    d["expected"]["outcome"] = "ok";
+    d["expected"].erase("failure");
+  }));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_FALSE(ok->failure.failed());
+}
+
+TEST(ReproTest, RejectsAFailureThatDoesNotFitItsOutcome) {
+  ExpectRejected(Edited([](json& d) { d["expected"]["failure"]["kind"] = "invariant"; }),
+                 {"field \"expected.failure.kind\"", "\"invariant\" is not a failure kind of "
+                                                     "outcome \"deadlock\""});
+  ExpectRejected(Edited([](json& d) { d["expected"]["failure"]["kind"] = "boom"; }),
+                 {"field \"expected.failure.kind\"", "\"boom\""});
+  ExpectRejected(Edited([](json& d) { d["expected"].erase("failure"); }),
+                 {"field \"expected.failure\": missing"});
+  ExpectRejected(Edited([](json& d) { d["expected"]["failure"]["waits"] = "lock_a"; }),
+                 {"field \"expected.failure.waits\"", "expected an array of strings"});
+  ExpectRejected(Edited([](json& d) { d["expected"]["failure"]["waits"] = {1}; }),
+                 {"field \"expected.failure.waits[0]\"", "expected a string"});
+  ExpectRejected(Edited([](json& d) {
+                   d["expected"]["outcome"] = "failed";
+                   d["expected"]["failure"]["kind"] = "invariant";
+                 }),
+                 {"field \"expected.failure.invariant\"", "must name its invariant"});
+}
+
+// A version-1 file (the failure as text only) still loads: its failure is rebuilt from the
+// message, so it shrinks and replays by the same rule as a new one.
+TEST(ReproTest, ReadsVersionOneFilesRebuildingTheFailureFromTheMessage) {
+  absl::StatusOr<Repro> r = ReproFromJson(Edited([](json& d) {
+    d["version"] = 1;
+    d["expected"].erase("failure");
+    d["expected"]["outcome"] = "failed";
+    d["expected"]["message"] = "[invariant:registration] step 81, 0_2#14: registered twice";
+  }));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->failure.kind, FailureKind::kInvariant);
+  EXPECT_EQ(r->failure.invariant, "registration");
+  EXPECT_EQ(r->failure.who, "0_2#14");
+  EXPECT_EQ(r->failure.step, 81u);
+  EXPECT_EQ(r->failure.detail, "registered twice");
+  // Written back, it is a version-2 file with the structure.
+  EXPECT_THAT(ReproToJson(*r), HasSubstr("\"invariant\": \"registration\""));
+  absl::StatusOr<Repro> deadlock = ReproFromJson(Edited([](json& d) {
+    d["version"] = 1;
+    d["expected"].erase("failure");
+    d["expected"]["message"] =
+        "deadlock: every thread is blocked\n  thread 'a' (#1): mutex_lock on mutex 'm' (#2)";
+  }));
+  ASSERT_TRUE(deadlock.ok()) << deadlock.status();
+  EXPECT_EQ(deadlock->failure.waits, std::vector<std::string>{"mutex 'm'"});
 }
 
 TEST(ReproTest, RejectsTraceHashesThatAreNotHex) {

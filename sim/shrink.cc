@@ -28,38 +28,6 @@ constexpr size_t kCacheEntriesMax = 4'000'000;
 constexpr size_t kChunkSizes[] = {8, 4, 2, 1};
 constexpr uint64_t kRoundsMax = 10'000;  // a round that improves nothing ends shrinking anyway
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsHexDigit(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-bool IsWordChar(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-std::string_view FirstLine(std::string_view text) { return text.substr(0, text.find('\n')); }
-
-// "waits on mutex 'lock_a', mutex 'lock_b'": from the deadlock report's lines
-// "  thread 'x' (#1): mutex_lock on mutex 'lock_b' (#2), holding mutex 'lock_a' (#1)".
-std::string DeadlockDetail(std::string_view message) {
-  std::set<std::string> objects;  // sorted and unique: independent of thread order
-  size_t start = message.find('\n');
-  while (start != std::string_view::npos) {
-    const size_t end = message.find('\n', start + 1);
-    std::string_view line = message.substr(
-        start + 1, end == std::string_view::npos ? std::string_view::npos : end - start - 1);
-    start = end;
-    const size_t colon = line.find("): ");
-    if (colon == std::string_view::npos) continue;
-    std::string_view wait = line.substr(colon + 3);
-    wait = wait.substr(0, wait.find(", holding"));
-    const size_t on = wait.find(" on ");
-    if (on == std::string_view::npos) continue;  // a join or a sleep: no object
-    std::string_view object = wait.substr(on + 4);
-    object = object.substr(0, object.find(" (#"));
-    object = object.substr(0, object.find(" until "));
-    objects.insert(MaskNumbers(object));
-  }
-  return objects.empty() ? "" : "waits on " + absl::StrJoin(objects, ", ");
-}
-
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 absl::StatusOr<RunOutcome::Kind> OutcomeKindFromName(std::string_view name) {
@@ -614,67 +582,6 @@ class Shrinker {
 
 // ---- signatures and metrics ----
 
-std::string FailureSignature::ToString() const {
-  std::string text(OutcomeKindName(kind));
-  if (!detail.empty()) text += ": " + detail;
-  return text;
-}
-
-std::string MaskNumbers(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  size_t i = 0;
-  while (i < text.size()) {
-    if (!IsDigit(text[i])) {
-      out += text[i++];
-      continue;
-    }
-    const bool word_start = i == 0 || !IsWordChar(text[i - 1]);
-    size_t end = i + 1;
-    if (text[i] == '0' && i + 2 < text.size() && (text[i + 1] == 'x' || text[i + 1] == 'X') &&
-        IsHexDigit(text[i + 2])) {
-      end = i + 3;  // "0x" then hex digits
-      while (end < text.size() && IsHexDigit(text[end])) ++end;
-    } else {
-      while (end < text.size() && IsHexDigit(text[end])) ++end;
-      const bool word_end = end == text.size() || !IsWordChar(text[end]);
-      if (!(word_start && word_end)) {  // not a whole hex word: the decimal digits only
-        end = i + 1;
-        while (end < text.size() && IsDigit(text[end])) ++end;
-      }
-    }
-    out += '#';
-    i = end;
-  }
-  return out;
-}
-
-FailureSignature SignatureOf(RunOutcome::Kind kind, std::string_view message) {
-  FailureSignature s;
-  s.kind = kind;
-  switch (kind) {
-    case RunOutcome::Kind::kOk:
-    case RunOutcome::Kind::kStepBudget:
-      break;
-    case RunOutcome::Kind::kDeadlock:
-      s.detail = DeadlockDetail(message);
-      break;
-    case RunOutcome::Kind::kFailed: {
-      const std::string_view line = FirstLine(message);
-      constexpr std::string_view kInvariant = "[invariant:";
-      const size_t close = line.find(']');
-      if (line.starts_with(kInvariant) && close != std::string_view::npos &&
-          close > kInvariant.size()) {
-        s.detail = std::string(line.substr(0, close + 1));
-      } else {
-        s.detail = MaskNumbers(line);
-      }
-      break;
-    }
-  }
-  return s;
-}
-
 ScheduleMetrics MeasureSchedule(std::span<const uint64_t> choices,
                                 std::span<const ChoiceInfo> infos, uint64_t steps) {
   ScheduleMetrics m;
@@ -730,7 +637,7 @@ absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& in
         "the repro records a passing run (expected outcome \"ok\"): there is no failure to "
         "shrink");
   }
-  const FailureSignature expected = SignatureOf(*expected_kind, input.message);
+  const FailureSignature expected = SignatureOf(*expected_kind, input.failure);
 
   RunConfig base = input.config;
   base.trace_mode = TraceMode::kHashOnly;
@@ -779,6 +686,7 @@ absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& in
   repro.config.replay_choices = std::move(last.choices);
   repro.outcome = std::string(OutcomeKindName(last.outcome.kind));
   repro.message = last.outcome.message;
+  repro.failure = last.outcome.failure;
   repro.trace_hash = last.trace_hash;
   repro.steps = last.steps;
   return result;

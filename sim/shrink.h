@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "sim/failure_signature.h"
 #include "sim/program.h"
 #include "sim/repro.h"
 #include "sim/simulation.h"
@@ -32,28 +33,7 @@
 
 namespace restoresim::sim {
 
-// What must stay the same while a run shrinks: the outcome's kind and
-//  * for a failure whose message starts "[invariant:NAME]" (the oracle's): that prefix;
-//  * for any other failure: the message's first line with its numbers masked (MaskNumbers), so
-//    that step counts, offsets and ids do not count;
-//  * for a deadlock: the objects the blocked threads wait on ("mutex 'lock_a'"), numbers masked;
-//  * for a step-budget failure: nothing more.
-struct FailureSignature {
-  RunOutcome::Kind kind = RunOutcome::Kind::kOk;
-  std::string detail;
-  // "failed: [invariant:single_owner]", "deadlock: waits on mutex 'lock_a', mutex 'lock_b'".
-  std::string ToString() const;
-  bool operator==(const FailureSignature&) const = default;
-};
-
-FailureSignature SignatureOf(RunOutcome::Kind kind, std::string_view message);
-inline FailureSignature SignatureOf(const RunOutcome& outcome) {
-  return SignatureOf(outcome.kind, outcome.message);
-}
-
-// Replaces every number by '#': decimal digit runs, "0x" hex numbers, and words of hex digits
-// that start with a digit ("0e2ec79a"). "step 1234 at 0x1f, t3" -> "step # at #, t#".
-std::string MaskNumbers(std::string_view text);
+// What must stay the same while a run shrinks: its FailureSignature (sim/failure_signature.h).
 
 // How big a recorded run is, from its choices and what each was (RunResult::choice_infos).
 struct ScheduleMetrics {

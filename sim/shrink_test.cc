@@ -1,5 +1,5 @@
-// Tests for the shrinker: failure signatures (numbers masked, the oracle's invariant prefix,
-// deadlocked objects), schedule metrics, the quiet fallback, and shrinking the demos' planted
+// Tests for the shrinker (failure signatures are tested in failure_signature_test.cc): schedule
+// metrics, the quiet fallback, and shrinking the demos' planted
 // bugs and a program with scenario events: the result fails the same way, is no bigger (and
 // for these bugs exactly as small as the bug allows), replays exactly, and is the same on every
 // run and for any number of jobs.
@@ -23,67 +23,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using Kind = RunOutcome::Kind;
-
-// ---- signatures ----
-
-TEST(MaskNumbersTest, MasksDecimalHexAndHashLikeWords) {
-  EXPECT_EQ(MaskNumbers("step 1234 at offset 56"), "step # at offset #");
-  EXPECT_EQ(MaskNumbers("hash 0x0e2ec79aaf563e15 and 0e2ec79a"), "hash # and #");
-  EXPECT_EQ(MaskNumbers("thread t3, partition-12, 3rd"), "thread t#, partition-#, #rd");
-  EXPECT_EQ(MaskNumbers("no numbers, dead beef"), "no numbers, dead beef");
-  EXPECT_EQ(MaskNumbers("0x"), "#x");
-  EXPECT_EQ(MaskNumbers(""), "");
-}
-
-TEST(FailureSignatureTest, InvariantPrefixIsTheWholeDetail) {
-  const FailureSignature a =
-      SignatureOf(Kind::kFailed, "[invariant:single_owner] step 1234, 0_1#7: two owners");
-  const FailureSignature b =
-      SignatureOf(Kind::kFailed, "[invariant:single_owner] step 99, 0_3#1: other words\nmore");
-  EXPECT_EQ(a, b);
-  EXPECT_EQ(a.detail, "[invariant:single_owner]");
-  EXPECT_EQ(a.ToString(), "failed: [invariant:single_owner]");
-  EXPECT_NE(a, SignatureOf(Kind::kFailed, "[invariant:no_lost_update] step 1234"));
-  EXPECT_NE(a, SignatureOf(Kind::kDeadlock, "[invariant:single_owner] step 1234"));
-}
-
-TEST(FailureSignatureTest, OtherFailuresKeepTheirFirstLineWithNumbersMasked) {
-  const FailureSignature a = SignatureOf(Kind::kFailed, "lost update: counter is 4 after 6\n  x");
-  EXPECT_EQ(a.ToString(), "failed: lost update: counter is # after #");
-  EXPECT_EQ(a, SignatureOf(Kind::kFailed, "lost update: counter is 3 after 6\n  note: y"));
-  EXPECT_NE(a, SignatureOf(Kind::kFailed, "lost update: the counter is 4 after 6"));
-  // A malformed invariant prefix is just text.
-  EXPECT_EQ(SignatureOf(Kind::kFailed, "[invariant:] 12").detail, "[invariant:] #");
-}
-
-TEST(FailureSignatureTest, DeadlocksAreTheObjectsWaitedOn) {
-  const std::string report =
-      "deadlock: every thread is blocked and no timer is pending (virtual time 0ns, step 12)\n"
-      "  thread 'main' (#0): join of thread 'transfer-ab'\n"
-      "  thread 'transfer-ab' (#1): mutex_lock on mutex 'lock_b' (#2), holding mutex "
-      "'lock_a' (#1)\n"
-      "  thread 'transfer-ba' (#2): mutex_lock on mutex 'lock_a' (#1), holding mutex "
-      "'lock_b' (#2)";
-  const FailureSignature s = SignatureOf(Kind::kDeadlock, report);
-  EXPECT_EQ(s.ToString(), "deadlock: waits on mutex 'lock_a', mutex 'lock_b'");
-  // Thread order, steps and ids do not count; the objects do.
-  const std::string swapped =
-      "deadlock: every thread is blocked and no timer is pending (virtual time 5ns, step 40)\n"
-      "  thread 'transfer-ba' (#2): mutex_lock on mutex 'lock_a' (#4)\n"
-      "  thread 'transfer-ab' (#1): mutex_lock on mutex 'lock_b' (#3) until t=7ns";
-  EXPECT_EQ(SignatureOf(Kind::kDeadlock, swapped), s);
-  EXPECT_NE(SignatureOf(Kind::kDeadlock,
-                        "deadlock\n  thread 'a' (#1): cond_wait on condvar "
-                        "'cv' (#3)"),
-            s);
-}
-
-TEST(FailureSignatureTest, StepBudgetAndOkAreTheKindOnly) {
-  EXPECT_EQ(SignatureOf(Kind::kStepBudget, "step budget exceeded: 100 scheduling decisions"),
-            SignatureOf(Kind::kStepBudget, "step budget exceeded: 5000 scheduling decisions"));
-  EXPECT_EQ(SignatureOf(Kind::kStepBudget, "x").ToString(), "step-budget");
-  EXPECT_EQ(SignatureOf(Kind::kOk, "").ToString(), "ok");
-}
 
 // ---- metrics and the quiet fallback ----
 
@@ -172,7 +111,7 @@ void ScenarioEvents(RunEnv& env) {
   });
   worker.Join();
   other.Join();
-  if (big > 0) env.Fail(fmt::format("[invariant:small_events] {} big events of {}", big, events));
+  if (big > 0) env.FailInvariant("small_events", "-", fmt::format("{} big events of {}", big, events));
 }
 
 // Events of four kinds, drawn in a worker; a kind-3 event after a kind-2 event breaks an
@@ -194,7 +133,7 @@ void OrderedEvents(RunEnv& env) {
   });
   worker.Join();
   other.Join();
-  if (broken) env.Fail(fmt::format("[invariant:event_order] kind 3 after kind 2 in {}", events));
+  if (broken) env.FailInvariant("event_order", "-", fmt::format("kind 3 after kind 2 in {}", events));
 }
 
 // Four workers each increment a shared counter 100 times with a load and a separate store: a
@@ -316,6 +255,7 @@ Repro FirstFailure(const Program& p, std::string_view strategy) {
     repro.config.replay_choices = std::move(r.choices);
     repro.outcome = std::string(OutcomeKindName(r.outcome.kind));
     repro.message = r.outcome.message;
+    repro.failure = r.outcome.failure;
     repro.trace_hash = r.trace_hash;
     repro.steps = r.steps;
     return repro;
@@ -470,7 +410,7 @@ TEST(ShrinkTest, RejectsRunsThatDoNotFailOrDoNotReproduce) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("passing run"));
 
   Repro other = input;
-  other.message = "a different failure";
+  other.failure.detail = "a different failure";
   r = ShrinkRepro(p, other, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);

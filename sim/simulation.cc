@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -33,12 +34,6 @@ std::once_flag terminate_handler_once;
   std::abort();
 }
 
-[[noreturn]] void TeardownFailure(const std::string& what) {
-  std::fprintf(stderr, "restoresim: fatal while unwinding an ended simulated run: %s\n",
-               what.c_str());
-  std::fflush(stderr);
-  std::abort();
-}
 
 }  // namespace
 
@@ -50,6 +45,14 @@ std::string_view OutcomeKindName(RunOutcome::Kind kind) {
     case RunOutcome::Kind::kStepBudget: return "step-budget";
   }
   return "?";
+}
+
+std::optional<RunOutcome::Kind> ParseOutcomeKind(std::string_view name) {
+  for (auto kind : {RunOutcome::Kind::kOk, RunOutcome::Kind::kFailed, RunOutcome::Kind::kDeadlock,
+                    RunOutcome::Kind::kStepBudget}) {
+    if (OutcomeKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
 }
 
 Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> strategy)
@@ -85,23 +88,28 @@ RunOutcome Simulation::Run(std::function<void()> main) {
   Schedule(SimOp::kSpawn);  // returns on the OS stack when the run has stopped
   UnwindAll();
   running_simulation = outer;
-  for (const std::string& note : teardown_notes_) outcome_.message += "\n  note: " + note;
+  for (std::string& note : teardown_notes_) outcome_.failure.notes.push_back(std::move(note));
+  teardown_notes_.clear();
+  outcome_.message = outcome_.failure.Render();
   return outcome_;
 }
 
-void Simulation::AbandonCurrentThread() {
+void Simulation::AbandonCurrentThread(bool noted) {
   if (current_ == kNoSimThread) return;  // on the OS stack: not ours to handle
   SimThread& t = sim_thread(current_);
-  if (aborting_) {
+  if (noted) {
+    // The caller said why.
+  } else if (aborting_) {
     teardown_notes_.push_back(fmt::format(
         "thread '{}' could not be unwound (SimAbort reached a noexcept frame, e.g. a destructor "
         "that blocks; see SimNoAbortScope): its stack was abandoned and may leak",
         t.name));
   } else {
     Stop(RunOutcome::Kind::kFailed,
-         fmt::format("std::terminate in thread '{}': an exception left a noexcept function "
-                     "(a destructor?)",
-                     t.name));
+         OtherFailure(FailureKind::kException,
+                      fmt::format("std::terminate in thread '{}': an exception left a noexcept "
+                                  "function (a destructor?)",
+                                  t.name)));
   }
   ExitCurrent();  // never returns
 }
@@ -164,10 +172,14 @@ bool Simulation::MayThrowAbort(SimOp op) const {
 
 void Simulation::CheckAbort(SimOp op) {
   if (!aborting_) return;
-  if (++teardown_ops_ > kTeardownOpsMax) {
-    TeardownFailure(fmt::format("thread '{}' keeps calling primitives while being unwound "
-                                "(a loop in a destructor?)",
-                                ThreadName(current_)));
+  if (++teardown_ops_ > kTeardownOpsMax && current_ != kNoSimThread) {
+    // A loop in a destructor: this thread cannot be unwound; the run (already failed) says
+    // so, and the sweep goes on.
+    teardown_notes_.push_back(fmt::format(
+        "thread '{}' kept calling primitives while being unwound (a loop in a destructor?)",
+        ThreadName(current_)));
+    teardown_ops_ = 0;
+    AbandonCurrentThread(/*noted=*/true);
   }
   if (MayThrowAbort(op)) throw SimAbort{};
 }
@@ -185,9 +197,11 @@ SimThreadId Simulation::Decide() {
   if (runnable_.empty() && !AdvanceTime()) return kNoSimThread;
   if (++steps_ > options_.steps_max) {
     Stop(RunOutcome::Kind::kStepBudget,
-         fmt::format("step budget exceeded: {} scheduling decisions (steps_max) without the "
-                     "run finishing; a livelock, a busy wait, or a budget too small",
-                     options_.steps_max));
+         OtherFailure(FailureKind::kStepBudget,
+                      fmt::format("step budget exceeded: {} scheduling decisions (steps_max) "
+                                  "without the run finishing; a livelock, a busy wait, or a "
+                                  "budget too small",
+                                  options_.steps_max)));
     return kNoSimThread;
   }
   const SimThreadId next = strategy_->PickThread(runnable_, current_, steps_);
@@ -217,9 +231,11 @@ bool Simulation::AdvanceTime() {
   }
   if (earliest == kNoDeadline) {
     if (any_unfinished) {
-      Stop(RunOutcome::Kind::kDeadlock, DeadlockReport());
+      Failure deadlock = OtherFailure(FailureKind::kDeadlock, DeadlockReport());
+      deadlock.waits = DeadlockWaits();
+      Stop(RunOutcome::Kind::kDeadlock, std::move(deadlock));
     } else {
-      Stop(RunOutcome::Kind::kOk, "");
+      Stop(RunOutcome::Kind::kOk, Failure{});
     }
     return false;
   }
@@ -279,12 +295,15 @@ void Simulation::FiberMain(void* arg) {
       // The run ended early; this thread's stack is unwound.
     } catch (const std::exception& e) {
       sim->Stop(RunOutcome::Kind::kFailed,
-                fmt::format("thread '{}' ended with an uncaught exception: {}",
-                            sim->sim_thread(self).name, e.what()));
+                OtherFailure(FailureKind::kException,
+                             fmt::format("thread '{}' ended with an uncaught exception: {}",
+                                         sim->sim_thread(self).name, e.what())));
     } catch (...) {
       sim->Stop(RunOutcome::Kind::kFailed,
-                fmt::format("thread '{}' ended with an uncaught non-standard exception",
-                            sim->sim_thread(self).name));
+                OtherFailure(FailureKind::kException,
+                             fmt::format("thread '{}' ended with an uncaught non-standard "
+                                         "exception",
+                                         sim->sim_thread(self).name)));
     }
   }
   sim->ExitCurrent();
@@ -303,11 +322,12 @@ void Simulation::ExitCurrent() {
   ExitFiber(t.context, to);
 }
 
-void Simulation::Stop(RunOutcome::Kind kind, std::string message) {
+void Simulation::Stop(RunOutcome::Kind kind, Failure failure) {
   if (stopped_) return;
   stopped_ = true;
   outcome_.kind = kind;
-  outcome_.message = std::move(message);
+  failure.step = steps_;
+  outcome_.failure = std::move(failure);
   if (kind != RunOutcome::Kind::kOk) {
     Record(TraceKind::kFailure, current_, SimOp::kYield, static_cast<uint32_t>(kind), 0);
   }
@@ -464,13 +484,28 @@ void Simulation::Mark(std::string_view category, std::string_view name, int64_t 
   Record(TraceKind::kMark, current_, SimOp::kMark, trace_.MarkId(category, name), arg);
 }
 
-void Simulation::Fail(std::string message) {
-  if (aborting_) TeardownFailure(message);
-  Stop(RunOutcome::Kind::kFailed, std::move(message));
+void Simulation::Fail(Failure failure) {
+  if (aborting_) {
+    // The run failed already and is being torn down: this failure is a consequence (or a bug
+    // of the teardown). It fails nothing more — the run keeps its first failure and its repro
+    // — and never the process: the thread is unwound, or abandoned where it cannot be.
+    failure.step = steps_;
+    teardown_notes_.push_back("while tearing the run down: " + failure.Render());
+    if (current_ != kNoSimThread && std::uncaught_exceptions() > 0) {
+      AbandonCurrentThread(/*noted=*/true);  // throwing here would terminate
+    }
+    throw SimAbort{};
+  }
+  Stop(RunOutcome::Kind::kFailed, std::move(failure));
   if (current_ == kNoSimThread) throw SimAbort{};
   SwitchTo(kNoSimThread);  // Run() takes over and resumes us only to unwind
   if (std::uncaught_exceptions() > 0) {
-    TeardownFailure("a check failed inside a destructor during exception unwinding");
+    // Failed inside a destructor during exception unwinding: throwing would terminate.
+    teardown_notes_.push_back(fmt::format(
+        "thread '{}' failed inside a destructor during exception unwinding: its stack was "
+        "abandoned",
+        ThreadName(current_)));
+    AbandonCurrentThread(/*noted=*/true);
   }
   throw SimAbort{};  // a failed check must not return, even inside a no-abort scope
 }
@@ -508,6 +543,18 @@ std::string Simulation::ThreadsReport() const {
     if (t.state == ThreadState::kBlocked) report += ": " + DescribeWait(t);
   }
   return report;
+}
+
+std::vector<std::string> Simulation::DeadlockWaits() const {
+  std::set<std::string> waits;  // sorted and unique: independent of thread order
+  for (const auto& owned : threads_) {
+    const SimThread& t = *owned;
+    if (t.state != ThreadState::kBlocked || t.wait_op == SimOp::kJoin) continue;
+    if (t.wait_object == 0 || t.wait_object > objects_.size()) continue;
+    const ObjectInfo& o = objects_[t.wait_object - 1];
+    waits.insert(fmt::format("{} '{}'", SimObjectKindName(o.kind), o.name ? o.name : "?"));
+  }
+  return {waits.begin(), waits.end()};
 }
 
 std::string Simulation::DeadlockReport() const {

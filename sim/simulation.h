@@ -17,10 +17,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/port/sim_hooks.h"
+#include "core/util/failure.h"
 #include "sim/fiber.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"
@@ -38,10 +40,12 @@ struct SimOptions {
 struct RunOutcome {
   enum class Kind : uint8_t { kOk = 0, kFailed, kDeadlock, kStepBudget };
   Kind kind = Kind::kOk;
-  std::string message;  // empty when kOk
+  Failure failure;      // why it failed, as data (kind kNone when kOk)
+  std::string message;  // failure.Render(): the text form, empty when kOk
   bool ok() const { return kind == Kind::kOk; }
 };
 std::string_view OutcomeKindName(RunOutcome::Kind kind);
+std::optional<RunOutcome::Kind> ParseOutcomeKind(std::string_view name);
 
 class Simulation final : public SimHooks {
  public:
@@ -93,13 +97,15 @@ class Simulation final : public SimHooks {
   void Join(SimThreadId thread) override;
   TimeNs NowNs() const override { return now_ns_; }
   void Mark(std::string_view category, std::string_view name, int64_t arg) override;
-  [[noreturn]] void Fail(std::string message) override;
+  using SimHooks::Fail;
+  [[noreturn]] void Fail(Failure failure) override;
   bool Aborting() const override { return aborting_; }
 
   // For the process's terminate handler: ends the current simulated thread without unwinding
   // it (the run fails, or, while tearing down, notes the abandoned stack). Returns only when
   // called outside a simulated thread.
-  void AbandonCurrentThread();
+  // `noted`: the caller has recorded why (a teardown note), so nothing more is said.
+  void AbandonCurrentThread(bool noted = false);
   void EnterNoAbort() override;
   void ExitNoAbort() override;
 
@@ -139,8 +145,10 @@ class Simulation final : public SimHooks {
   // The context to switch to for `next` (the OS stack for kNoSimThread); starts its fiber.
   FiberContext& TargetContext(SimThreadId next);
   [[noreturn]] void ExitCurrent();
-  void Stop(RunOutcome::Kind kind, std::string message);
+  void Stop(RunOutcome::Kind kind, Failure failure);
   std::string DeadlockReport() const;
+  // What the blocked threads wait on, for a deadlock's identity: "mutex 'lock_a'" (sorted).
+  std::vector<std::string> DeadlockWaits() const;
   std::string DescribeWait(const SimThread& t) const;
   void UnwindAll();
   // After resuming in a simulated thread: leave if the run is being torn down.

@@ -388,6 +388,71 @@ TEST(SimulationTest, BlockingDestructorDuringTeardownIsAbandonedNotFatal) {
   EXPECT_GT(abandoned, 0) << "no seed suspended the waiter inside its destructor";
 }
 
+// A check that fails while an already-failed run is torn down (here: a destructor's own check,
+// during unwinding, and a check in code that runs on after a non-throwing point) fails nothing
+// more — the run keeps its first failure, notes the second — and never the process, so a
+// sweep goes on. It used to call std::abort() and kill the sweep with every finding in it.
+TEST(SimulationTest, ACheckFailingDuringTeardownFailsOnlyThatRun) {
+  struct ChecksOnDestruction {
+    ~ChecksOnDestruction() { RS_CHECK(false, "the destructor's own check"); }
+  };
+  [[maybe_unused]] AbandonmentLeaksAllowed leaks_allowed;
+  int noted = 0;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    TestRun r = RunUnderSim(
+        []() {
+          Thread t("checker", [&]() {
+            ChecksOnDestruction c;
+            for (int i = 0; i < 100; ++i) Yield();
+          });
+          for (int i = 0; i < 5; ++i) Yield();
+          RS_CHECK(false, "planned failure");
+          t.Join();
+        },
+        seed);
+    EXPECT_EQ(r.outcome.kind, RunOutcome::Kind::kFailed);
+    EXPECT_EQ(r.outcome.failure.kind, FailureKind::kCheck);
+    EXPECT_THAT(r.outcome.failure.detail, HasSubstr("planned failure"));
+    if (r.outcome.message.find("while tearing the run down: check failed") !=
+        std::string::npos) {
+      ++noted;
+      EXPECT_THAT(r.outcome.message, HasSubstr("the destructor's own check"));
+    }
+  }
+  EXPECT_GT(noted, 0) << "no seed had the checker inside its loop when the run failed";
+  // The process is still here, and the next run is clean.
+  EXPECT_TRUE(RunUnderSim([]() {}).outcome.ok());
+}
+
+// A destructor that loops on primitives while the run is torn down is abandoned after a bound
+// instead of aborting the process.
+TEST(SimulationTest, ADestructorLoopingDuringTeardownIsAbandonedNotFatal) {
+  struct SpinsOnDestruction {
+    Mutex* mu;
+    ~SpinsOnDestruction() {
+      for (;;) {
+        mu->Lock();  // never throws inside the scope below: the loop is endless
+        mu->Unlock();
+      }
+    }
+  };
+  [[maybe_unused]] AbandonmentLeaksAllowed leaks_allowed;
+  TestRun r = RunUnderSim([]() {
+    Mutex mu("mu");
+    Thread t("spinner", [&]() {
+      SimNoAbortScope no_abort;
+      SpinsOnDestruction s{&mu};
+      for (int i = 0; i < 100; ++i) Yield();
+    });
+    Yield();
+    RS_CHECK(false, "planned failure");
+    t.Join();
+  });
+  EXPECT_EQ(r.outcome.kind, RunOutcome::Kind::kFailed);
+  EXPECT_THAT(r.outcome.message, HasSubstr("planned failure"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("kept calling primitives while being unwound"));
+}
+
 // An exception escaping a noexcept function in simulated code fails that run with a clear
 // message instead of terminating the process (and with it the whole sweep).
 TEST(SimulationTest, StdTerminateInASimulatedThreadFailsTheRun) {

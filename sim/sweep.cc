@@ -32,6 +32,15 @@ bool SweepResult::AllAsExpected() const {
                      [](const ProgramSweepStats& p) { return p.AsExpected(); });
 }
 
+bool FindsPlantedBug(const Program& program, const RunOutcome& outcome) {
+  if (outcome.ok()) return false;
+  if (program.expected_invariants.empty()) return true;
+  const Failure& f = outcome.failure;
+  return f.kind == FailureKind::kInvariant &&
+         std::find(program.expected_invariants.begin(), program.expected_invariants.end(),
+                   f.invariant) != program.expected_invariants.end();
+}
+
 absl::Status ValidateSweepConfig(const SweepConfig& c) {
   if (c.programs.empty()) return absl::InvalidArgumentError("no scenario selected");
   if (c.seeds == 0 || c.seeds > kSeedsMax) {
@@ -79,6 +88,10 @@ SweepResult RunSweep(const SweepConfig& config,
       if (!r.outcome.ok()) {
         ++s.failed_runs;
         s.first_failing_seed = std::min(s.first_failing_seed, run.seed);
+        if (program.bug_expected && FindsPlantedBug(program, r.outcome)) {
+          ++s.found_runs;
+          s.first_found_seed = std::min(s.first_found_seed, run.seed);
+        }
         s.failures.push_back(SweepFailure{program.name, run.seed, r.outcome, r.trace_hash,
                                           r.steps, ReplayCommand(program, run)});
         std::sort(s.failures.begin(), s.failures.end(),

@@ -45,12 +45,17 @@ struct ProgramSweepStats {
   uint64_t failed_runs = 0;
   uint64_t steps = 0;  // summed over runs
   uint64_t first_failing_seed = UINT64_MAX;
+  // bug_expected programs: failed runs whose failure names an expected invariant (every
+  // failed run when the program lists none), and the lowest such seed.
+  uint64_t found_runs = 0;
+  uint64_t first_found_seed = UINT64_MAX;
   uint64_t fingerprint = 0;  // XOR over seeds of MixPair(seed, trace_hash)
   std::vector<SweepFailure> failures;  // lowest seeds first, at most failures_kept_max
 
-  // A planted bug that was found, or a correct program that never failed.
+  // A planted bug that was found (by an expected invariant), or a correct program that never
+  // failed.
   bool AsExpected() const {
-    return program->bug_expected ? failed_runs > 0 : failed_runs == 0;
+    return program->bug_expected ? found_runs > 0 : failed_runs == 0;
   }
 };
 
@@ -70,6 +75,9 @@ struct SweepProgress {
 };
 
 absl::Status ValidateSweepConfig(const SweepConfig& config);
+// Whether a failed run of `program` counts as finding its planted bug: it names one of the
+// program's expected invariants (any failure, when it lists none).
+bool FindsPlantedBug(const Program& program, const RunOutcome& outcome);
 SweepResult RunSweep(const SweepConfig& config,
                      const std::function<void(const SweepProgress&)>& on_progress = nullptr);
 

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "absl/container/inlined_vector.h"
+#include "core/util/failure.h"
 
 namespace restoresim {
 
@@ -108,8 +109,14 @@ class SimHooks {
   // Records a user-level event (e.g. "task 0_1 RESTORING") in the trace; `arg` is free-form.
   virtual void Mark(std::string_view category, std::string_view name, int64_t arg) = 0;
 
-  // Ends the run as failed with `message`, then unwinds the calling thread (throws SimAbort).
-  [[noreturn]] virtual void Fail(std::string message) = 0;
+  // Ends the run as failed (the simulation fills in failure.step), then unwinds the calling
+  // thread (throws SimAbort). Called while a failed run is torn down, it adds a note to the
+  // run's first failure and unwinds (or abandons) the thread: never the process.
+  [[noreturn]] virtual void Fail(Failure failure) = 0;
+  // A program's own failure in text (FailureKind::kOther).
+  [[noreturn]] void Fail(std::string message) {
+    Fail(OtherFailure(FailureKind::kOther, std::move(message)));
+  }
 
   // True while a failed or finished run unwinds its threads: primitives stop blocking.
   virtual bool Aborting() const = 0;

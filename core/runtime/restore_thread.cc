@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
@@ -144,8 +145,9 @@ void RestoreThread::Run() {
 
 void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
   // Every CLOSE before any CREATE: revive and recycle are close-then-create of one task.
+  // Mutation create-before-close: the CREATEs first.
   const TaskItem::Kind first =
-      config_.bugs.create_before_close ? TaskItem::Kind::kCreate : TaskItem::Kind::kClose;
+      RS_MUTANT(kCreateBeforeClose) ? TaskItem::Kind::kCreate : TaskItem::Kind::kClose;
   std::stable_partition(items.begin(), items.end(),
                         [first](const TaskItem& item) { return item.kind == first; });
   for (TaskItem& item : items) {
@@ -162,9 +164,9 @@ void RestoreThread::CloseItem(TaskItem& item) {
   // as restored keeps its completed changelogs registered until its CLOSE, even when the
   // CLOSE was sent before the stream thread saw the hand-over.
   std::vector<TopicPartition> changelogs = item.changelogs;
-  // (The planted bug forget_changelogs_on_close models the seed's design, where a CLOSE
-  // unregisters only the changelogs it names: without this, its hazard cannot show.)
-  if (!config_.bugs.forget_changelogs_on_close) {
+  // (Mutation late-partition-capture models the seed's design, where a CLOSE unregisters only
+  // the changelogs it names: without this defence, its hazard cannot show.)
+  if (!RS_MUTANT(kLatePartitionCapture)) {
     for (const TopicPartition& tp : reader_->ChangelogsOf(item.incarnation)) {
       changelogs.push_back(tp);
     }

@@ -29,7 +29,6 @@
 
 #include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
-#include "core/runtime/planted_bugs.h"
 #include "core/runtime/task.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
@@ -66,7 +65,6 @@ struct RestoreThreadConfig {
   TimeNs checkpoint_interval_ns = 5 * kSecond;
   TimeNs error_backoff_ns = 100 * kMillisecond;
   int32_t max_poll_records = 1000;
-  PlantedBugs bugs;  // off unless a bug.* scenario plants one
 };
 
 class RestoreThread {

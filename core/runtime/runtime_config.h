@@ -8,7 +8,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "core/runtime/planted_bugs.h"
 
 namespace restoresim {
 
@@ -24,7 +23,6 @@ struct RuntimeConfig {
   int32_t max_poll_records = 1000;                  // main.consumer.max.poll.records
   int32_t restore_max_poll_records = 1000;          // restore.consumer.max.poll.records
   int64_t checkpoint_interval_ms = 5000;            // how often the restore thread checkpoints
-  PlantedBugs bugs;  // not a Kafka setting: deliberate bugs for bug.* scenarios, off
 
   static constexpr int32_t kStreamThreadsMax = 64;
 

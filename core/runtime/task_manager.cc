@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/runtime/assignment_info.h"
+#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
@@ -180,7 +181,8 @@ void TaskManager::CloseRunning(TaskId id, bool clean) {
   const TaskIncarnation who = task->incarnation();
   // Materialise the changelogs before Clear() forgets them: the restore thread needs them.
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
-  if (config_.bugs.forget_changelogs_on_close) captured.clear();
+  // Mutation late-partition-capture: read after Clear(), the list is empty.
+  if (RS_MUTANT(kLatePartitionCapture)) captured.clear();
   CloseOwned(std::move(task), clean);
   SendClose(who, std::move(captured));
 }

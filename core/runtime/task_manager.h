@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/planted_bugs.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/task.h"
@@ -38,7 +37,6 @@ struct TaskManagerConfig {
   FileSystem* fs = nullptr;
   StoreOpener open_store;
   StateDirectory* directory = nullptr;  // shared by the instance's stream threads
-  PlantedBugs bugs;                     // off unless a bug.* scenario plants one
   TimeNs producer_flush_timeout_ns = 30 * kSecond;
   // A clean close's commit retries retryable failures for this long (Kafka's commitSync: up to
   // default.api.timeout.ms; longer than one request timeout), backing off between attempts on

@@ -3,6 +3,7 @@
 
 #include <thread>
 
+#include "core/runtime/mutation.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
 
@@ -18,9 +19,12 @@ Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(n
     return;
   }
   os_thread_ = std::make_unique<OsThread>();
-  os_thread_->thread = std::thread([name = name_, body = std::move(body)]() {
+  // The run's mutations (core/runtime/mutation.h) reach the threads the runtime starts.
+  const MutationSet mutations = ActiveMutations();
+  os_thread_->thread = std::thread([name = name_, body = std::move(body), mutations]() {
     const std::string short_name = name.substr(0, 15);  // the kernel's limit
     pthread_setname_np(pthread_self(), short_name.c_str());
+    ScopedMutations scoped(mutations);
     body();
   });
 }

@@ -347,8 +347,8 @@ class MarkRecorder final : public SimHooks {
   void Mark(std::string_view category, std::string_view name, int64_t arg) override {
     marks.push_back(std::string(category) + "/" + std::string(name) + "=" + std::to_string(arg));
   }
-  [[noreturn]] void Fail(std::string message) override {
-    ADD_FAILURE() << "Fail: " << message;
+  [[noreturn]] void Fail(Failure failure) override {
+    ADD_FAILURE() << "Fail: " << failure.Render();
     std::abort();
   }
   bool Aborting() const override { return false; }

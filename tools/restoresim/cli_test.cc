@@ -226,10 +226,17 @@ TEST_F(CliTest, ShrinkBadInputGivesAClearErrorAndExitCode2) {
       {"shrink", "repro is required"},
       {"shrink /nonexistent/file.json", "/nonexistent/file.json"},
       {"shrink " + dir_ + "/not_json.json", "not JSON"},
-      {"shrink " + edited("passing", [](auto& d) { d["expected"]["outcome"] = "ok"; }),
+      {"shrink " + edited("passing",
+                          [](auto& d) {
+                            d["expected"]["outcome"] = "ok";
+                            d["expected"].erase("failure");
+                          }),
        "passing run"},
-      {"shrink " + edited("other", [](auto& d) { d["expected"]["message"] = "another bug"; }),
+      {"shrink " + edited("other",
+                          [](auto& d) { d["expected"]["failure"]["detail"] = "another bug"; }),
        "does not reproduce"},
+      {"shrink " + edited("misfit", [](auto& d) { d["expected"]["outcome"] = "ok"; }),
+       "is not a failure kind of outcome \"ok\""},
       {"shrink " + edited("nosuch", [](auto& d) { d["scenario"] = "nosuch"; }),
        "unknown scenario 'nosuch'"},
       {"shrink " + repro + " --out " + repro, "--out names the input file"},

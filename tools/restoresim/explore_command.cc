@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/port/posix_file_system.h"
+#include "sim/failure_signature.h"
 #include "sim/repro.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
@@ -52,6 +53,19 @@ absl::Status ParseShard(const std::string& text, uint32_t& index, uint32_t& coun
 }
 
 std::string Hex(uint64_t v) { return fmt::format("0x{:016x}", v); }
+
+// The structured failure, for --json readers (the same fields as a repro file's).
+nlohmann::json FailureJson(const Failure& f) {
+  nlohmann::json j = {{"kind", std::string(FailureKindName(f.kind))},
+                      {"step", f.step},
+                      {"detail", f.detail}};
+  if (!f.invariant.empty()) j["invariant"] = f.invariant;
+  if (!f.who.empty()) j["who"] = f.who;
+  if (!f.location.empty()) j["location"] = f.location;
+  if (!f.waits.empty()) j["waits"] = f.waits;
+  if (!f.notes.empty()) j["notes"] = f.notes;
+  return j;
+}
 
 // A progress bar on stderr, redrawn at most every 100 ms of real time.
 class ProgressBar {
@@ -92,7 +106,8 @@ SavedRepro SaveRepro(const ExploreOptions& o, const sim::Program& program,
   config.seed = f.seed;
   config.record_choices = true;
   const sim::RunResult rerun = sim::RunProgram(program, config);
-  saved.reproduced = rerun.trace_hash == f.trace_hash && rerun.outcome.kind == f.outcome.kind;
+  saved.reproduced = rerun.trace_hash == f.trace_hash &&
+                     sim::SameFailure(f.outcome.kind, f.outcome.failure, rerun.outcome);
   sim::Repro repro;
   repro.scenario = program.name;
   repro.config = base;
@@ -100,6 +115,7 @@ SavedRepro SaveRepro(const ExploreOptions& o, const sim::Program& program,
   repro.config.replay_choices = rerun.choices;
   repro.outcome = std::string(sim::OutcomeKindName(f.outcome.kind));
   repro.message = f.outcome.message;
+  repro.failure = f.outcome.failure;
   repro.trace_hash = f.trace_hash;
   repro.steps = f.steps;
   repro.replay_command = f.replay;
@@ -138,12 +154,15 @@ void PrintTable(const sim::SweepResult& r) {
   for (const sim::ProgramSweepStats& s : r.programs) {
     std::string verdict;
     if (s.program->bug_expected) {
-      verdict = s.failed_runs > 0 ? "bug found" : "NOT FOUND";
+      // Found only by a failure naming an expected invariant (not by a crash of a check).
+      verdict = s.found_runs > 0 ? "bug found" : s.failed_runs > 0 ? "NOT NAMED" : "NOT FOUND";
     } else {
       verdict = s.failed_runs == 0 ? "ok" : "FAILED";
     }
-    const std::string first =
-        s.failed_runs > 0 ? std::to_string(s.first_failing_seed) : std::string("-");
+    const uint64_t first_seed = s.program->bug_expected && s.found_runs > 0
+                                    ? s.first_found_seed
+                                    : s.first_failing_seed;
+    const std::string first = s.failed_runs > 0 ? std::to_string(first_seed) : std::string("-");
     std::printf("%s", fmt::format("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>10.1f}\n",
                                   s.program->name, width, s.runs, s.failed_runs, verdict, first,
                                   s.runs ? static_cast<double>(s.steps) / s.runs : 0.0)
@@ -193,6 +212,7 @@ int RunExplore(const ExploreOptions& o) {
                               {"seed", f.seed},
                               {"outcome", std::string(sim::OutcomeKindName(f.outcome.kind))},
                               {"message", f.outcome.message},
+                              {"failure", FailureJson(f.outcome.failure)},
                               {"trace_hash", Hex(f.trace_hash)},
                               {"replay", f.replay},
                               {"bug_expected", s.program->bug_expected}};
@@ -219,6 +239,9 @@ int RunExplore(const ExploreOptions& o) {
            {"as_expected", s.AsExpected()},
            {"first_failing_seed",
             s.failed_runs > 0 ? nlohmann::json(s.first_failing_seed) : nlohmann::json()},
+           {"found_runs", s.found_runs},
+           {"first_found_seed",
+            s.found_runs > 0 ? nlohmann::json(s.first_found_seed) : nlohmann::json()},
            {"steps_per_run", s.runs ? static_cast<double>(s.steps) / s.runs : 0.0},
            {"trace_hash", Hex(s.fingerprint)}});
     }

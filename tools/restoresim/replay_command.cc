@@ -9,6 +9,7 @@
 
 #include "core/port/posix_file_system.h"
 #include "sim/chrome_trace.h"
+#include "sim/failure_signature.h"
 #include "sim/repro.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/run_options.h"
@@ -91,8 +92,9 @@ int RunReplay(const ReplayOptions& o) {
     std::printf("timeline: %s (open in https://ui.perfetto.dev)\n", o.timeline_path.c_str());
   }
   if (repro.has_value()) {
-    const bool same = repro->trace_hash == r.trace_hash &&
-                      repro->outcome == sim::OutcomeKindName(r.outcome.kind);
+    const std::optional<sim::RunOutcome::Kind> expected = sim::ParseOutcomeKind(repro->outcome);
+    const bool same = repro->trace_hash == r.trace_hash && expected.has_value() &&
+                      sim::SameFailure(*expected, repro->failure, r.outcome);
     std::printf("%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
                                   repro->outcome, repro->trace_hash,
                                   same ? "reproduced" : "NOT REPRODUCED")
