@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/runtime/runtime_observer.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
 #include "fakes/fake_clients.h"
@@ -187,30 +188,31 @@ size_t FakeBroker::MemoryBytes() {
 // ---- Transport ----
 
 std::unique_ptr<RestoreConsumer> FakeBroker::NewRestoreConsumer(const ConsumerConfig& config) {
-  TransportPoint("transport.new_restore_consumer");
+  TransportPoint(config.client_id, "transport.new_restore_consumer");
   return std::make_unique<FakeRestoreConsumer>(*this, config);
 }
 
 std::unique_ptr<MainConsumer> FakeBroker::NewMainConsumer(const std::string& group,
                                                           const ConsumerConfig& config) {
-  TransportPoint("transport.new_main_consumer");
+  TransportPoint(config.client_id, "transport.new_main_consumer");
   return std::make_unique<FakeMainConsumer>(*this, group, config);
 }
 
 std::unique_ptr<Admin> FakeBroker::NewAdmin(const std::string& client_id) {
-  TransportPoint("transport.new_admin");
+  TransportPoint(client_id, "transport.new_admin");
   return std::make_unique<FakeAdmin>(*this, client_id);
 }
 
 std::unique_ptr<Producer> FakeBroker::NewProducer(const std::string& client_id) {
-  TransportPoint("transport.new_producer");
+  TransportPoint(client_id, "transport.new_producer");
   return std::make_unique<FakeProducer>(*this, client_id);
 }
 
 // ---- for the clients ----
 
-void FakeBroker::TransportPoint(std::string_view call) {
+void FakeBroker::TransportPoint(std::string_view client_id, std::string_view call) {
   TraceMark("transport", call);
+  RS_OBSERVE(OnTransportCall, client_id, call);
   if (SimHooks* sim = CurrentSim()) {
     sim->Point(SimOp::kTransport, sim->Register(sim_state_, SimObjectKind::kOther, "fake_broker"));
   }
@@ -280,7 +282,14 @@ absl::StatusOr<int64_t> FakeBroker::AppendLocked(const TopicPartition& partition
                                                  int64_t timestamp_ms) {
   if (absl::Status s = CheckPartition(partition); !s.ok()) return s;
   absl::StatusOr<int64_t> offset = Log(partition).Append(key, value, timestamp_ms);
-  if (offset.ok()) changed_.NotifyAll();
+  if (offset.ok()) {
+    changed_.NotifyAll();
+    if (append_observer_) {
+      ConsumerRecord r{.offset = *offset, .key = std::string(key), .timestamp_ms = timestamp_ms};
+      if (value.has_value()) r.value = std::string(*value);
+      append_observer_(partition, r);
+    }
+  }
   return offset;
 }
 

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -98,6 +99,14 @@ class FakeBroker final : public Transport {
   // faults for a liveness phase (leaderless periods already drawn then end at once). Faults
   // can be turned on only if the broker was given a `faults_random`.
   void SetFaults(const BrokerFaults& faults);
+  // Called with every record appended, under the broker's lock (it must not call the broker):
+  // the oracle keeps each changelog's whole history this way, records that retention or
+  // DeleteRecords removed since included. Set before any client runs.
+  void SetAppendObserver(
+      std::function<void(const TopicPartition&, const ConsumerRecord&)> observer) {
+    MutexLock lock(mu_);
+    append_observer_ = std::move(observer);
+  }
   size_t MemoryBytes();
 
   // ---- Transport ----
@@ -115,8 +124,9 @@ class FakeBroker final : public Transport {
   friend class FakeProducer;
 
   // ---- for the clients ----
-  // Marks a client call as a transport scheduling point.
-  void TransportPoint(std::string_view call);
+  // Marks a client call as a transport scheduling point, and reports it (with the calling
+  // client) to the runtime's observer: the oracle checks which thread calls which client.
+  void TransportPoint(std::string_view client_id, std::string_view call);
   // One network round trip: latency plus request faults. Returns the injected error, if any.
   // A timed-out request waits `timeout_ns` before returning. REQUIRES: mu_ not held.
   absl::Status Request(std::string_view call, TimeNs timeout_ns, bool is_fetch)
@@ -160,6 +170,8 @@ class FakeBroker final : public Transport {
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
   std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const TopicPartition&, const ConsumerRecord&)> append_observer_
+      ABSL_GUARDED_BY(mu_);
   // The broker as a simulation object (for kTransport points); used only by the OS thread
   // running a simulation.
   SimObjectState sim_state_;

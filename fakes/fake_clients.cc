@@ -25,7 +25,10 @@ absl::Status ClosedError(std::string_view call) {
 // ---- FakeRestoreConsumer ----
 
 FakeRestoreConsumer::FakeRestoreConsumer(FakeBroker& broker, const ConsumerConfig& config)
-    : broker_(broker), config_status_(ValidateConsumerConfig(config)), fetcher_(broker, config) {}
+    : broker_(broker),
+      client_id_(config.client_id.empty() ? "restore-consumer" : config.client_id),
+      config_status_(ValidateConsumerConfig(config)),
+      fetcher_(broker, config) {}
 
 FakeRestoreConsumer::~FakeRestoreConsumer() {
   SimNoAbortScope no_abort;  // Close is a scheduling point; a destructor must not throw
@@ -33,7 +36,7 @@ FakeRestoreConsumer::~FakeRestoreConsumer() {
 }
 
 absl::Status FakeRestoreConsumer::Enter(std::string_view call) const {
-  broker_.TransportPoint(call);
+  broker_.TransportPoint(client_id_, call);
   if (closed_) return ClosedError(call);
   return config_status_;
 }
@@ -57,7 +60,7 @@ absl::Status FakeRestoreConsumer::Unassign() {
 }
 
 std::vector<TopicPartition> FakeRestoreConsumer::Assignment() const {
-  broker_.TransportPoint("restore.assignment");
+  broker_.TransportPoint(client_id_, "restore.assignment");
   return fetcher_.Assignment();
 }
 
@@ -92,7 +95,7 @@ absl::Status FakeRestoreConsumer::Resume(const std::vector<TopicPartition>& part
 }
 
 std::vector<TopicPartition> FakeRestoreConsumer::Paused() const {
-  broker_.TransportPoint("restore.paused");
+  broker_.TransportPoint(client_id_, "restore.paused");
   return fetcher_.Paused();
 }
 
@@ -105,7 +108,7 @@ absl::StatusOr<PollResult> FakeRestoreConsumer::Poll(TimeNs timeout_ns) {
 }
 
 void FakeRestoreConsumer::Close() {
-  broker_.TransportPoint("restore.close");
+  broker_.TransportPoint(client_id_, "restore.close");
   closed_ = true;
   fetcher_.Clear();
 }
@@ -116,7 +119,7 @@ FakeAdmin::FakeAdmin(FakeBroker& broker, std::string client_id)
     : broker_(broker), client_id_(std::move(client_id)) {}
 
 absl::Status FakeAdmin::Request(std::string_view call) {
-  broker_.TransportPoint(call);
+  broker_.TransportPoint(client_id_, call);
   return broker_.Request(call, broker_.options_.request_timeout_ns, false);
 }
 
@@ -197,7 +200,7 @@ FakeProducer::~FakeProducer() {
 }
 
 absl::Status FakeProducer::Enter(std::string_view call) const {
-  broker_.TransportPoint(call);
+  broker_.TransportPoint(client_id_, call);
   if (closed_) return ClosedError(call);
   if (fenced_) {
     return InjectedError(absl::StatusCode::kAborted,
@@ -267,7 +270,7 @@ std::map<TopicPartition, int64_t> FakeProducer::AppendQueued() {
 }
 
 void FakeProducer::Close() {
-  broker_.TransportPoint("producer.close");
+  broker_.TransportPoint(client_id_, "producer.close");
   if (closed_) return;
   closed_ = true;
   if (fenced_ || queue_.empty()) return;

@@ -51,6 +51,7 @@ class FakeRestoreConsumer final : public RestoreConsumer {
   absl::Status Enter(std::string_view call) const;
 
   FakeBroker& broker_;
+  const std::string client_id_;
   const absl::Status config_status_;
   Fetcher fetcher_;
   bool closed_ = false;

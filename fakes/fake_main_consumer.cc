@@ -25,7 +25,7 @@ FakeMainConsumer::~FakeMainConsumer() {
 }
 
 absl::Status FakeMainConsumer::Enter(std::string_view call) const {
-  broker_.TransportPoint(call);
+  broker_.TransportPoint(client_id_, call);
   if (closed_) return ClosedError(call);
   return config_status_;
 }
@@ -123,7 +123,7 @@ void FakeMainConsumer::Apply(const RebalanceEvent& event) {
 }
 
 std::vector<TopicPartition> FakeMainConsumer::Assignment() const {
-  broker_.TransportPoint("main.assignment");
+  broker_.TransportPoint(client_id_, "main.assignment");
   return fetcher_.Assignment();
 }
 
@@ -189,7 +189,7 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> FakeMainConsumer::Committed(
 }
 
 void FakeMainConsumer::Close() {
-  broker_.TransportPoint("main.close");
+  broker_.TransportPoint(client_id_, "main.close");
   if (closed_) return;
   closed_ = true;
   fetcher_.Clear();

@@ -568,6 +568,7 @@ absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) 
 }
 
 void MemFileSystem::Crash() {
+  if (crash_observer_) crash_observer_();
   MutexLock lock(mu_);
   ++crash_epoch_;
   for (auto& [id, node] : inodes_) {

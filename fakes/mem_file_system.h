@@ -96,6 +96,9 @@ class MemFileSystem final : public FileSystem {
 
   // Loses every unsynced change (see the crash model above).
   void Crash();
+  // Called at the start of every Crash() (the oracle forgets what the disk may have lost).
+  // Set before the file system is used.
+  void SetCrashObserver(std::function<void()> observer) { crash_observer_ = std::move(observer); }
   // The file system as one process (a runtime instance) sees it: the same files, but every
   // call (reads included) fails with kFailedPrecondition ("process view from before a crash")
   // once Crash() has been called after the view was made. Give each runtime instance its own
@@ -200,6 +203,7 @@ class MemFileSystem final : public FileSystem {
   std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
   std::map<InodeId, Inode> inodes_ ABSL_GUARDED_BY(mu_);
   InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;
+  std::function<void()> crash_observer_;  // set once, before use
   uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
   uint64_t write_ops_ ABSL_GUARDED_BY(mu_) = 0;
 };

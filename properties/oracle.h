@@ -1,49 +1,42 @@
 // The invariant oracle: a RuntimeObserver that checks the runtime's invariants at every event
 // of a simulated run and fails the run at the first violation, naming the invariant, the step
-// and the task incarnation:
+// and what it is about (a structured core/util/failure.h Failure; as text):
 //
 //   [invariant:registration] step 8123, 0_2#14: changelog app-counts-changelog-2 registered
-//   twice in instance-a-restore (already by 0_2#11)
+//   twice in a-StreamThread-1-restore (already by 0_2#11)
 //
-// Invariants (names as they appear in messages):
-//   single_owner     every open task is held by exactly one of the stream thread (registry,
-//                    pending initialisation, ready), the restore thread, or one of the queues
-//                    between them; it moves only along the hand-off edges, only its holder
-//                    changes its state (a restore thread touches only what it holds; nobody
-//                    touches a task in a queue or held by a restore thread; the stream side
-//                    is not pinned to one thread, as the thread that joined a stream thread
-//                    closes its tasks), one state manager at a time has a task directory's
-//                    stores open, and nothing is left open, or dropped unclosed, after
-//                    shutdown.
-//   registration     a changelog is registered at most once per restore thread, only by the
-//                    incarnation the restore thread holds, never after that incarnation's
-//                    CLOSE was applied, and nothing of it is registered once its CLOSE is
-//                    applied; a type conversion completes only while none of the task's
-//                    changelogs is registered.
-//   process_before_restored  an active task processes records only after every one of its
-//                    changelogs completed restoration under that incarnation.
-//   store_contents   a restored active task's store equals the fold of its changelog up to
-//                    the restored position (checked when it reaches the stream thread).
-//   checkpoint       a checkpoint never names an offset beyond what the stores flushed (the
-//                    oracle's own account of Advance and flushes: it catches a checkpoint of
-//                    unflushed offsets, not an Advance past the store's data — store_contents
-//                    does), and never a changelog reported corrupted until the directory is
-//                    wiped.
-//   errors           every event the restore thread emits reaches the stream thread; an event
-//                    carries the task it names; a corruption report is applied only to the
-//                    incarnation it names.
-//   listener_pairing each restore start is followed by exactly one end or suspended, with
-//                    batches only in between.
-//   reader_mode      a standby changelog is updated only while no active changelog of the
-//                    same restore thread is restoring.
-//   restore_progress restoration moves forward and completes at (or past) its end offset.
-// The scenarios check liveness and the final state against the reference model themselves
-// (scenarios/scenario_checks.h), with the same message format.
+// It is a fan-out: every event goes to each checker (one invariant per file in checks/, listed
+// in checks/checkers.cc), then into the Ledger (ledger.h), the oracle's own account of the run
+// that the checkers read. docs/DESIGN.md ("The invariant oracle") states every invariant; in
+// brief:
+//   single_owner        one holder per live task at every step, moving only along hand-offs
+//   registration        a changelog registered iff its task is in the restore thread, once,
+//                       by the live incarnation; type conversions only while unregistered
+//   assignment          what a stream thread holds equals its assignment after every
+//                       callback, hand-over and drain; every decision agrees with the current
+//                       assignment
+//   checkpoint          never above what the stores hold (checked against the changelog's
+//                       history at every write and at every open), never naming corruption
+//   checkpoint_progress a task leaving the restore thread cleanly was checkpointed first
+//   thread_confinement  clients, readers and RUNNING transitions on their own thread only
+//   reader_mode         standbys update only while no active restores; mode changes real
+//   liveness_bounds     rounds drained within a loop, no lost wake-ups, shutdown answered,
+//                       events handled within two stream loops
+//   running_gate        nothing processes before restored; a thread RUNNING only when every
+//                       assigned active runs
+//   listener_pairing    each start followed by exactly one end (completed) or suspended
+//                       (unregistered first)
+//   no_wasted_work      no close of a task wanted as it is, no records restored again below
+//                       a checkpoint, past the scenario's budget (0 by default)
+//   store_contents      a restored store equals the fold of its changelog's history
+//   errors              every event delivered, applied only to its incarnation
+//   restore_progress    restoration moves forward, completes at its end offset
+// The scenarios check liveness and the final state themselves (scenarios/scenario_checks.h).
 //
-// Cost: every hook is a few map operations; store_contents reads the store and folds the
-// changelog once per restored task. Observing adds no scheduling point (the changelog is read
-// with FakeBroker::PeekLog), so a run's schedule and trace hash are the same with the oracle
-// on or off.
+// Cost: every hook is a few map operations per checker; the store checks read a store and
+// fold the changelog's history. Observing adds no scheduling point (the history comes from the
+// broker's append observer, the log start from FakeBroker's peek), so a run's schedule and
+// trace hash are the same with the oracle on or off.
 //
 // Thread-safety: not thread-safe; installed on the OS thread that runs one simulation, whose
 // simulated threads it observes.
@@ -51,46 +44,42 @@
 #define RESTORESIM_PROPERTIES_ORACLE_H_
 
 #include <functional>
-#include <map>
-#include <set>
-#include <string>
-#include <utility>
+#include <memory>
 #include <vector>
 
 #include "core/runtime/runtime_observer.h"
+#include "properties/checker.h"
+#include "properties/ledger.h"
 #include "sim/simulation.h"
 
 namespace restoresim::properties {
 
-// A changelog partition as the broker holds it: its log start offset and every record from
-// there on.
-struct PeekedLog {
-  int64_t start_offset = 0;
-  std::vector<ConsumerRecord> records;
-};
-using LogPeek = std::function<PeekedLog(const TopicPartition&)>;
-
-struct OracleCounts {
-  int64_t events = 0;            // hook calls observed
-  int64_t store_checks = 0;      // store_contents comparisons made
-  int64_t store_checks_skipped = 0;  // changelog truncated below the restored range
-};
+// A changelog partition's log start offset now.
+using LogStartPeek = std::function<int64_t(const TopicPartition&)>;
 
 class Oracle final : public RuntimeObserver {
  public:
-  Oracle(sim::Simulation& sim, LogPeek peek_log);
+  Oracle(sim::Simulation& sim, LogStartPeek log_start);
+  ~Oracle() override;
 
+  // Every record the broker appends (the world wires FakeBroker::SetAppendObserver here).
+  void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
+  // The file system crashed: unsynced changes are gone (the world wires MemFileSystem's
+  // crash observer here).
+  void NoteCrash();
+  void SetWasteBudget(const WasteBudget& budget) { context_.budget() = budget; }
   // End-of-run checks, after the runtime shut down: nothing open, every event drained, every
-  // listener start closed.
+  // listener start closed, ...
   void CheckFinal();
-  const OracleCounts& counts() const { return counts_; }
+  const OracleCounts& counts() { return context_.counts(); }
+  const Ledger& ledger() const { return ledger_; }
 
   // Process-wide switch (for benchmarks measuring the oracle's cost): when off, scenarios do
   // not install the oracle. On by default.
   static void SetEnabled(bool enabled);
   static bool Enabled();
 
-  // ---- RuntimeObserver ----
+  // ---- RuntimeObserver: each event to every checker, then to the ledger ----
   void OnTaskOpened(const Task& task) override;
   void OnTaskTransition(const Task& task, TaskState from, TaskState to) override;
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) override;
@@ -98,11 +87,27 @@ class Oracle final : public RuntimeObserver {
   void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who, TaskHolder from,
                  TaskHolder to) override;
   void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) override;
-  void OnTypeConversion(std::string_view restore_thread, const TaskIncarnation& who,
-                        TaskType from, TaskType to) override;
+  void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) override;
   void OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
                       bool drained) override;
   void OnCorruptionHandled(const TaskIncarnation& reported, const Task* acted_on) override;
+  void OnRoundQueued(std::string_view restore_thread, size_t items) override;
+  void OnRestoreLoop(std::string_view restore_thread) override;
+  void OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) override;
+  void OnRoundsDrained(std::string_view restore_thread, size_t rounds) override;
+  void OnRestoreShutdownRequested(std::string_view restore_thread) override;
+  void OnRestoreStopped(std::string_view restore_thread) override;
+  void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
+                    const std::set<TaskId>& standby) override;
+  void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
+                  TaskDecision decision, TaskType type) override;
+  void OnTaskManagerView(std::string_view stream_thread,
+                         const std::vector<TaskView>& tasks) override;
+  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;
+  void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
+                           StreamThreadState to) override;
+  void OnClientOwner(std::string_view client_id, std::string_view thread) override;
+  void OnTransportCall(std::string_view client_id, std::string_view call) override;
   void OnRegistered(std::string_view reader, const TopicPartition& changelog,
                     const TaskIncarnation& owner, TaskType type) override;
   void OnUnregistered(std::string_view reader, const TopicPartition& changelog,
@@ -115,61 +120,24 @@ class Oracle final : public RuntimeObserver {
   void OnListener(std::string_view reader, const TopicPartition& changelog,
                   ListenerCall call) override;
   void OnReaderDestroyed(std::string_view reader) override;
+  void OnReaderMode(std::string_view reader, ReaderMode mode) override;
   void OnStoresRegistered(const StateManager& state) override;
   void OnStoresReleased(const StateManager& state) override;
+  void OnStoresClosing(const StateManager& state, bool clean) override;
   void OnAdvance(const StateManager& state, const TopicPartition& changelog,
                  int64_t next_offset) override;
   void OnFlushed(const StateManager& state) override;
   void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override;
+  void OnCheckpointResult(const StateManager& state, bool written) override;
   void OnWiped(const StateManager& state) override;
+  void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;
 
  private:
-  struct TaskRecord {
-    TaskHolder holder = TaskHolder::kStreamThread;
-    std::string restore_thread;  // once handed to one
-    std::string task_dir;
-    TaskType type = TaskType::kActive;
-    std::set<TopicPartition> completed;  // changelogs completed under this incarnation
-  };
-  struct Registration {
-    TaskIncarnation owner;
-    TaskType type = TaskType::kActive;
-    bool completed = false;
-    int64_t position = -1;
-  };
-  struct DirRecord {
-    std::map<TopicPartition, int64_t> pending;
-    std::map<TopicPartition, int64_t> flushed;
-    std::set<TopicPartition> corrupted;
-  };
-  using ReaderKey = std::pair<std::string, TopicPartition>;
+  bool Off() const { return context_.sim().Aborting(); }
 
-  bool Off() const;
-  [[noreturn]] void Violation(std::string_view invariant, const std::string& who,
-                              const std::string& message);
-  TaskRecord* Find(const TaskIncarnation& who);
-  std::string CurrentThreadName() const;
-  void CheckHolderThread(const TaskIncarnation& who, const TaskRecord& record,
-                         std::string_view action);
-  void CheckStoreContents(const Task& task);
-
-  sim::Simulation& sim_;
-  LogPeek peek_log_;
-  OracleCounts counts_;
-  std::map<TaskIncarnation, TaskRecord> open_;
-  // Which state manager has each task directory's stores open (identity only; never ordered
-  // by address).
-  std::map<std::string, const StateManager*> dir_users_;
-  std::set<std::pair<std::string, TaskIncarnation>> close_applied_;
-  std::set<TaskIncarnation> closed_;
-  // Destroyed without being closed (reported by CheckFinal; tests of parts drop tasks freely).
-  std::map<TaskIncarnation, TaskHolder> dropped_;
-  std::map<ReaderKey, Registration> registered_;
-  std::set<ReaderKey> listening_;
-  std::map<std::string, DirRecord> dirs_;
-  std::map<std::string, int64_t> events_in_flight_;  // per restore thread
-  std::set<TaskIncarnation> corruption_reported_;
-  std::set<std::string> restore_threads_;
+  Ledger ledger_;
+  OracleContext context_;
+  std::vector<std::unique_ptr<Checker>> checkers_;
 };
 
 }  // namespace restoresim::properties

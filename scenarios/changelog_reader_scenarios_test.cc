@@ -180,7 +180,7 @@ TEST(ChangelogReaderTest, TruncationBelowTheCheckpointIsCorruptionOfTheOwner) {
     w.Write(2, 30);
     {
       auto task = w.Task(1, TaskType::kActive);
-      task->Advance(Changelog(1), 5);  // pretend 5 records were restored and checkpointed
+      w.RestoreInto(*task, 1, 5);  // 5 records were restored and checkpointed
       ASSERT_TRUE(task->Close(true).ok());
     }
     ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(1), 20}}).ok());  // retention moved on
@@ -308,7 +308,7 @@ TEST(ChangelogReaderTest, CorruptionFoundByAFailingStepIsReportedByTheNext) {
     w.Write(2, 20);
     {  // 0_2 checkpointed at 3, then its log truncated to 10: out of range
       auto old = w.Task(2, TaskType::kActive);
-      old->Advance(Changelog(2), 3);
+      w.RestoreInto(*old, 2, 3);
       ASSERT_TRUE(old->Close(/*clean=*/true).ok());
       old->Clear();
     }

@@ -157,7 +157,7 @@ TEST(RestoreThreadTest, CorruptedTaskComesBackWithItsChangelogs) {
     w.WriteChangelog(3, 30);
     {
       std::unique_ptr<StateManager> sm = w.NewStateManager(3, TaskType::kActive);
-      sm->Advance(Changelog(3), 4);
+      w.RestoreInto(*sm, 3, 4);
       ASSERT_TRUE(sm->Close(/*clean=*/true).ok());
     }
     ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(3), 25}}).ok());

@@ -126,7 +126,7 @@ TEST(StreamThreadScenarioTest, CorruptionDuringRestorationIsRevivedFromTheLogSta
       w.WriteChangelog(1, 300);
       {
         std::unique_ptr<StateManager> sm = w.NewStateManager(1, TaskType::kActive);
-        sm->Advance(Changelog(1), 10);  // a checkpoint at 10 ...
+        w.RestoreInto(*sm, 1, 10);  // a checkpoint at 10 ...
         ASSERT_TRUE(sm->Close(/*clean=*/true).ok());
       }
       ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(1), 100}}).ok());  // ... now out of range

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
@@ -47,8 +48,19 @@ void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs) 
     // unregistered as corrupt without ever having started (found by the rapidcheck model of
     // the reader, properties/changelog_reader_model_test.cc).
     if (c.type == TaskType::kActive && c.status == State::kRestoring && c.started) {
-      RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kSuspended);
-      if (listener_ != nullptr) listener_->OnRestoreSuspended(tp, c.store, c.restored);
+      if (RS_MUTANT(kEndInsteadOfSuspended)) {
+        // Mutation end-instead-of-suspended (KAFKA-10575).
+        RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
+        if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
+      } else {
+        RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kSuspended);
+        if (listener_ != nullptr) listener_->OnRestoreSuspended(tp, c.store, c.restored);
+      }
+      // Mutation checkpoint-end-not-restored (KAFKA-16017): the position recorded for the
+      // checkpoint the task writes as it leaves is the changelog's end, not what it restored.
+      if (RS_MUTANT(kCheckpointEndNotRestored) && c.state != nullptr && c.end_offset > 0) {
+        c.state->Advance(tp, c.end_offset);
+      }
     }
     RS_OBSERVE(OnUnregistered, config_.name, tp, c.owner);
     changelogs_.erase(it);
@@ -83,6 +95,14 @@ std::set<TopicPartition> ChangelogReader::Completed() const {
 }
 
 ReaderMode ChangelogReader::mode() const {
+  if (RS_MUTANT(kStandbysResumedEarly)) {
+    // Mutation standbys-resumed-early: standby updating as soon as one active completed.
+    for (const auto& [tp, c] : changelogs_) {
+      if (c.type == TaskType::kActive && c.status == State::kCompleted) {
+        return ReaderMode::kStandbyUpdating;
+      }
+    }
+  }
   for (const auto& [tp, c] : changelogs_) {
     if (c.type == TaskType::kActive && c.status != State::kCompleted) {
       return ReaderMode::kActiveRestoring;
@@ -117,8 +137,13 @@ absl::Status ChangelogReader::UpdateAssignment() {
     paused_.clear();  // Assign keeps the pause state of partitions that stay; re-derive it
     for (const TopicPartition& tp : consumer_.Paused()) paused_.push_back(tp);
   }
+  const ReaderMode now = mode();
+  if (now != reported_mode_) {
+    reported_mode_ = now;
+    RS_OBSERVE(OnReaderMode, config_.name, now);
+  }
   const std::vector<TopicPartition> want_paused =
-      mode() == ReaderMode::kActiveRestoring ? standbys : std::vector<TopicPartition>();
+      now == ReaderMode::kActiveRestoring ? standbys : std::vector<TopicPartition>();
   if (want_paused != paused_) {
     if (!paused_.empty()) {
       if (absl::Status s = consumer_.Resume(paused_); !s.ok()) return s;
@@ -207,9 +232,15 @@ void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partition
     owners.insert(it->second.owner);
   }
   // Every changelog of a corrupted task goes: the stream thread closes it dirty and revives it.
+  // (Mutation partial-unregister-on-corruption, PR 12519: only the ones named in the error.)
   std::vector<TopicPartition> drop;
   for (const auto& [tp, c] : changelogs_) {
-    if (owners.contains(c.owner)) drop.push_back(tp);
+    if (!owners.contains(c.owner)) continue;
+    if (RS_MUTANT(kPartialUnregisterOnCorruption) &&
+        std::find(partitions.begin(), partitions.end(), tp) == partitions.end()) {
+      continue;
+    }
+    drop.push_back(tp);
   }
   Unregister(drop);
 }

@@ -109,6 +109,7 @@ class ChangelogReader {
   int64_t total_restored_ = 0;
   int64_t standby_updated_ = 0;
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted_;  // not yet reported
+  ReaderMode reported_mode_ = ReaderMode::kStandbyUpdating;  // last told to observers
 };
 
 }  // namespace restoresim

@@ -46,7 +46,11 @@ bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>*
                  TaskHolder::kToRestore);
     }
   }
-  if (items_.Push(std::move(round))) return true;
+  const size_t size = round.size();
+  if (items_.Push(std::move(round))) {
+    RS_OBSERVE(OnRoundQueued, config_.name, size);
+    return true;
+  }
   for (TaskItem& item : round) {
     if (item.task != nullptr) {
       RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
@@ -79,12 +83,16 @@ std::shared_ptr<const std::set<TopicPartition>> RestoreThread::CompletedChangelo
 absl::Status RestoreThread::Shutdown(TimeNs timeout_ns) {
   if (thread_ == nullptr) return absl::OkStatus();
   stop_.Store(true);
+  RS_OBSERVE(OnRestoreShutdownRequested, config_.name);  // from here no iteration begins
   items_.Close();
   const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
   {
     MutexLock lock(done_mu_);
     while (!done_) {
       if (!done_cv_.WaitUntil(done_mu_, clock_, deadline)) break;
+      // Mutation wait-without-predicate (KAFKA-17929): one wait, the predicate not re-checked,
+      // so a spurious wake-up ends the shutdown's wait before the thread stopped.
+      if (RS_MUTANT(kWaitWithoutPredicate)) break;
     }
     if (!done_) {
       return absl::DeadlineExceededError(fmt::format(
@@ -103,6 +111,9 @@ void RestoreThread::Emit(RestoreEvent event) {
 }
 
 void RestoreThread::Run() {
+  // Its clients are its own: only this thread calls them (the oracle checks it).
+  RS_OBSERVE(OnClientOwner, config_.name + "-consumer", config_.name);
+  RS_OBSERVE(OnClientOwner, config_.name + "-admin", config_.name);
   consumer_ = transport_.NewRestoreConsumer(
       {.client_id = config_.name + "-consumer", .max_poll_records = config_.max_poll_records});
   admin_ = transport_.NewAdmin(config_.name + "-admin");
@@ -111,15 +122,11 @@ void RestoreThread::Run() {
   reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, reader_config);
   next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
   while (!stop_.Load()) {
+    RS_OBSERVE(OnRestoreLoop, config_.name);
     std::vector<std::vector<TaskItem>> rounds;
     items_.DrainTo(rounds);
-    if (rounds.empty() && owned_.empty()) {
-      // Nothing to restore or update: wait for work instead of polling nothing.
-      std::optional<std::vector<TaskItem>> first =
-          items_.PopUntil(clock_, DeadlineAfter(clock_.NowNs(), config_.idle_wait_ns));
-      if (first.has_value()) rounds.push_back(std::move(*first));
-      items_.DrainTo(rounds);
-    }
+    if (rounds.empty() && owned_.empty()) IdleWait(rounds);
+    RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
     // every drained CLOSE before every drained CREATE (the seed's "drain closed, then created")
     // would apply a later round's CLOSE before an earlier round's CREATE of the same task,
@@ -138,9 +145,41 @@ void RestoreThread::Run() {
   }
   ReturnAllTasks();
   consumer_->Close();
+  RS_OBSERVE(OnRestoreStopped, config_.name);
   MutexLock lock(done_mu_);
   done_ = true;
   done_cv_.NotifyAll();
+}
+
+// Nothing to restore or update: wait for work instead of polling nothing.
+void RestoreThread::IdleWait(std::vector<std::vector<TaskItem>>& rounds) {
+  RS_OBSERVE(OnRestoreIdle, config_.name, /*begin=*/true, /*woken=*/false);
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), config_.idle_wait_ns);
+  if (RS_MUTANT(kIdleWithoutWakeup)) {
+    // Mutation idle-without-wakeup: sleeps the wait out; a round pushed meanwhile waits.
+    clock_.SleepUntil(deadline);
+  } else if (std::optional<std::vector<TaskItem>> first = items_.PopUntil(clock_, deadline)) {
+    rounds.push_back(std::move(*first));
+  }
+  items_.DrainTo(rounds);
+  // (Observer arguments must not be scheduling points: an Atomic load here would make runs
+  // with and without the oracle differ.)
+  const bool woken = !rounds.empty();
+  RS_OBSERVE(OnRestoreIdle, config_.name, /*begin=*/false, woken);
+}
+
+void RestoreThread::CheckpointBeforeHandBack(Task& task) {
+  StateManager& sm = task.state_manager();
+  absl::Status s = sm.Flush();
+  if (s.ok()) {
+    s = sm.Checkpoint();
+  } else {
+    RS_OBSERVE(OnCheckpointResult, sm, /*written=*/false);  // the attempt failed at the flush
+  }
+  if (!s.ok()) {
+    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .incarnation = task.incarnation(),
+                      .error = s});
+  }
 }
 
 void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
@@ -181,6 +220,7 @@ void RestoreThread::CloseItem(TaskItem& item) {
   std::unique_ptr<Task> task = std::move(it->second);
   owned_.erase(it);
   task->TransitionTo(TaskState::kSuspended);
+  CheckpointBeforeHandBack(*task);
   RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kRestoreThread,
              TaskHolder::kFromRestore);
   Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
@@ -198,10 +238,7 @@ void RestoreThread::CreateItem(TaskItem& item) {
              TaskHolder::kRestoreThread);
   // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
   // applied first), before they are registered again.
-  const TaskType before = task.type();
-  if (task.state_manager().MaybeCompleteTaskTypeConversion()) {
-    RS_OBSERVE(OnTypeConversion, config_.name, task.incarnation(), before, task.type());
-  }
+  task.state_manager().MaybeCompleteTaskTypeConversion();
   for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
     reader_->Register(tp, &task.state_manager(), task.incarnation());
   }
@@ -253,6 +290,11 @@ void RestoreThread::HandOverRestored() {
       continue;
     }
     TraceMark("restore", "restored " + task.incarnation().ToString(), 0);
+    // Forced checkpoint of a completed restoration (KAFKA-12634) — skipped by the mutation
+    // no-checkpoint-after-restoration.
+    if (!RS_MUTANT(kNoCheckpointAfterRestoration)) CheckpointBeforeHandBack(task);
+    // Mutation resume-on-restore-thread: the input is resumed from here, not the stream thread.
+    if (RS_MUTANT(kResumeOnRestoreThread) && on_restored_) on_restored_(task.input());
     RS_OBSERVE(OnHandOff, config_.name, task.incarnation(), TaskHolder::kRestoreThread,
                TaskHolder::kFromRestore);
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = task.incarnation(),
@@ -291,6 +333,7 @@ void RestoreThread::ReturnAllTasks() {
   for (auto& [id, task] : owned_) {
     reader_->Unregister(task->state_manager().ChangelogPartitions());
     task->TransitionTo(TaskState::kSuspended);
+    CheckpointBeforeHandBack(*task);
     const TaskIncarnation who = task->incarnation();
     RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
                TaskHolder::kFromRestore);

@@ -15,6 +15,45 @@ std::string_view TaskHolderName(TaskHolder holder) {
   return "?";
 }
 
+std::string_view TaskDecisionName(TaskDecision decision) {
+  switch (decision) {
+    case TaskDecision::kCreate: return "create";
+    case TaskDecision::kRecycle: return "recycle";
+    case TaskDecision::kResume: return "resume";
+    case TaskDecision::kStartRunning: return "start running";
+    case TaskDecision::kSendClose: return "send CLOSE";
+    case TaskDecision::kClose: return "close";
+    case TaskDecision::kCloseLost: return "close lost";
+    case TaskDecision::kCloseStale: return "close stale";
+    case TaskDecision::kRevive: return "revive";
+    case TaskDecision::kCloseShutdown: return "close at shutdown";
+  }
+  return "?";
+}
+
+std::string_view TaskViewWhereName(TaskView::Where where) {
+  switch (where) {
+    case TaskView::Where::kRunning: return "running";
+    case TaskView::Where::kPendingInit: return "pending initialisation";
+    case TaskView::Where::kReady: return "ready";
+    case TaskView::Where::kInRestore: return "in the restore thread";
+    case TaskView::Where::kAwaiting: return "awaiting its CLOSE";
+  }
+  return "?";
+}
+
+std::string_view StreamThreadStateName(StreamThreadState state) {
+  switch (state) {
+    case StreamThreadState::kCreated: return "CREATED";
+    case StreamThreadState::kStarting: return "STARTING";
+    case StreamThreadState::kPartitionsAssigned: return "PARTITIONS_ASSIGNED";
+    case StreamThreadState::kRunning: return "RUNNING";
+    case StreamThreadState::kPendingShutdown: return "PENDING_SHUTDOWN";
+    case StreamThreadState::kDead: return "DEAD";
+  }
+  return "?";
+}
+
 RuntimeObserver* CurrentObserver() { return current_observer; }
 
 ScopedObserver::ScopedObserver(RuntimeObserver* observer) : previous_(current_observer) {

@@ -18,10 +18,13 @@
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_OBSERVER_H_
 
 #include <cstdint>
+#include <set>
 #include <string_view>
+#include <vector>
 
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/state_manager.h"
+#include "core/runtime/stream_thread_state.h"
 #include "core/runtime/task.h"
 
 namespace restoresim {
@@ -40,6 +43,30 @@ std::string_view TaskHolderName(TaskHolder holder);
 
 enum class ListenerCall : uint8_t { kStart, kBatch, kEnd, kSuspended };
 
+// What a stream thread decides about one task, against the assignment it works to now.
+enum class TaskDecision : uint8_t {
+  kCreate,        // a new incarnation of the wanted type
+  kRecycle,       // a new incarnation over the same stores, of type `type` (may be the same)
+  kResume,        // handed back by the restore thread and wanted as it is: handed over again
+  kStartRunning,  // restored: RUNNING
+  kSendClose,     // held by the restore thread and not wanted in that form: CLOSE sent
+  kClose,         // closed because the assignment no longer wants it in that form
+  kCloseLost,     // closed dirty: its partition was lost
+  kCloseStale,    // a corrupted incarnation no longer wanted: closed, nothing applied
+  kRevive,        // corrupted and still wanted: closed dirty, wiped, a new incarnation
+  kCloseShutdown, // closed because the thread shuts down
+};
+std::string_view TaskDecisionName(TaskDecision decision);
+
+// One task as a stream thread's task manager holds it.
+struct TaskView {
+  enum class Where : uint8_t { kRunning, kPendingInit, kReady, kInRestore, kAwaiting };
+  TaskIncarnation who;
+  TaskType type = TaskType::kActive;  // the effective type (a prepared conversion counts)
+  Where where = Where::kRunning;
+};
+std::string_view TaskViewWhereName(TaskView::Where where);
+
 class RuntimeObserver {
  public:
   virtual ~RuntimeObserver() = default;
@@ -55,15 +82,48 @@ class RuntimeObserver {
                          TaskHolder from, TaskHolder to) {}
   // A CLOSE item was applied: every changelog of `who` is unregistered now.
   virtual void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) {}
-  // A prepared type conversion completes (before the task's changelogs register again).
-  virtual void OnTypeConversion(std::string_view restore_thread, const TaskIncarnation& who,
-                                TaskType from, TaskType to) {}
+  // A prepared type conversion completes, on whichever thread completes it (by design the
+  // restore thread, before the task's changelogs register again).
+  virtual void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) {}
   // An event left the restore thread (drained = false) or reached the stream thread (true).
   virtual void OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
                               bool drained) {}
   // The stream thread handled a corruption report about `reported`, acting on `acted_on`
   // (null: the report was stale and nothing was applied).
   virtual void OnCorruptionHandled(const TaskIncarnation& reported, const Task* acted_on) {}
+  // A round of `items` items is in the restore thread's queue (observed after the push).
+  virtual void OnRoundQueued(std::string_view restore_thread, size_t items) {}
+  // The restore thread's loop begins an iteration.
+  virtual void OnRestoreLoop(std::string_view restore_thread) {}
+  // It waits for work (begin), or the wait ended (`woken`: by a round or by shutdown).
+  virtual void OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) {}
+  // It drained `rounds` rounds from its queue in this iteration (0 included).
+  virtual void OnRoundsDrained(std::string_view restore_thread, size_t rounds) {}
+  // Its shutdown was requested (after its stop flag was set), and it stopped (its loop ended).
+  virtual void OnRestoreShutdownRequested(std::string_view restore_thread) {}
+  virtual void OnRestoreStopped(std::string_view restore_thread) {}
+
+  // ---- the stream thread (on the stream thread) ----
+  // The assignment its task manager now works to (after each rebalance callback).
+  virtual void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
+                            const std::set<TaskId>& standby) {}
+  // A decision about one incarnation (see TaskDecision), taken against that assignment.
+  virtual void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
+                          TaskDecision decision, TaskType type) {}
+  // Every task its task manager holds, after it handled an assignment, a hand-over or the
+  // restore thread's events.
+  virtual void OnTaskManagerView(std::string_view stream_thread,
+                                 const std::vector<TaskView>& tasks) {}
+  // An iteration of its loop begins; `restore_thread` is its restore thread's name.
+  virtual void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {}
+  virtual void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
+                                   StreamThreadState to) {}
+
+  // ---- transport clients ----
+  // `client_id` is used by `thread` only (reported before that thread uses it).
+  virtual void OnClientOwner(std::string_view client_id, std::string_view thread) {}
+  // A call of a transport client, on the calling thread (the transport reports it).
+  virtual void OnTransportCall(std::string_view client_id, std::string_view call) {}
 
   // ---- the changelog reader (on its restore thread) ----
   virtual void OnRegistered(std::string_view reader, const TopicPartition& changelog,
@@ -81,16 +141,25 @@ class RuntimeObserver {
                           ListenerCall call) {}
   // The reader is gone (its restore thread stopped): nothing is registered in it any more.
   virtual void OnReaderDestroyed(std::string_view reader) {}
+  // Its mode changed (standbys paused while an active restores, or updated).
+  virtual void OnReaderMode(std::string_view reader, ReaderMode mode) {}
 
   // ---- state managers (on the thread that holds the task) ----
   virtual void OnStoresRegistered(const StateManager& state) {}
   // The stores are closed (Close, Clear) or the state manager is destroyed.
   virtual void OnStoresReleased(const StateManager& state) {}
+  // Close is about to close the stores: after a clean close's flush and checkpoint (`clean`),
+  // or without them. The stores are still readable.
+  virtual void OnStoresClosing(const StateManager& state, bool clean) {}
   virtual void OnAdvance(const StateManager& state, const TopicPartition& changelog,
                          int64_t next_offset) {}
   virtual void OnFlushed(const StateManager& state) {}
+  // A checkpoint of `offsets` is about to be written (the claim), and whether it was.
   virtual void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) {}
+  virtual void OnCheckpointResult(const StateManager& state, bool written) {}
   virtual void OnWiped(const StateManager& state) {}
+  // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.
+  virtual void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {}
 };
 
 // The observer of this OS thread (null: none).
@@ -108,7 +177,9 @@ class ScopedObserver {
   RuntimeObserver* previous_;
 };
 
-// Calls observer->method(args...) when an observer is installed.
+// Calls observer->method(args...) when an observer is installed. The arguments are evaluated
+// only then: they must be plain reads, never scheduling points (a run must be the same with and
+// without an observer; `restoresim bench` checks it).
 #define RS_OBSERVE(method, ...)                                              \
   do {                                                                       \
     if (::restoresim::RuntimeObserver* rs_observer_ =                        \

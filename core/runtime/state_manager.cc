@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/runtime/count_topology.h"
+#include "core/runtime/mutation.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -69,6 +70,7 @@ absl::Status StateManager::RegisterStores() {
                                      name);
       (void)(*store)->Close();
       store->reset();
+      RS_OBSERVE(OnStoreWipedOnOpen, *this, changelog);
       if (absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir + "/" + name);
           !s.ok()) {
         return s;
@@ -95,6 +97,12 @@ std::vector<TopicPartition> StateManager::ChangelogPartitions() const {
   std::vector<TopicPartition> partitions;
   for (const auto& [name, store] : stores_) partitions.push_back(ChangelogOf(name));
   return partitions;
+}
+
+std::vector<std::string> StateManager::StoreNames() const {
+  std::vector<std::string> names;
+  for (const auto& [name, store] : stores_) names.push_back(name);
+  return names;
 }
 
 KeyValueStore* StateManager::Store(std::string_view name) {
@@ -143,7 +151,9 @@ absl::Status StateManager::Checkpoint() {
              offset);
   }
   RS_OBSERVE(OnCheckpointWritten, *this, flushed_);
-  return WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
+  absl::Status s = WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
+  RS_OBSERVE(OnCheckpointResult, *this, s.ok());
+  return s;
 }
 
 absl::Status StateManager::RemoveCheckpointForProcessing() {
@@ -160,6 +170,7 @@ absl::Status StateManager::Close(bool clean) {
     first = Flush();
     if (first.ok()) first = Checkpoint();
   }
+  RS_OBSERVE(OnStoresClosing, *this, clean && first.ok());
   for (auto& [name, store] : stores_) {
     absl::Status s = store->Close();
     if (first.ok()) first = s;
@@ -181,6 +192,15 @@ absl::Status StateManager::Wipe() {
     RS_CHECK(!store->IsOpen(), "task {} wiped with store '{}' open", id_.ToString(), name);
   }
   RS_OBSERVE(OnWiped, *this);
+  // Mutation stale-checkpoint-after-corruption (KAFKA-10391): the stores go, the checkpoint
+  // naming the corrupted offsets stays.
+  if (RS_MUTANT(kStaleCheckpointAfterCorruption)) {
+    for (const std::string& name : config_.store_names) {
+      absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir + "/" + name);
+      if (!s.ok() && !absl::IsNotFound(s)) return s;
+    }
+    return absl::OkStatus();
+  }
   return config_.fs->DeleteDirRecursively(config_.task_dir);
 }
 
@@ -196,8 +216,11 @@ void StateManager::PrepareNewTaskType(TaskType type) {
 
 bool StateManager::MaybeCompleteTaskTypeConversion() {
   if (!pending_type_.has_value()) return false;
+  const TaskType from = type_;
   type_ = *pending_type_;
   pending_type_.reset();
+  RS_CHECK(type_ != from, "task {}: a type conversion to the same type", id_.ToString());
+  RS_OBSERVE(OnTypeConversion, *this, from, type_);
   return true;
 }
 

@@ -76,6 +76,8 @@ class StateManager {
   KeyValueStore* StoreForChangelog(const TopicPartition& changelog);
   bool OwnsChangelog(const TopicPartition& changelog) const;
   KeyValueStore* Store(std::string_view name);
+  // The names of the registered stores (empty after Clear()).
+  std::vector<std::string> StoreNames() const;
 
   // Where restoration of `changelog` starts: its checkpointed position, or nullopt (from the
   // beginning).

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/mutation.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -10,17 +12,50 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
                            StateRestoreListener* listener, Atomic<uint64_t>& incarnations)
     : config_(std::move(config)), clock_(clock) {
   consumer_ = transport.NewMainConsumer(
-      config_.group, {.client_id = config_.name + "-consumer",
+      config_.group, {.client_id = ConsumerId(),
                       .max_poll_records = config_.max_poll_records,
                       .auto_offset_reset = OffsetReset::kEarliest});
-  producer_ = transport.NewProducer(config_.name + "-producer");
+  producer_ = transport.NewProducer(ProducerId());
   RestoreThreadConfig restore = config_.restore;
   restore.name = config_.name + "-restore";
   restore_ = std::make_unique<RestoreThread>(transport, clock, listener, restore);
   TaskManagerConfig tasks = config_.tasks;
   tasks.clock = &clock;  // backoff between a clean close's commit attempts
+  tasks.thread_name = config_.name;
   tasks_ = std::make_unique<TaskManager>(std::move(tasks), *restore_, *consumer_, *producer_,
                                          incarnations);
+  // Consulted only under the mutation resume-on-restore-thread (restore_thread.h).
+  restore_->SetRestoredCallback([this](const TopicPartition& input) {
+    if (absl::Status s = consumer_->Resume({input}); !s.ok()) (void)s;
+  });
+}
+
+std::string StreamThread::ConsumerId() const { return config_.name + "-consumer"; }
+std::string StreamThread::ProducerId() const { return config_.name + "-producer"; }
+
+void StreamThread::SetState(StreamThreadState next) {
+  const StreamThreadState from = state();
+  if (from == next) return;
+  RS_CHECK(from != StreamThreadState::kDead, "stream thread '{}' leaves DEAD for {}", config_.name,
+           StreamThreadStateName(next));
+  state_.store(next, std::memory_order_relaxed);
+  TraceMark("thread", fmt::format("{} {} -> {}", config_.name, StreamThreadStateName(from),
+                                  StreamThreadStateName(next)));
+  RS_OBSERVE(OnStreamThreadState, config_.name, from, next);
+}
+
+void StreamThread::UpdateState(int64_t rebalances_before) {
+  const StreamThreadState now = state();
+  if (now == StreamThreadState::kPendingShutdown || now == StreamThreadState::kDead) return;
+  if (tasks_->rebalances_handled() != rebalances_before) {
+    SetState(StreamThreadState::kPartitionsAssigned);
+  }
+  if (state() != StreamThreadState::kPartitionsAssigned) return;
+  // Mutation running-before-init (the condition before PR 14214): RUNNING once the restore
+  // thread holds no active task, whatever still waits to be initialised or handed over.
+  const bool ready = RS_MUTANT(kRunningBeforeInit) ? !tasks_->RestoreThreadHoldsActives()
+                                                    : tasks_->AllAssignedActivesRunning();
+  if (ready) SetState(StreamThreadState::kRunning);
 }
 
 StreamThread::~StreamThread() {
@@ -39,12 +74,18 @@ absl::Status StreamThread::Subscribe() {
 
 void StreamThread::Start() {
   RS_CHECK(thread_ == nullptr, "stream thread '{}' started twice", config_.name);
+  // Its clients are its own from now on (the thread that joins it may close them).
+  RS_OBSERVE(OnClientOwner, ConsumerId(), config_.name);
+  RS_OBSERVE(OnClientOwner, ProducerId(), config_.name);
+  SetState(StreamThreadState::kStarting);
   thread_ = std::make_unique<Thread>(config_.name, [this]() { Run(); });
 }
 
 void StreamThread::Run() {
   absl::Status status = Subscribe();
   while (status.ok() && !stop_.Load()) status = RunOnce();
+  // Its last act: from here on the thread that joins it closes its tasks and clients.
+  SetState(StreamThreadState::kPendingShutdown);
   MutexLock lock(done_mu_);
   exit_status_ = status;
   done_ = true;
@@ -53,15 +94,23 @@ void StreamThread::Run() {
 
 absl::Status StreamThread::RunOnce() {
   ++loops_;
+  RS_OBSERVE(OnStreamLoop, config_.name, restore_->name());
+  const int64_t rebalances_before = tasks_->rebalances_handled();
   // Poll without waiting while there is input to process.
   absl::StatusOr<PollResult> polled = consumer_->Poll(config_.poll_timeout_ns);
+  bool got_records = false;
   if (polled.ok()) {
+    got_records = polled->RecordCount() > 0;
     tasks_->Buffer(std::move(*polled));
   } else if (!IsRetryable(polled.status())) {
     return polled.status();
   }
   if (absl::Status s = tasks_->HandOver(); !s.ok() && !absl::IsCancelled(s)) return s;
-  if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
+  // Mutation events-drained-late: the restore thread's events wait while input flows.
+  if (!(got_records && RS_MUTANT(kEventsDrainedLate))) {
+    if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
+  }
+  UpdateState(rebalances_before);
   absl::StatusOr<size_t> processed = tasks_->Process(config_.records_per_task_max);
   if (!processed.ok()) return processed.status();
   if (clock_.NowNs() >= next_commit_ns_) {
@@ -81,6 +130,9 @@ bool StreamThread::failed() const {
 
 absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
   const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  if (thread_ == nullptr && state() != StreamThreadState::kDead) {
+    SetState(StreamThreadState::kPendingShutdown);  // driven by hand: no loop to end it
+  }
   stop_.Store(true);
   absl::Status result;
   if (thread_ != nullptr) {
@@ -103,6 +155,7 @@ absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
   }
   consumer_->Close();
   producer_->Close();
+  SetState(StreamThreadState::kDead);
   return result;
 }
 

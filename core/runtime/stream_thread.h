@@ -7,17 +7,21 @@
 //      dirty, wipe, revive);
 //   4. process every running task that has input: a restored task does not wait for others;
 //   5. commit on the commit interval.
+// Its state (stream_thread_state.h) is RUNNING only while every active task it is assigned
+// runs.
 //
 // Thread-safety: Start/Shutdown from the owner; everything else on the stream thread (or, for
 // tests, on whichever thread calls RunOnce without Start).
 #ifndef RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
 #define RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
 
+#include <atomic>
 #include <memory>
 #include <string>
 
 #include "core/port/clock.h"
 #include "core/runtime/restore_thread.h"
+#include "core/runtime/stream_thread_state.h"
 #include "core/runtime/task_manager.h"
 #include "core/sync/atomic.h"
 #include "core/sync/thread.h"
@@ -57,9 +61,18 @@ class StreamThread {
   int64_t loops() const { return loops_; }
   // Whether the loop stopped on an error (it stops only on errors it cannot handle).
   bool failed() const;
+  // Any thread may read it (a relaxed atomic, not a scheduling point: reading it changes no
+  // schedule).
+  StreamThreadState state() const { return state_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
+  void SetState(StreamThreadState next);
+  std::string ConsumerId() const;
+  std::string ProducerId() const;
+  // After a loop handled rebalances and the restore thread's events: PARTITIONS_ASSIGNED when
+  // a rebalance came, RUNNING once every assigned active runs.
+  void UpdateState(int64_t rebalances_before);
 
   const StreamThreadConfig config_;
   Clock& clock_;
@@ -75,6 +88,7 @@ class StreamThread {
   std::unique_ptr<Thread> thread_;
   TimeNs next_commit_ns_ = 0;
   int64_t loops_ = 0;
+  std::atomic<StreamThreadState> state_{StreamThreadState::kCreated};
 };
 
 }  // namespace restoresim

@@ -1,3 +1,7 @@
+// TaskManager, part 1: tasks from assignments — rebalance callbacks, reconciling what the
+// stream thread holds with what it is assigned, creating, recycling and closing tasks.
+// (Hand-over to and from the restore thread: task_manager_handover.cc; processing, commits
+// and observation: task_manager_commit.cc.)
 #include "core/runtime/task_manager.h"
 
 #include <fmt/format.h>
@@ -16,7 +20,9 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
       restore_thread_(restore_thread),
       consumer_(consumer),
       producer_(producer),
-      incarnations_(incarnations) {}
+      incarnations_(incarnations) {
+  RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
+}
 
 TaskManager::~TaskManager() = default;
 
@@ -25,6 +31,8 @@ TopicPartition TaskManager::InputOf(TaskId id) const {
 }
 
 std::optional<TaskType> TaskManager::Wanted(TaskId id) const {
+  RS_CHECK(!(wanted_active_.contains(id) && wanted_standby_.contains(id)),
+           "task {} wanted as active and standby", id.ToString());
   if (wanted_active_.contains(id)) return TaskType::kActive;
   if (wanted_standby_.contains(id)) return TaskType::kStandby;
   return std::nullopt;
@@ -38,26 +46,39 @@ std::unique_ptr<Task> TaskManager::NewTask(TaskId id, TaskType type) {
   sm.fs = config_.fs;
   sm.open_store = config_.open_store;
   sm.directory = config_.directory;
+  if (!config_.store_names.empty()) sm.store_names = config_.store_names;
   ++stats_.created;
-  return std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
-                                std::make_unique<StateManager>(id, type, std::move(sm)),
-                                InputOf(id));
+  auto task = std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
+                                     std::make_unique<StateManager>(id, type, std::move(sm)),
+                                     InputOf(id));
+  Decided(task->incarnation(), TaskDecision::kCreate, type);
+  return task;
 }
 
 // Keeps the stores and offsets: only the type changes, completed by the restore thread.
 std::unique_ptr<Task> TaskManager::Recycle(std::unique_ptr<Task> task, TaskType type) {
   const TaskId id = task->id();
+  RS_CHECK(task->state() == TaskState::kSuspended, "task {} recycled in {}",
+           task->incarnation().ToString(), TaskStateName(task->state()));
   std::unique_ptr<StateManager> sm = task->CloseAndRecycleState();
   sm->PrepareNewTaskType(type);
+  // Mutation early-type-flip: the type changes here, on the stream thread, while the old
+  // incarnation may still have changelogs registered in the restore thread.
+  if (RS_MUTANT(kEarlyTypeFlip)) sm->MaybeCompleteTaskTypeConversion();
   ++stats_.recycled;
   TraceMark("task", fmt::format("recycle {} -> {}", id.ToString(), TaskTypeName(type)));
-  return std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
-                                std::move(sm), InputOf(id));
+  auto next = std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
+                                     std::move(sm), InputOf(id));
+  RS_CHECK(next->effective_type() == type, "recycled {} is not {}", next->incarnation().ToString(),
+           TaskTypeName(type));
+  Decided(next->incarnation(), TaskDecision::kRecycle, type);
+  return next;
 }
 
 // ---- rebalance callbacks ----
 
 void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
+  ++rebalances_handled_;
   absl::StatusOr<AssignmentInfo> info = AssignmentInfo::Decode(assignment.user_data);
   if (!info.ok()) {
     errors_.push_back(info.status());
@@ -75,6 +96,7 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
   for (const TaskId& id : info->standby_tasks) {
     if (!wanted_active_.contains(id)) wanted_standby_.insert(id);
   }
+  ReportAssignment();
   // Input of tasks that are not running yet waits until they are restored.
   if (!to_pause.empty()) {
     if (absl::Status s = consumer_.Pause(to_pause); !s.ok()) errors_.push_back(s);
@@ -83,18 +105,27 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
 }
 
 void TaskManager::OnPartitionsRevoked(const std::vector<TopicPartition>& partitions) {
+  ++rebalances_handled_;
   for (const TopicPartition& tp : partitions) {
     if (tp.topic == config_.input_topic) wanted_active_.erase(TaskId{0, tp.partition});
   }
+  ReportAssignment();
   Reconcile();  // running tasks commit and close while their partitions are still owned
 }
 
 void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions) {
+  ++rebalances_handled_;
   for (const TopicPartition& tp : partitions) {
     if (tp.topic != config_.input_topic) continue;
     const TaskId id{0, tp.partition};
     wanted_active_.erase(id);
-    if (running_.contains(id)) CloseRunning(id, /*clean=*/false);  // no commit: not owned
+  }
+  ReportAssignment();
+  for (const TopicPartition& tp : partitions) {
+    const TaskId id{0, tp.partition};
+    if (tp.topic == config_.input_topic && running_.contains(id)) {
+      CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost);  // no commit: not owned
+    }
   }
   Reconcile();
 }
@@ -117,6 +148,7 @@ void TaskManager::Reconcile() {
     }
     if (auto it = pending_init_.find(id); it != pending_init_.end()) {
       if (want == it->second->effective_type()) continue;
+      Decided(it->second->incarnation(), TaskDecision::kClose, it->second->effective_type());
       it->second->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
       pending_init_.erase(it);
       if (want) pending_init_[id] = NewTask(id, *want);
@@ -124,6 +156,7 @@ void TaskManager::Reconcile() {
     }
     if (auto it = in_restore_.find(id); it != in_restore_.end()) {
       if (want == it->second.second) continue;
+      Decided(it->second.first, TaskDecision::kSendClose, it->second.second);
       SendClose(it->second.first, {});
       awaiting_[id] = it->second.first;
       in_restore_.erase(it);
@@ -142,18 +175,19 @@ void TaskManager::Reconcile() {
       if (want) {
         ready_.push_back(Recycle(std::move(task), *want));
       } else {
-        CloseOwned(std::move(task), /*clean=*/true);
+        CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
       }
       continue;
     }
     if (want) pending_init_[id] = NewTask(id, *want);
   }
+  ReportView();
 }
 
 void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   if (want == TaskType::kActive) return;
   if (!want) {
-    CloseRunning(id, /*clean=*/true);
+    CloseRunning(id, /*clean=*/true, TaskDecision::kClose);
     return;
   }
   // Active -> standby: commit, suspend, and recycle keeping the stores; the CLOSE of the old
@@ -168,9 +202,11 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   SendClose(old, std::move(captured));
 }
 
-void TaskManager::CloseRunning(TaskId id, bool clean) {
+void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision) {
   std::unique_ptr<Task> task = std::move(running_.at(id));
   running_.erase(id);
+  RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
+           task->incarnation().ToString(), TaskStateName(task->state()));
   if (clean) {
     if (absl::Status s = CommitForClose(*task); !s.ok()) {
       errors_.push_back(s);
@@ -183,11 +219,14 @@ void TaskManager::CloseRunning(TaskId id, bool clean) {
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
   // Mutation late-partition-capture: read after Clear(), the list is empty.
   if (RS_MUTANT(kLatePartitionCapture)) captured.clear();
-  CloseOwned(std::move(task), clean);
+  CloseOwned(std::move(task), clean, decision);
   SendClose(who, std::move(captured));
 }
 
-void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, bool wipe) {
+void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
+                             bool wipe) {
+  RS_CHECK(task != nullptr, "closing a task that is not there");
+  Decided(task->incarnation(), decision, task->effective_type());
   if (task->state() == TaskState::kRestoring || task->state() == TaskState::kRunning) {
     task->TransitionTo(TaskState::kSuspended);  // suspended before closed, always
   }
@@ -215,281 +254,6 @@ void TaskManager::SendClose(const TaskIncarnation& who, std::vector<TopicPartiti
   item.incarnation = who;
   item.changelogs = std::move(changelogs);
   close_items_.push_back(std::move(item));
-}
-
-// ---- hand-over to and from the restore thread ----
-
-absl::Status TaskManager::HandOver() {
-  for (auto it = pending_init_.begin(); it != pending_init_.end();) {
-    absl::Status s = it->second->state_manager().RegisterStores();
-    if (!s.ok()) {  // retried next round
-      // A directory still locked by another thread's closing incarnation is expected.
-      if (!absl::IsAborted(s)) errors_.push_back(s);
-      ++it;
-      continue;
-    }
-    ready_.push_back(std::move(it->second));
-    it = pending_init_.erase(it);
-  }
-  std::vector<TaskItem> round = std::move(close_items_);
-  close_items_.clear();
-  for (std::unique_ptr<Task>& task : ready_) {
-    in_restore_[task->id()] = {task->incarnation(), task->effective_type()};
-    TaskItem item;
-    item.kind = TaskItem::Kind::kCreate;
-    item.incarnation = task->incarnation();
-    item.task = std::move(task);
-    round.push_back(std::move(item));
-  }
-  ready_.clear();
-  if (round.empty()) return absl::OkStatus();
-  std::vector<TaskItem> refused;
-  if (!restore_thread_.AddItems(std::move(round), &refused)) {
-    for (TaskItem& item : refused) {
-      if (item.task == nullptr) continue;
-      in_restore_.erase(item.task->id());
-      CloseOwned(std::move(item.task), /*clean=*/true);
-    }
-    return absl::CancelledError("the restore thread is shutting down");
-  }
-  return absl::OkStatus();
-}
-
-absl::Status TaskManager::HandleRestoreEvents() {
-  std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
-  std::map<TaskIncarnation, std::unique_ptr<Task>> corrupted_tasks;
-  for (RestoreEvent& e : restore_thread_.DrainEvents()) {
-    const TaskId id = e.incarnation.id;
-    if (auto it = in_restore_.find(id); it != in_restore_.end() &&
-                                        it->second.first == e.incarnation) {
-      in_restore_.erase(it);
-    }
-    bool close_sent = false;
-    if (auto it = awaiting_.find(id); it != awaiting_.end() && it->second == e.incarnation) {
-      awaiting_.erase(it);
-      close_sent = true;
-    }
-    switch (e.kind) {
-      case RestoreEvent::Kind::kRestored:
-        if (close_sent) {
-          // Restored before the restore thread saw its CLOSE: restored to the end offset of
-          // its registration, which may be stale — the partition may have had another owner
-          // meanwhile who processed and wrote to the changelog. The incarnation is over (its
-          // CLOSE is on its way); a new one keeps the stores and restores on to the current
-          // end, or the task closes. Found by scenario.two_rebalances_between_polls: it ran
-          // on a stale store.
-          e.task->TransitionTo(TaskState::kSuspended);
-          if (const std::optional<TaskType> want = Wanted(id)) {
-            ready_.push_back(Recycle(std::move(e.task), *want));
-          } else {
-            CloseOwned(std::move(e.task), /*clean=*/true);
-          }
-        } else if (Wanted(id) == TaskType::kActive && e.task->type() == TaskType::kActive) {
-          StartRunning(std::move(e.task));
-        } else {
-          e.task->TransitionTo(TaskState::kSuspended);
-          SendClose(e.incarnation, e.task->state_manager().CaptureChangelogPartitions());
-          CloseOwned(std::move(e.task), /*clean=*/true);
-        }
-        break;
-      case RestoreEvent::Kind::kRemoved:
-        TakeBack(std::move(e.task));
-        break;
-      case RestoreEvent::Kind::kCorrupted:
-        ++stats_.corrupted_reports;
-        // Several reports about one incarnation merge by union.
-        corrupted[e.incarnation].insert(e.corrupted_changelogs.begin(),
-                                        e.corrupted_changelogs.end());
-        if (e.task != nullptr) corrupted_tasks[e.incarnation] = std::move(e.task);
-        break;
-      case RestoreEvent::Kind::kError:
-        ++stats_.restore_errors;
-        errors_.push_back(e.error);
-        break;
-    }
-  }
-  // All corruption of this drain together.
-  for (auto& [who, task] : corrupted_tasks) {
-    RS_OBSERVE(OnCorruptionHandled, who, task.get());
-    if (Wanted(who.id) == task->type()) {
-      Revive(std::move(task), corrupted[who]);
-    } else {
-      ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
-      CloseOwned(std::move(task), /*clean=*/false);
-    }
-  }
-  for (const auto& [who, changelogs] : corrupted) {
-    if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
-  }
-  Reconcile();
-  return absl::OkStatus();
-}
-
-void TaskManager::TakeBack(std::unique_ptr<Task> task) {
-  const std::optional<TaskType> want = Wanted(task->id());
-  if (!want) {
-    CloseOwned(std::move(task), /*clean=*/true);  // checkpoints what it restored
-  } else if (*want == task->type()) {
-    ready_.push_back(std::move(task));  // revoked and assigned again meanwhile: resume it
-  } else {
-    ready_.push_back(Recycle(std::move(task), *want));
-  }
-}
-
-// Close dirty, wipe, and a new incarnation that restores from the beginning. Wiping under
-// at-least-once too: a store restored from a truncated changelog over its old contents would
-// not be the fold of any changelog (see docs/DESIGN.md).
-void TaskManager::Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted) {
-  const TaskId id = task->id();
-  const TaskType type = task->type();
-  TraceMark("task", fmt::format("revive {} ({} corrupted changelogs)",
-                                task->incarnation().ToString(), corrupted.size()));
-  CloseOwned(std::move(task), /*clean=*/false, /*wipe=*/true);
-  ++stats_.revived;
-  pending_init_[id] = NewTask(id, type);
-}
-
-void TaskManager::StartRunning(std::unique_ptr<Task> task) {
-  task->TransitionTo(TaskState::kRunning);
-  if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {
-    errors_.push_back(s);
-  }
-  if (absl::Status s = consumer_.Resume({task->input()}); !s.ok()) errors_.push_back(s);
-  TraceMark("task", "running " + task->incarnation().ToString());
-  running_[task->id()] = std::move(task);
-}
-
-// ---- processing and committing ----
-
-void TaskManager::Buffer(PollResult records) {
-  for (PartitionRecords& batch : records.partitions) {
-    auto it = running_.find(TaskId{0, batch.partition.partition});
-    if (it != running_.end()) {
-      it->second->Buffer(std::move(batch.records));
-    } else if (!batch.records.empty()) {
-      // Fetched just before the partition was paused: fetch it again once the task runs.
-      if (absl::Status s = consumer_.Seek(batch.partition, batch.records.front().offset);
-          !s.ok()) {
-        errors_.push_back(s);
-      }
-    }
-  }
-}
-
-absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
-  size_t total = 0;
-  for (auto& [id, task] : running_) {
-    absl::StatusOr<size_t> n = task->Process(producer_, records_per_task_max);
-    if (!n.ok()) return n.status();
-    total += *n;
-  }
-  return total;
-}
-
-// Waits for the producer's acknowledgements and moves each task's changelog position past what
-// it wrote; only then may a checkpoint name those offsets (after the stores flushed).
-absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
-  absl::StatusOr<std::map<TopicPartition, int64_t>> acked =
-      producer_.Flush(config_.producer_flush_timeout_ns);
-  if (!acked.ok()) return acked.status();
-  for (const auto& [changelog, last] : *acked) {
-    const TaskId id{0, changelog.partition};
-    Task* owner = nullptr;
-    for (Task* t : tasks) {
-      if (t->id() == id) owner = t;
-    }
-    if (owner == nullptr) {
-      auto it = running_.find(id);
-      if (it == running_.end()) continue;  // closed since: its close committed it
-      owner = it->second.get();
-    }
-    owner->state_manager().Advance(changelog, last + 1);
-  }
-  std::map<TopicPartition, int64_t> offsets;
-  for (Task* task : tasks) {
-    StateManager& sm = task->state_manager();
-    if (absl::Status s = sm.Flush(); !s.ok()) return s;
-    if (!config_.exactly_once) {
-      if (absl::Status s = sm.Checkpoint(); !s.ok()) return s;
-    }
-    if (task->consumed_offset().has_value()) offsets[task->input()] = *task->consumed_offset();
-  }
-  if (offsets.empty()) return absl::OkStatus();
-  return consumer_.CommitSync(offsets);
-}
-
-absl::Status TaskManager::CommitTask(Task& task) { return CommitTasks({&task}); }
-
-// A task closed or recycled cleanly commits once more, retrying what the transport says may be
-// retried, with a backoff, until close_commit_timeout_ns (as Kafka's commitSync and producer
-// flush retry internally until their timeout): a single transient disconnect or a leader
-// election used to turn the close dirty, leaving processed but uncommitted input to be counted
-// twice and a store with writes its changelog did not have yet for the next incarnation to
-// open (found by scenario.swarm under broker faults). Retrying is safe: a failed flush keeps
-// the producer's queue and a failed commit changes nothing.
-absl::Status TaskManager::CommitForClose(Task& task) {
-  Clock* clock = config_.clock;
-  const TimeNs deadline =
-      clock == nullptr ? 0 : DeadlineAfter(clock->NowNs(), config_.close_commit_timeout_ns);
-  absl::Status s;
-  for (int attempt = 0; attempt < kCloseCommitAttemptsMax; ++attempt) {
-    s = CommitTask(task);
-    if (s.ok() || !IsRetryable(s)) return s;
-    if (clock == nullptr) continue;
-    if (clock->NowNs() >= deadline) return s;
-    clock->SleepFor(config_.close_commit_backoff_ns);
-  }
-  return s;
-}
-
-absl::Status TaskManager::Commit() {
-  std::vector<Task*> tasks;
-  for (auto& [id, task] : running_) tasks.push_back(task.get());
-  return CommitTasks(tasks);
-}
-
-absl::Status TaskManager::CloseAll(bool clean) {
-  const size_t errors_before = errors_.size();
-  std::vector<TaskId> ids;
-  for (const auto& [id, task] : running_) ids.push_back(id);
-  for (const TaskId& id : ids) CloseRunning(id, clean);
-  for (RestoreEvent& e : restore_thread_.DrainEvents()) {
-    if (e.task != nullptr) CloseOwned(std::move(e.task), clean);
-  }
-  for (auto& [id, task] : pending_init_) task->TransitionTo(TaskState::kClosed);
-  pending_init_.clear();
-  for (std::unique_ptr<Task>& task : ready_) {
-    // (A resumed task is SUSPENDED already: see Reconcile.)
-    if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
-    CloseOwned(std::move(task), clean);
-  }
-  ready_.clear();
-  in_restore_.clear();
-  awaiting_.clear();
-  close_items_.clear();
-  return errors_.size() == errors_before ? absl::OkStatus() : errors_.back();
-}
-
-std::set<TaskId> TaskManager::running() const {
-  std::set<TaskId> ids;
-  for (const auto& [id, task] : running_) ids.insert(id);
-  return ids;
-}
-
-std::set<TaskId> TaskManager::in_restore() const {
-  std::set<TaskId> ids;
-  for (const auto& [id, entry] : in_restore_) ids.insert(id);
-  return ids;
-}
-
-absl::StatusOr<std::map<std::string, std::string>> TaskManager::RunningStoreContents(TaskId id) {
-  auto it = running_.find(id);
-  if (it == running_.end()) {
-    return absl::NotFoundError(fmt::format("task {} is not running", id.ToString()));
-  }
-  KeyValueStore* store = it->second->state_manager().Store("counts");
-  if (store == nullptr) return absl::NotFoundError("no counts store");
-  return store->ReadAll();
 }
 
 }  // namespace restoresim

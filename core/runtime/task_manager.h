@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/runtime/restore_thread.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/task.h"
 #include "core/sync/atomic.h"
@@ -30,6 +31,7 @@
 namespace restoresim {
 
 struct TaskManagerConfig {
+  std::string thread_name;  // its stream thread's, for observers
   std::string application_id;
   std::string input_topic;
   std::string state_dir;  // "<state.dir>/<application.id>"
@@ -37,6 +39,7 @@ struct TaskManagerConfig {
   FileSystem* fs = nullptr;
   StoreOpener open_store;
   StateDirectory* directory = nullptr;  // shared by the instance's stream threads
+  std::vector<std::string> store_names;  // the topology's stores (empty: StateManager's default)
   TimeNs producer_flush_timeout_ns = 30 * kSecond;
   // A clean close's commit retries retryable failures for this long (Kafka's commitSync: up to
   // default.api.timeout.ms; longer than one request timeout), backing off between attempts on
@@ -97,6 +100,13 @@ class TaskManager final : public RebalanceListener {
   // Store contents of a running task (tests).
   absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(TaskId id);
   const std::vector<absl::Status>& errors() const { return errors_; }
+  // Rebalance callbacks handled so far (the stream thread's state follows them).
+  int64_t rebalances_handled() const { return rebalances_handled_; }
+  // Whether every active task it is assigned runs (none restores or waits to be initialised or
+  // handed over): the condition for its thread to be RUNNING.
+  bool AllAssignedActivesRunning() const;
+  // Whether its restore thread holds an active task (restoring it).
+  bool RestoreThreadHoldsActives() const;
 
  private:
   std::optional<TaskType> Wanted(TaskId id) const;
@@ -104,10 +114,14 @@ class TaskManager final : public RebalanceListener {
   std::unique_ptr<Task> Recycle(std::unique_ptr<Task> task, TaskType type);
   void Reconcile();
   void ReconcileRunning(TaskId id, std::optional<TaskType> want);
-  void CloseRunning(TaskId id, bool clean);
-  void CloseOwned(std::unique_ptr<Task> task, bool clean, bool wipe = false);
+  // `decision` says why, for observers (kClose, kCloseLost, kCloseStale, kRevive, ...).
+  void CloseRunning(TaskId id, bool clean, TaskDecision decision);
+  void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
+                  bool wipe = false);
   void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs);
   void TakeBack(std::unique_ptr<Task> task);
+  void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
+  void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
   void StartRunning(std::unique_ptr<Task> task);
   absl::Status CommitTask(Task& task);
@@ -116,6 +130,10 @@ class TaskManager final : public RebalanceListener {
   absl::Status CommitForClose(Task& task);
   absl::Status CommitTasks(const std::vector<Task*>& tasks);
   TopicPartition InputOf(TaskId id) const;
+  // Observation: the assignment, a decision, every task held (no-ops without an observer).
+  void ReportAssignment() const;
+  void Decided(const TaskIncarnation& who, TaskDecision decision, TaskType type) const;
+  void ReportView() const;
 
   const TaskManagerConfig config_;
   RestoreThread& restore_thread_;
@@ -131,6 +149,9 @@ class TaskManager final : public RebalanceListener {
   std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
   std::map<TaskId, TaskIncarnation> awaiting_;
   std::vector<TaskItem> close_items_;
+  // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
+  std::vector<std::unique_ptr<Task>> parked_;
+  int64_t rebalances_handled_ = 0;
   TaskManagerStats stats_;
   std::vector<absl::Status> errors_;
 };

@@ -1,0 +1,198 @@
+// TaskManager, part 2: the hand-over to the restore thread and back — initialising new tasks,
+// sending each round's CLOSE and CREATE items, and taking back what the restore thread
+// returned (restored tasks start running; removed ones are resumed, recycled or closed;
+// corrupted ones are closed dirty and revived).
+#include <fmt/format.h>
+
+#include "core/runtime/mutation.h"
+#include "core/runtime/runtime_observer.h"
+#include "core/runtime/task_manager.h"
+#include "core/util/check.h"
+
+namespace restoresim {
+
+absl::Status TaskManager::HandOver() {
+  for (auto it = pending_init_.begin(); it != pending_init_.end();) {
+    absl::Status s = it->second->state_manager().RegisterStores();
+    if (!s.ok()) {  // retried next round
+      // A directory still locked by another thread's closing incarnation is expected.
+      if (!absl::IsAborted(s)) errors_.push_back(s);
+      ++it;
+      continue;
+    }
+    ready_.push_back(std::move(it->second));
+    it = pending_init_.erase(it);
+  }
+  std::vector<TaskItem> round = std::move(close_items_);
+  close_items_.clear();
+  for (std::unique_ptr<Task>& task : ready_) {
+    RS_CHECK(!in_restore_.contains(task->id()) && !awaiting_.contains(task->id()),
+             "task {} handed over while the restore thread has an incarnation of it",
+             task->incarnation().ToString());
+    in_restore_[task->id()] = {task->incarnation(), task->effective_type()};
+    TaskItem item;
+    item.kind = TaskItem::Kind::kCreate;
+    item.incarnation = task->incarnation();
+    item.task = std::move(task);
+    round.push_back(std::move(item));
+  }
+  ready_.clear();
+  if (round.empty()) return absl::OkStatus();
+  std::vector<TaskItem> refused;
+  if (!restore_thread_.AddItems(std::move(round), &refused)) {
+    for (TaskItem& item : refused) {
+      if (item.task == nullptr) continue;
+      in_restore_.erase(item.task->id());
+      CloseOwned(std::move(item.task), /*clean=*/true, TaskDecision::kCloseShutdown);
+    }
+    return absl::CancelledError("the restore thread is shutting down");
+  }
+  ReportView();
+  return absl::OkStatus();
+}
+
+// A task restored to the end offset of its registration after its CLOSE was sent: the
+// incarnation is over (its CLOSE is on its way); a new one keeps the stores and restores on
+// to the current end (the partition may have had another owner meanwhile who wrote to the
+// changelog), or the task closes. Found by scenario.two_rebalances_between_polls: it ran on a
+// stale store.
+void TaskManager::TakeBackRestoredAfterClose(std::unique_ptr<Task> task) {
+  task->TransitionTo(TaskState::kSuspended);
+  const std::optional<TaskType> want = Wanted(task->id());
+  // Mutation stale-pending-action (KAFKA-15690): the close decided when the CLOSE was sent is
+  // applied, although the assignment wants the task again by now.
+  if (want && RS_MUTANT(kStalePendingAction)) {
+    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+  } else if (want) {
+    ready_.push_back(Recycle(std::move(task), *want));
+  } else {
+    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+  }
+}
+
+void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) {
+  RS_CHECK(task != nullptr && task->state() == TaskState::kRestoring,
+           "a restored task must come back RESTORING");
+  if (close_sent) {
+    TakeBackRestoredAfterClose(std::move(task));
+  } else if (Wanted(task->id()) == TaskType::kActive && task->type() == TaskType::kActive) {
+    StartRunning(std::move(task));
+  } else {
+    task->TransitionTo(TaskState::kSuspended);
+    SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
+    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+  }
+}
+
+absl::Status TaskManager::HandleRestoreEvents() {
+  std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
+  std::map<TaskIncarnation, std::unique_ptr<Task>> corrupted_tasks;
+  for (RestoreEvent& e : restore_thread_.DrainEvents()) {
+    const TaskId id = e.incarnation.id;
+    if (auto it = in_restore_.find(id); it != in_restore_.end() &&
+                                        it->second.first == e.incarnation) {
+      in_restore_.erase(it);
+    }
+    bool close_sent = false;
+    if (auto it = awaiting_.find(id); it != awaiting_.end() && it->second == e.incarnation) {
+      awaiting_.erase(it);
+      close_sent = true;
+    }
+    RS_CHECK(e.task == nullptr || e.task->incarnation() == e.incarnation,
+             "event about {} carries {}", e.incarnation.ToString(),
+             e.task->incarnation().ToString());
+    switch (e.kind) {
+      case RestoreEvent::Kind::kRestored:
+        TakeBackRestored(std::move(e.task), close_sent);
+        break;
+      case RestoreEvent::Kind::kRemoved:
+        TakeBack(std::move(e.task));
+        break;
+      case RestoreEvent::Kind::kCorrupted:
+        ++stats_.corrupted_reports;
+        // Several reports about one incarnation merge by union.
+        corrupted[e.incarnation].insert(e.corrupted_changelogs.begin(),
+                                        e.corrupted_changelogs.end());
+        if (e.task != nullptr) corrupted_tasks[e.incarnation] = std::move(e.task);
+        break;
+      case RestoreEvent::Kind::kError:
+        ++stats_.restore_errors;
+        errors_.push_back(e.error);
+        break;
+    }
+  }
+  // All corruption of this drain together.
+  for (auto& [who, task] : corrupted_tasks) {
+    RS_OBSERVE(OnCorruptionHandled, who, task.get());
+    if (Wanted(who.id) == task->type()) {
+      Revive(std::move(task), corrupted[who]);
+    } else {
+      ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
+      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale);
+    }
+  }
+  for (const auto& [who, changelogs] : corrupted) {
+    if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
+  }
+  Reconcile();
+  return absl::OkStatus();
+}
+
+void TaskManager::TakeBack(std::unique_ptr<Task> task) {
+  RS_CHECK(task != nullptr && task->state() == TaskState::kSuspended,
+           "a removed task must come back SUSPENDED");
+  const std::optional<TaskType> want = Wanted(task->id());
+  if (!want) {
+    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);  // checkpoints it
+  } else if (*want == task->type()) {
+    // Mutation resume-as-recreate: closed (and, by Reconcile, created again) instead of
+    // resumed.
+    if (RS_MUTANT(kResumeAsRecreate)) {
+      CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+      return;
+    }
+    // Revoked and assigned again meanwhile: resume it.
+    Decided(task->incarnation(), TaskDecision::kResume, task->type());
+    ready_.push_back(std::move(task));
+  } else {
+    ready_.push_back(Recycle(std::move(task), *want));
+  }
+}
+
+// Close dirty, wipe, and a new incarnation that restores from the beginning. Wiping under
+// at-least-once too: a store restored from a truncated changelog over its old contents would
+// not be the fold of any changelog (see docs/DESIGN.md).
+void TaskManager::Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted) {
+  const TaskId id = task->id();
+  const TaskType type = task->type();
+  RS_CHECK(!pending_init_.contains(id) && !in_restore_.contains(id),
+           "revive of {} while another incarnation is held", task->incarnation().ToString());
+  TraceMark("task", fmt::format("revive {} ({} corrupted changelogs)",
+                                task->incarnation().ToString(), corrupted.size()));
+  CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kRevive, /*wipe=*/true);
+  ++stats_.revived;
+  std::unique_ptr<Task> revived = NewTask(id, type);
+  // Mutation revived-not-readded (PR 13829): the revived incarnation is booked as the restore
+  // thread's but never handed to it.
+  if (RS_MUTANT(kRevivedNotReadded)) {
+    in_restore_[id] = {revived->incarnation(), type};
+    parked_.push_back(std::move(revived));
+    return;
+  }
+  pending_init_[id] = std::move(revived);
+}
+
+void TaskManager::StartRunning(std::unique_ptr<Task> task) {
+  RS_CHECK(task->type() == TaskType::kActive && !running_.contains(task->id()),
+           "task {} cannot start running", task->incarnation().ToString());
+  Decided(task->incarnation(), TaskDecision::kStartRunning, task->type());
+  task->TransitionTo(TaskState::kRunning);
+  if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {
+    errors_.push_back(s);
+  }
+  if (absl::Status s = consumer_.Resume({task->input()}); !s.ok()) errors_.push_back(s);
+  TraceMark("task", "running " + task->incarnation().ToString());
+  running_[task->id()] = std::move(task);
+}
+
+}  // namespace restoresim

@@ -1,0 +1,128 @@
+// assignment: a stream thread holds what it is assigned. After every rebalance callback,
+// hand-over and drain of the restore thread's events (its task manager's view):
+//   * every view entry is an open incarnation held where the entry says (running, pending
+//     and ready ones by the stream thread that created them; those in the restore thread, or
+//     awaiting their CLOSE, by the restore thread or a queue between);
+//   * every assigned task is there with its assigned type (or awaits the return of the
+//     incarnation whose CLOSE was sent: its fate is decided when it comes back);
+//   * nothing is there that the assignment does not want in that form.
+// And every decision agrees with the assignment at the moment it is taken: a create, recycle,
+// resume, revive or start only into the wanted form, a close or CLOSE only of a form no longer
+// wanted — so a decision left pending from an older assignment never overrides a newer one.
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+std::string Form(std::optional<TaskType> type) {
+  return type ? std::string(TaskTypeName(*type)) : std::string("not assigned");
+}
+
+class AssignmentChecker final : public Checker {
+ public:
+  explicit AssignmentChecker(OracleContext& c) : Checker(c, "assignment") {}
+
+  void OnDecision(std::string_view st, const TaskIncarnation& who, TaskDecision decision,
+                  TaskType type) override {
+    auto w = ledger().wanted.find(Str(st));
+    if (w == ledger().wanted.end()) return;  // no assignment yet (a hand-driven test)
+    const std::optional<TaskType> want = w->second.Of(who.id);
+    bool agrees = true;
+    switch (decision) {
+      case TaskDecision::kCreate:
+      case TaskDecision::kRecycle:
+      case TaskDecision::kResume:
+      case TaskDecision::kRevive:
+        agrees = want == type;
+        break;
+      case TaskDecision::kStartRunning:
+        agrees = want == TaskType::kActive && type == TaskType::kActive;
+        break;
+      case TaskDecision::kSendClose:
+      case TaskDecision::kClose:
+      case TaskDecision::kCloseStale:
+        agrees = want != type;
+        break;
+      case TaskDecision::kCloseLost:
+      case TaskDecision::kCloseShutdown:
+        break;
+    }
+    if (!agrees) {
+      Violation(who.ToString(), fmt::format("{} decides to {} it as {} while its assignment has "
+                                            "it {}",
+                                            st, TaskDecisionName(decision), TaskTypeName(type),
+                                            Form(want)));
+    }
+  }
+
+  void OnTaskManagerView(std::string_view st, const std::vector<TaskView>& tasks) override {
+    const std::string thread = Str(st);
+    std::map<TaskId, const TaskView*> by_id;
+    for (const TaskView& t : tasks) {
+      CheckHeld(thread, t);
+      by_id.emplace(t.who.id, &t);
+    }
+    // Everything the stream thread holds is in the view.
+    for (const auto& [who, record] : ledger().open) {
+      if (record.stream_thread != thread || record.holder != TaskHolder::kStreamThread) continue;
+      auto it = by_id.find(who.id);
+      if (it == by_id.end() || it->second->who != who) {
+        Violation(who.ToString(), fmt::format("held by {} but not in its task manager", thread));
+      }
+    }
+    auto w = ledger().wanted.find(thread);
+    if (w == ledger().wanted.end()) return;
+    for (const TaskView& t : tasks) {
+      if (t.where == TaskView::Where::kAwaiting) continue;
+      if (w->second.Of(t.who.id) != t.type) {
+        Violation(t.who.ToString(), fmt::format("{} holds it as {} ({}) while its assignment has "
+                                                "it {}",
+                                                thread, TaskTypeName(t.type),
+                                                TaskViewWhereName(t.where),
+                                                Form(w->second.Of(t.who.id))));
+      }
+    }
+    auto check_wanted = [&](const std::set<TaskId>& ids, TaskType type) {
+      for (const TaskId& id : ids) {
+        if (by_id.contains(id)) continue;  // there (its type checked above), or awaited
+        Violation(id.ToString(), fmt::format("assigned to {} as {} but it holds no incarnation",
+                                             thread, TaskTypeName(type)));
+      }
+    };
+    check_wanted(w->second.active, TaskType::kActive);
+    check_wanted(w->second.standby, TaskType::kStandby);
+  }
+
+ private:
+  void CheckHeld(const std::string& thread, const TaskView& t) {
+    const TaskRecord* record = ledger().Find(t.who);
+    if (record == nullptr) {
+      Violation(t.who.ToString(), fmt::format("{} lists it {}, but it is not open", thread,
+                                              TaskViewWhereName(t.where)));
+    }
+    const bool restore_side = t.where == TaskView::Where::kInRestore ||
+                              t.where == TaskView::Where::kAwaiting;
+    const bool with_stream = record->holder == TaskHolder::kStreamThread;
+    if (restore_side == with_stream) {
+      Violation(t.who.ToString(), fmt::format("{} lists it {}, but the {} holds it", thread,
+                                              TaskViewWhereName(t.where),
+                                              TaskHolderName(record->holder)));
+    }
+    if (!restore_side && record->type != t.type) {
+      Violation(t.who.ToString(), fmt::format("{} lists it as {}, but it was created {}", thread,
+                                              TaskTypeName(t.type), TaskTypeName(record->type)));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewAssignmentChecker(OracleContext& c) {
+  return std::make_unique<AssignmentChecker>(c);
+}
+
+}  // namespace restoresim::properties

@@ -1,0 +1,108 @@
+// checkpoint (soundness): a checkpoint never claims more than the stores hold. At every write:
+// no offset beyond what the stores flushed (the ledger's own account of Advance and flushes),
+// no changelog reported corrupted and not wiped since, and each store holding the fold of its
+// changelog's whole history below the offset named — each key as of that offset or as a later
+// record of it has it (a store may be ahead of its checkpoint, never behind), modulo records a
+// from-scratch restoration found already removed. At every open: a directory wiped since it was last open
+// comes back with no checkpoint and empty stores, and one closed cleanly since comes back with
+// the checkpoint and the contents it was closed with (unless the file system crashed between).
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+class CheckpointChecker final : public Checker {
+ public:
+  explicit CheckpointChecker(OracleContext& c) : Checker(c, "checkpoint") {}
+
+  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override {
+    auto dir_it = ledger().dirs.find(state.task_dir());
+    const DirRecord empty;
+    const DirRecord& dir = dir_it == ledger().dirs.end() ? empty : dir_it->second;
+    for (const auto& [tp, offset] : offsets) {
+      auto flushed = dir.flushed.find(tp);
+      const int64_t limit = flushed == dir.flushed.end() ? 0 : flushed->second;
+      if (offset > limit) {
+        Violation(state.task_dir(), fmt::format("checkpoint names {} at {}, beyond the flushed "
+                                                "data (at {})",
+                                                tp.ToString(), offset, limit));
+      }
+      if (dir.corrupted.contains(tp)) {
+        Violation(state.task_dir(), fmt::format("checkpoint names {}, reported corrupted and not "
+                                                "wiped since",
+                                                tp.ToString()));
+      }
+      CheckContents(state, dir, tp, offset, "checkpoint");
+    }
+  }
+
+  void OnStoresRegistered(const StateManager& state) override {
+    auto dir_it = ledger().dirs.find(state.task_dir());
+    if (dir_it == ledger().dirs.end()) return;
+    const DirRecord& dir = dir_it->second;
+    StateManager& sm = const_cast<StateManager&>(state);  // reading, no scheduling point
+    if (dir.wiped) {
+      if (!state.flushed_offsets().empty()) {
+        Violation(state.task_dir(), fmt::format("a checkpoint survived the wipe of its directory: "
+                                                "{} changelogs still named",
+                                                state.flushed_offsets().size()));
+      }
+      for (const std::string& name : sm.StoreNames()) {
+        if (KeyValueStore* store = sm.Store(name); store != nullptr && store->NumEntries() > 0) {
+          Violation(state.task_dir(), fmt::format("store '{}' has {} entries after its directory "
+                                                  "was wiped",
+                                                  name, store->NumEntries()));
+        }
+      }
+      return;
+    }
+    if (!dir.clean_close.has_value()) return;
+    if (state.flushed_offsets() != dir.clean_close->checkpoint) {
+      Violation(state.task_dir(), "opened with another checkpoint than its clean close wrote");
+    }
+    for (const auto& [name, contents] : dir.clean_close->contents) {
+      KeyValueStore* store = sm.Store(name);
+      if (store == nullptr) continue;
+      absl::StatusOr<std::map<std::string, std::string>> now = store->ReadAll();
+      if (now.ok() && *now != contents) {
+        Violation(state.task_dir(), fmt::format("store '{}' opened with {} entries, closed "
+                                                "cleanly with {}",
+                                                name, now->size(), contents.size()));
+      }
+    }
+  }
+
+ private:
+  void CheckContents(const StateManager& state, const DirRecord& dir, const TopicPartition& tp,
+                     int64_t offset, std::string_view when) {
+    KeyValueStore* store = const_cast<StateManager&>(state).StoreForChangelog(tp);
+    if (store == nullptr) return;
+    absl::StatusOr<std::map<std::string, std::string>> actual = store->ReadAll();
+    if (!actual.ok()) {
+      ++context().counts().store_checks_skipped;
+      return;
+    }
+    ++context().counts().store_checks;
+    auto history = ledger().history.find(tp);
+    static const std::vector<ConsumerRecord> kNone;
+    auto below = dir.compacted_below.find(tp);
+    const std::string diff =
+        DiffFromHistory(history == ledger().history.end() ? kNone : history->second, offset,
+                        below == dir.compacted_below.end() ? 0 : below->second, *actual,
+                        /*or_later=*/true);
+    if (diff.empty()) return;
+    Violation(state.task_dir(), fmt::format("{} of {} at {}: store '{}' differs from the "
+                                            "changelog's history below it:{}",
+                                            when, tp.ToString(), offset, store->name(), diff));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewCheckpointChecker(OracleContext& c) {
+  return std::make_unique<CheckpointChecker>(c);
+}
+
+}  // namespace restoresim::properties

@@ -1,0 +1,130 @@
+// liveness_bounds: requests are answered within a bound, so a lost wake-up hidden by a timed
+// wait is a failure, not latency.
+//   * A round queued before an iteration of the restore thread's loop begins is drained in
+//     that iteration.
+//   * An idle restore thread wakes at once for a round queued before or during its wait: the
+//     wait ends at the same virtual time as the push (time cannot pass while a woken thread
+//     can run).
+//   * Once its shutdown is requested, the restore thread begins at most one more iteration.
+//   * Every event the restore thread emits is handled by its stream thread before that
+//     thread's second loop after the emission begins.
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+class LivenessBoundsChecker final : public Checker {
+ public:
+  explicit LivenessBoundsChecker(OracleContext& c) : Checker(c, "liveness_bounds") {}
+
+  void OnRoundQueued(std::string_view rt, size_t) override {
+    Thread& t = threads_[Str(rt)];
+    if (t.queued == t.drained) t.oldest_pending_ns = context().sim().now_ns();
+    ++t.queued;
+  }
+
+  void OnRestoreLoop(std::string_view rt) override {
+    Thread& t = threads_[Str(rt)];
+    if (t.stopped) {  // a new restore thread of the same name (a restarted instance)
+      std::vector<int64_t> pending = std::move(t.pending_events);
+      t = Thread{};
+      t.pending_events = std::move(pending);
+    }
+    if (t.shutdown_loops >= 0 && ++t.shutdown_loops > 1) {
+      Violation(Str(rt), "began another iteration of its loop after its shutdown was requested "
+                         "and one iteration ran");
+    }
+    t.due = t.queued;
+  }
+
+  void OnRoundsDrained(std::string_view rt, size_t rounds) override {
+    Thread& t = threads_[Str(rt)];
+    t.drained += static_cast<int64_t>(rounds);
+    if (t.drained < t.due) {
+      Violation(Str(rt), fmt::format("drained {} rounds in an iteration begun with {} queued and "
+                                     "not drained",
+                                     rounds, t.due - (t.drained - static_cast<int64_t>(rounds))));
+    }
+  }
+
+  void OnRestoreIdle(std::string_view rt, bool begin, bool woken) override {
+    Thread& t = threads_[Str(rt)];
+    if (begin) {
+      t.idle_since_ns = context().sim().now_ns();
+      return;
+    }
+    // Rounds queued before or during the wait that it did not wake for at once.
+    if (t.queued > t.drained) {
+      const TimeNs pushed = std::max(t.oldest_pending_ns, t.idle_since_ns);
+      const TimeNs now = context().sim().now_ns();
+      if (now > pushed) {
+        Violation(Str(rt), fmt::format("idle for {} ms of virtual time with a round queued (a "
+                                       "lost wake-up)",
+                                       (now - pushed) / kMillisecond));
+      }
+    }
+  }
+
+  void OnRestoreShutdownRequested(std::string_view rt) override {
+    Thread& t = threads_[Str(rt)];
+    if (!t.stopped) t.shutdown_loops = 0;  // (a second request after it stopped asks nothing)
+  }
+
+  // A restore thread of the same name may start again (a restarted instance): it starts with
+  // an empty queue, at its first iteration. Its predecessor's undrained events stay owed.
+  void OnRestoreStopped(std::string_view rt) override { threads_[Str(rt)].stopped = true; }
+
+  void OnRestoreEvent(std::string_view rt, const RestoreEvent& event, bool drained) override {
+    Thread& t = threads_[Str(rt)];
+    if (drained) {
+      if (!t.pending_events.empty()) t.pending_events.erase(t.pending_events.begin());
+      return;
+    }
+    t.pending_events.push_back(loops_[StreamOf(rt)]);
+  }
+
+  void OnStreamLoop(std::string_view st, std::string_view rt) override {
+    const int64_t loop = ++loops_[Str(st)];
+    const Thread& t = threads_[Str(rt)];
+    if (t.pending_events.empty()) return;
+    // The oldest event was emitted during loop e: it must have been drained in loop e + 1.
+    if (loop >= t.pending_events.front() + 2) {
+      Violation(Str(st), fmt::format("{} events of {} not handled: the oldest was emitted during "
+                                     "loop {}, loop {} begins",
+                                     t.pending_events.size(), Str(rt), t.pending_events.front(),
+                                     loop));
+    }
+  }
+
+ private:
+  struct Thread {
+    int64_t queued = 0;
+    int64_t drained = 0;
+    int64_t due = 0;
+    TimeNs oldest_pending_ns = 0;
+    TimeNs idle_since_ns = 0;
+    int64_t shutdown_loops = -1;        // iterations begun since shutdown was requested
+    bool stopped = false;               // its loop ended
+    std::vector<int64_t> pending_events;  // the stream loop each undrained event was emitted in
+  };
+
+  std::string StreamOf(std::string_view rt) const {
+    auto it = ledger().stream_of.find(Str(rt));
+    return it == ledger().stream_of.end() ? std::string() : it->second;
+  }
+
+  std::map<std::string, Thread> threads_;
+  std::map<std::string, int64_t> loops_;  // per stream thread
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewLivenessBoundsChecker(OracleContext& c) {
+  return std::make_unique<LivenessBoundsChecker>(c);
+}
+
+}  // namespace restoresim::properties

@@ -1,0 +1,136 @@
+// registration: a changelog is registered in a restore thread's reader iff its task is held
+// there — at most once, only by the incarnation that restore thread holds, never after that
+// incarnation's CLOSE was applied, and nothing of it left registered (but completed active
+// changelogs, kept until the CLOSE) once the task leaves the restore thread or its CLOSE is
+// applied; a CLOSE never overtakes its own queued CREATE; a type conversion completes only
+// while none of the task directory's changelogs is registered anywhere.
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+class RegistrationChecker final : public Checker {
+ public:
+  explicit RegistrationChecker(OracleContext& c) : Checker(c, "registration") {}
+
+  void OnRegistered(std::string_view reader, const TopicPartition& tp, const TaskIncarnation& owner,
+                    TaskType type) override {
+    const std::string rt = Str(reader);
+    if (auto it = ledger().registered.find({rt, tp}); it != ledger().registered.end()) {
+      Violation(owner.ToString(), fmt::format("changelog {} registered twice in {} (already by {})",
+                                              tp.ToString(), rt, it->second.owner.ToString()));
+    }
+    if (ledger().close_applied.contains({rt, owner})) {
+      Violation(owner.ToString(),
+                fmt::format("changelog {} registered in {} after the incarnation's CLOSE was "
+                            "applied",
+                            tp.ToString(), rt));
+    }
+    const TaskRecord* record = ledger().Find(owner);
+    if (record == nullptr) {
+      if (ledger().closed.contains(owner)) {
+        Violation(owner.ToString(),
+                  fmt::format("changelog {} registered for an incarnation already closed",
+                              tp.ToString()));
+      }
+      return;  // never opened as a Task: a reader driven directly by a test
+    }
+    if (record->holder != TaskHolder::kRestoreThread || record->restore_thread != rt) {
+      Violation(owner.ToString(), fmt::format("changelog {} registered in {} while the {} holds "
+                                              "the task",
+                                              tp.ToString(), rt, TaskHolderName(record->holder)));
+    }
+  }
+
+  void OnUnregistered(std::string_view reader, const TopicPartition& tp,
+                      const TaskIncarnation& owner) override {
+    auto it = ledger().registered.find({Str(reader), tp});
+    if (it == ledger().registered.end() || it->second.owner != owner) {
+      Violation(owner.ToString(),
+                fmt::format("changelog {} unregistered but not registered by it", tp.ToString()));
+    }
+  }
+
+  void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
+                       const TaskIncarnation& owner, TaskType, int64_t, int64_t) override {
+    RequireRegistered(reader, tp, owner, "restores");
+    // Restoring into a task the restore thread no longer holds.
+    const TaskRecord* record = ledger().Find(owner);
+    if (record != nullptr && record->holder != TaskHolder::kRestoreThread) {
+      Violation(owner.ToString(),
+                fmt::format("changelog {} restores into the task while the {} holds it",
+                            tp.ToString(), TaskHolderName(record->holder)));
+    }
+  }
+
+  void OnCompleted(std::string_view reader, const TopicPartition& tp,
+                   const TaskIncarnation& owner, int64_t, int64_t) override {
+    RequireRegistered(reader, tp, owner, "completes");
+  }
+
+  void OnCloseApplied(std::string_view reader, const TaskIncarnation& who) override {
+    const std::string rt = Str(reader);
+    if (const TaskRecord* record = ledger().Find(who);
+        record != nullptr && record->holder == TaskHolder::kToRestore &&
+        record->restore_thread == rt) {
+      // Rounds apply in the order they were sent: a CLOSE cannot overtake the CREATE before it.
+      Violation(who.ToString(),
+                fmt::format("its CLOSE was applied in {} before its CREATE, still queued", rt));
+    }
+    for (const auto& [key, reg] : ledger().registered) {
+      if (key.first == rt && reg.owner == who) {
+        Violation(who.ToString(),
+                  fmt::format("changelog {} still registered in {} after its CLOSE was applied",
+                              key.second.ToString(), rt));
+      }
+    }
+  }
+
+  // Registration <-> ownership: a task leaves the restore thread with nothing of it still
+  // restoring or updating (completed active changelogs stay until the CLOSE, by design).
+  void OnHandOff(std::string_view reader, const TaskIncarnation& who, TaskHolder from,
+                 TaskHolder to) override {
+    if (from != TaskHolder::kRestoreThread) return;
+    for (const auto& [key, reg] : ledger().registered) {
+      if (key.first == reader && reg.owner == who && !reg.completed) {
+        Violation(who.ToString(),
+                  fmt::format("leaves {} with changelog {} still registered and not completed",
+                              Str(reader), key.second.ToString()));
+      }
+    }
+  }
+
+  void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) override {
+    for (const auto& [key, reg] : ledger().registered) {
+      if (reg.task_dir == state.task_dir()) {
+        Violation(reg.owner.ToString(),
+                  fmt::format("type conversion {} -> {} of {} while changelog {} is registered "
+                              "in {} (by {})",
+                              TaskTypeName(from), TaskTypeName(to), state.task_dir(),
+                              key.second.ToString(), key.first, reg.owner.ToString()));
+      }
+    }
+  }
+
+ private:
+  void RequireRegistered(std::string_view reader, const TopicPartition& tp,
+                         const TaskIncarnation& owner, std::string_view what) {
+    auto it = ledger().registered.find({Str(reader), tp});
+    if (it == ledger().registered.end() || it->second.owner != owner) {
+      Violation(owner.ToString(), fmt::format("{} changelog {} without being registered for it",
+                                              what, tp.ToString()));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewRegistrationChecker(OracleContext& c) {
+  return std::make_unique<RegistrationChecker>(c);
+}
+
+}  // namespace restoresim::properties

@@ -1,0 +1,74 @@
+// thread_confinement: each transport client is called only by the thread that owns it — the
+// main consumer and the producer by their stream thread (so only it resumes input partitions
+// and commits), the restore consumer and its admin client by their restore thread — except
+// that once the owner finished, the thread that joined it may close what it left; a changelog
+// reader is driven only by its restore thread; a task becomes RUNNING only on the stream
+// thread that created it. (The transport reports every call: fakes/fake_broker.h.)
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+class ThreadConfinementChecker final : public Checker {
+ public:
+  explicit ThreadConfinementChecker(OracleContext& c) : Checker(c, "thread_confinement") {}
+
+  void OnTransportCall(std::string_view client_id, std::string_view call) override {
+    auto owner = ledger().client_owner.find(Str(client_id));
+    if (owner == ledger().client_owner.end()) return;
+    const std::string current = context().CurrentThreadName();
+    if (current == owner->second || ledger().finished_threads.contains(owner->second)) return;
+    Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", Str(call),
+                                   Str(client_id), owner->second));
+  }
+
+  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override {
+    if (to != TaskState::kRunning) return;
+    const TaskRecord* record = ledger().Find(task.incarnation());
+    if (record == nullptr) return;
+    const std::string current = context().CurrentThreadName();
+    if (record->stream_thread.empty() || !context().ThreadExists(record->stream_thread)) return;
+    if (current != record->stream_thread) {
+      Violation(task.incarnation().ToString(),
+                fmt::format("made RUNNING on thread '{}', not on its stream thread '{}'", current,
+                            record->stream_thread));
+    }
+  }
+
+  void OnRegistered(std::string_view reader, const TopicPartition& tp, const TaskIncarnation&,
+                    TaskType) override {
+    CheckReaderThread(reader, "registers");
+  }
+  void OnUnregistered(std::string_view reader, const TopicPartition&,
+                      const TaskIncarnation&) override {
+    CheckReaderThread(reader, "unregisters");
+  }
+  void OnRestoredBatch(std::string_view reader, const TopicPartition&, const TaskIncarnation&,
+                       TaskType, int64_t, int64_t) override {
+    CheckReaderThread(reader, "restores a batch");
+  }
+  void OnReaderMode(std::string_view reader, ReaderMode) override {
+    CheckReaderThread(reader, "changes mode");
+  }
+
+ private:
+  // A reader is named after its restore thread; a reader driven by a test has no such thread.
+  void CheckReaderThread(std::string_view reader, std::string_view action) {
+    const std::string current = context().CurrentThreadName();
+    if (current == reader || !context().ThreadExists(reader)) return;
+    Violation(current, fmt::format("the changelog reader of {} {} on thread '{}'", Str(reader),
+                                   Str(action), current));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewThreadConfinementChecker(OracleContext& c) {
+  return std::make_unique<ThreadConfinementChecker>(c);
+}
+
+}  // namespace restoresim::properties

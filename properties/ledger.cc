@@ -1,0 +1,349 @@
+#include "properties/ledger.h"
+
+#include <fmt/format.h>
+
+#include "core/runtime/count_topology.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+// Every store's contents (a store that cannot be read is left out).
+std::map<std::string, std::map<std::string, std::string>> ReadStores(const StateManager& state) {
+  std::map<std::string, std::map<std::string, std::string>> contents;
+  StateManager& sm = const_cast<StateManager&>(state);  // reading, no scheduling point
+  for (const std::string& name : sm.StoreNames()) {
+    KeyValueStore* store = sm.Store(name);
+    if (store == nullptr) continue;
+    absl::StatusOr<std::map<std::string, std::string>> all = store->ReadAll();
+    if (all.ok()) contents[name] = std::move(*all);
+  }
+  return contents;
+}
+
+}  // namespace
+
+std::optional<TaskType> Wanted::Of(TaskId id) const {
+  if (active.contains(id)) return TaskType::kActive;
+  if (standby.contains(id)) return TaskType::kStandby;
+  return std::nullopt;
+}
+
+Ledger::Ledger(std::function<std::string()> current_thread,
+               std::function<int64_t(const TopicPartition&)> log_start)
+    : current_thread_(std::move(current_thread)), log_start_(std::move(log_start)) {}
+
+const TaskRecord* Ledger::Find(const TaskIncarnation& who) const {
+  auto it = open.find(who);
+  return it == open.end() ? nullptr : &it->second;
+}
+
+const TaskIncarnation* Ledger::OwnerOf(const StateManager& state) const {
+  auto it = owner_of_.find(&state);
+  return it == owner_of_.end() ? nullptr : &it->second;
+}
+
+void Ledger::OnAppend(const TopicPartition& tp, const ConsumerRecord& record) {
+  std::vector<ConsumerRecord>& log = history[tp];
+  // Offsets are dense from 0 in a fresh topic; keep the index equal to the offset.
+  while (static_cast<int64_t>(log.size()) < record.offset) {
+    log.push_back(ConsumerRecord{.offset = static_cast<int64_t>(log.size())});
+  }
+  if (static_cast<int64_t>(log.size()) == record.offset) log.push_back(record);
+}
+
+void Ledger::OnCrash() {
+  // What the disk kept is what was durable, which the ledger does not track: forget what it
+  // knew about directories' contents and checkpoints (the next open tells again).
+  for (auto& [dir, record] : dirs) {
+    record.clean_close.reset();
+    record.checkpointed_high.clear();
+    record.wiped = false;
+  }
+}
+
+// ---- tasks ----
+
+void Ledger::OnTaskOpened(const Task& task) {
+  TaskRecord record;
+  record.task_dir = task.state_manager().task_dir();
+  record.type = task.effective_type();  // its stream thread: from the decision that made it
+  record.state_manager = &task.state_manager();
+  owner_of_[record.state_manager] = task.incarnation();
+  open.emplace(task.incarnation(), std::move(record));
+}
+
+void Ledger::OnTaskTransition(const Task& task, TaskState from, TaskState to) {
+  auto it = open.find(task.incarnation());
+  if (it == open.end()) return;
+  it->second.state = to;
+  if (to != TaskState::kClosed) return;
+  auto owner = owner_of_.find(it->second.state_manager);
+  if (owner != owner_of_.end() && owner->second == task.incarnation()) owner_of_.erase(owner);
+  open.erase(it);
+  closed.insert(task.incarnation());
+}
+
+void Ledger::OnTaskDestroyed(const TaskIncarnation& who, TaskState state) {
+  auto it = open.find(who);
+  if (it == open.end()) return;
+  dropped.emplace(who, it->second.holder);
+  auto owner = owner_of_.find(it->second.state_manager);
+  if (owner != owner_of_.end() && owner->second == who) owner_of_.erase(owner);
+  open.erase(it);
+}
+
+void Ledger::OnHandOff(std::string_view restore_thread, const TaskIncarnation& who,
+                       TaskHolder from, TaskHolder to) {
+  restore_threads.insert(Str(restore_thread));
+  if (from == TaskHolder::kStreamThread && to == TaskHolder::kToRestore) {
+    stream_of.try_emplace(Str(restore_thread), current_thread_());
+  }
+  // A resumed incarnation comes back in a new CREATE after its CLOSE: it may register again.
+  if (to == TaskHolder::kToRestore) close_applied.erase({Str(restore_thread), who});
+  auto it = open.find(who);
+  if (it == open.end()) return;
+  it->second.holder = to;
+  if (it->second.restore_thread.empty()) it->second.restore_thread = Str(restore_thread);
+}
+
+void Ledger::OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) {
+  close_applied.emplace(Str(restore_thread), who);
+}
+
+void Ledger::OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
+                            bool drained) {
+  const std::string rt = Str(restore_thread);
+  events_in_flight[rt] += drained ? -1 : 1;
+  if (drained || event.kind != RestoreEvent::Kind::kCorrupted) return;
+  corruption_reported.insert(event.incarnation);
+  std::string dir;
+  if (event.task != nullptr) {
+    dir = event.task->state_manager().task_dir();
+  } else if (const TaskRecord* record = Find(event.incarnation)) {
+    dir = record->task_dir;
+  }
+  if (!dir.empty()) {
+    dirs[dir].corrupted.insert(event.corrupted_changelogs.begin(),
+                               event.corrupted_changelogs.end());
+  }
+}
+
+// ---- the changelog reader ----
+
+void Ledger::OnRegistered(std::string_view reader, const TopicPartition& changelog,
+                          const TaskIncarnation& owner, TaskType type) {
+  Registration reg{.owner = owner, .type = type};
+  if (const TaskRecord* record = Find(owner)) {
+    reg.task_dir = record->task_dir;
+    reg.from_scratch =
+        record->state_manager != nullptr && !record->state_manager->StartOffset(changelog);
+  }
+  registered.insert_or_assign(ReaderKey{Str(reader), changelog}, std::move(reg));
+}
+
+void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
+                            const TaskIncarnation& owner) {
+  registered.erase(ReaderKey{Str(reader), changelog});
+}
+
+void Ledger::OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
+                             const TaskIncarnation& owner, TaskType type, int64_t next_offset,
+                             int64_t records) {
+  auto it = registered.find(ReaderKey{Str(reader), changelog});
+  if (it == registered.end()) return;
+  it->second.position = next_offset;
+  NoteScratchStart(it->second, changelog);
+}
+
+// Restoring from the log start (no checkpoint): what lay below the log start when it first
+// read (or completed) may be gone from the store. (The log start then is at least the one it
+// restored from: a read below it would have been out of range.)
+void Ledger::NoteScratchStart(Registration& reg, const TopicPartition& changelog) {
+  if (!reg.from_scratch || reg.scratch_noted || reg.task_dir.empty()) return;
+  reg.scratch_noted = true;
+  int64_t& below = dirs[reg.task_dir].compacted_below[changelog];
+  below = std::max(below, log_start_(changelog));
+}
+
+void Ledger::OnCompleted(std::string_view reader, const TopicPartition& changelog,
+                         const TaskIncarnation& owner, int64_t position, int64_t end_offset) {
+  auto it = registered.find(ReaderKey{Str(reader), changelog});
+  if (it != registered.end()) {
+    it->second.completed = true;
+    NoteScratchStart(it->second, changelog);
+  }
+  auto task = open.find(owner);
+  if (task != open.end()) task->second.completed.insert(changelog);
+}
+
+void Ledger::OnListener(std::string_view reader, const TopicPartition& changelog,
+                        ListenerCall call) {
+  ReaderKey key{Str(reader), changelog};
+  if (call == ListenerCall::kStart) listening.insert(key);
+  if (call == ListenerCall::kEnd || call == ListenerCall::kSuspended) listening.erase(key);
+}
+
+void Ledger::OnReaderDestroyed(std::string_view reader) {
+  const std::string rt = Str(reader);
+  for (auto it = registered.begin(); it != registered.end();) {
+    it = it->first.first == rt ? registered.erase(it) : std::next(it);
+  }
+  for (auto it = close_applied.begin(); it != close_applied.end();) {
+    it = it->first == rt ? close_applied.erase(it) : std::next(it);
+  }
+}
+
+// ---- state managers ----
+
+void Ledger::OnStoresRegistered(const StateManager& state) {
+  dir_users.try_emplace(state.task_dir(), &state);
+  DirRecord& dir = dirs[state.task_dir()];
+  dir.pending.clear();
+  dir.flushed.clear();
+  for (const auto& [tp, offset] : state.flushed_offsets()) {
+    dir.pending[tp] = offset;
+    dir.flushed[tp] = offset;
+  }
+  dir.checkpointed = state.flushed_offsets();
+  dir.checkpoint_failed = false;
+  dir.clean_close.reset();
+  dir.wiped = false;
+}
+
+void Ledger::OnStoresReleased(const StateManager& state) {
+  auto it = dir_users.find(state.task_dir());
+  if (it != dir_users.end() && it->second == &state) dir_users.erase(it);
+}
+
+void Ledger::OnStoresClosing(const StateManager& state, bool clean) {
+  DirRecord& dir = dirs[state.task_dir()];
+  if (!clean || dir.checkpoint_failed) {
+    dir.clean_close.reset();
+    return;
+  }
+  dir.clean_close = CleanClose{.checkpoint = dir.checkpointed, .contents = ReadStores(state)};
+}
+
+void Ledger::OnAdvance(const StateManager& state, const TopicPartition& changelog,
+                       int64_t next_offset) {
+  dirs[state.task_dir()].pending[changelog] = next_offset;
+}
+
+void Ledger::OnFlushed(const StateManager& state) {
+  DirRecord& dir = dirs[state.task_dir()];
+  dir.flushed = dir.pending;
+}
+
+void Ledger::OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) {
+  DirRecord& dir = dirs[state.task_dir()];
+  dir.checkpointed = offsets;  // confirmed (or marked failed) by OnCheckpointResult
+}
+
+void Ledger::OnCheckpointResult(const StateManager& state, bool written) {
+  DirRecord& dir = dirs[state.task_dir()];
+  dir.checkpoint_failed = !written;
+  if (!written) return;
+  for (const auto& [tp, offset] : dir.checkpointed) {
+    int64_t& high = dir.checkpointed_high[tp];
+    high = std::max(high, offset);
+  }
+}
+
+void Ledger::OnWiped(const StateManager& state) {
+  DirRecord& dir = dirs[state.task_dir()];
+  dir = DirRecord{};
+  dir.wiped = true;
+}
+
+void Ledger::OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {
+  DirRecord& dir = dirs[state.task_dir()];
+  dir.checkpointed_high.erase(changelog);
+  dir.compacted_below.erase(changelog);
+  dir.corrupted.erase(changelog);
+}
+
+// ---- stream threads, restore threads, clients ----
+
+void Ledger::OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
+                          const std::set<TaskId>& standby) {
+  wanted[Str(stream_thread)] = Wanted{active, standby};
+}
+
+void Ledger::OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
+                        TaskDecision decision, TaskType type) {
+  if (decision != TaskDecision::kCreate && decision != TaskDecision::kRecycle) return;
+  auto it = open.find(who);
+  if (it != open.end()) it->second.stream_thread = Str(stream_thread);
+}
+
+void Ledger::OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {
+  stream_of[Str(restore_thread)] = Str(stream_thread);
+}
+
+void Ledger::OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
+                                 StreamThreadState to) {
+  if (to == StreamThreadState::kPendingShutdown || to == StreamThreadState::kDead) {
+    finished_threads.insert(Str(stream_thread));
+  }
+}
+
+void Ledger::OnRestoreStopped(std::string_view restore_thread) {
+  finished_threads.insert(Str(restore_thread));
+}
+
+void Ledger::OnClientOwner(std::string_view client_id, std::string_view thread) {
+  client_owner[Str(client_id)] = Str(thread);
+  finished_threads.erase(Str(thread));
+}
+
+// ---- history ----
+
+std::string DiffFromHistory(const std::vector<ConsumerRecord>& history, int64_t upto,
+                            int64_t compacted_below,
+                            const std::map<std::string, std::string>& actual, bool or_later) {
+  // Per key: its value after the last record below `upto` (nullopt: none or a tombstone),
+  // whether that record lies below the compacted range, and what later records say.
+  struct Key {
+    std::optional<std::string> value;
+    bool seen = false;
+    int64_t offset = -1;
+    std::set<std::optional<std::string>> later;
+  };
+  std::map<std::string, Key> keys;
+  for (const ConsumerRecord& r : history) {
+    if (r.key.empty() && !r.value.has_value()) continue;  // a hole in the history
+    Key& k = keys[r.key];
+    if (r.offset < upto) {
+      k.value = r.value;
+      k.seen = true;
+      k.offset = r.offset;
+    } else if (or_later) {
+      k.later.insert(r.value);
+    } else {
+      break;
+    }
+  }
+  std::string diff;
+  int shown = 0;
+  auto note = [&](const std::string& text) {
+    if (shown++ < 5) diff += " " + text + ";";
+  };
+  auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("nothing"); };
+  for (const auto& [key, k] : keys) {
+    auto it = actual.find(key);
+    const std::optional<std::string> found =
+        it == actual.end() ? std::nullopt : std::optional<std::string>(it->second);
+    if (found == k.value) continue;
+    if (!found.has_value() && k.seen && k.offset < compacted_below) continue;  // compacted away
+    if (k.later.contains(found)) continue;  // ahead of `upto` for this key
+    note(fmt::format("{}: expected {}, found {}", key, show(k.value), show(found)));
+  }
+  for (const auto& [key, value] : actual) {
+    if (!keys.contains(key)) note(fmt::format("{}: expected nothing, found {}", key, value));
+  }
+  return diff;
+}
+
+}  // namespace restoresim::properties

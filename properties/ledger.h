@@ -1,0 +1,177 @@
+// Ledger: the oracle's own account of a run — who holds each task, what each changelog reader
+// has registered, what each task directory's stores hold and checkpointed, what each stream
+// thread is assigned, who owns each transport client, and the whole history of every
+// changelog. The checkers (checker.h) read it; the Oracle updates it after every checker saw an
+// event, so a checker sees the state *before* the event it judges.
+//
+// It keeps facts only; it judges nothing (every violation is a checker's). Identity of state
+// managers is by pointer, used for lookup only and never for ordering.
+//
+// Thread-safety: not thread-safe; the oracle's OS thread only.
+#ifndef RESTORESIM_PROPERTIES_LEDGER_H_
+#define RESTORESIM_PROPERTIES_LEDGER_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/runtime/runtime_observer.h"
+
+namespace restoresim::properties {
+
+struct TaskRecord {
+  TaskHolder holder = TaskHolder::kStreamThread;
+  TaskState state = TaskState::kCreated;
+  std::string restore_thread;  // once handed to one
+  std::string stream_thread;   // the stream thread whose task manager made it ("" if none)
+  std::string task_dir;
+  TaskType type = TaskType::kActive;   // effective type at creation
+  std::set<TopicPartition> completed;  // changelogs completed under this incarnation
+  const StateManager* state_manager = nullptr;
+};
+
+struct Registration {
+  TaskIncarnation owner;
+  TaskType type = TaskType::kActive;
+  bool completed = false;
+  int64_t position = -1;
+  std::string task_dir;  // empty for a reader driven directly by a test
+  bool from_scratch = false;   // registered without a checkpointed position
+  bool scratch_noted = false;  // its log start noted (Ledger::NoteScratchStart)
+};
+
+// What a clean close left in a directory: the checkpoint and the stores' contents.
+struct CleanClose {
+  CheckpointOffsets checkpoint;
+  std::map<std::string, std::map<std::string, std::string>> contents;  // per store
+};
+
+struct DirRecord {
+  std::map<TopicPartition, int64_t> pending;  // the oracle's account of Advance
+  std::map<TopicPartition, int64_t> flushed;  // and of flushes
+  std::set<TopicPartition> corrupted;         // reported corrupted, not wiped since
+  // The last checkpoint written (or read at the last open), and whether a write failed since.
+  CheckpointOffsets checkpointed;
+  bool checkpoint_failed = false;
+  // The highest offset ever checkpointed since the last wipe or crash: restoring below it is
+  // restoring records again.
+  std::map<TopicPartition, int64_t> checkpointed_high;
+  // Restored from the log start while the log started here: records below it may be missing
+  // from the store (compaction), and only those.
+  std::map<TopicPartition, int64_t> compacted_below;
+  std::optional<CleanClose> clean_close;  // the last close, when clean and nothing since
+  bool wiped = false;                     // wiped, not opened since
+};
+
+struct Wanted {
+  std::set<TaskId> active;
+  std::set<TaskId> standby;
+  std::optional<TaskType> Of(TaskId id) const;
+};
+
+// A changelog's whole history (every record ever appended), from offset 0.
+using LogHistory = std::map<TopicPartition, std::vector<ConsumerRecord>>;
+
+class Ledger final : public RuntimeObserver {
+ public:
+  using ReaderKey = std::pair<std::string, TopicPartition>;
+
+  // `current_thread`: the current simulated thread's name; `log_start`: a changelog's log
+  // start offset now.
+  Ledger(std::function<std::string()> current_thread,
+         std::function<int64_t(const TopicPartition&)> log_start);
+
+  const TaskRecord* Find(const TaskIncarnation& who) const;
+  // The open task whose state manager this is (null: none, e.g. a test's own state manager).
+  const TaskIncarnation* OwnerOf(const StateManager& state) const;
+
+  // ---- the facts ----
+  std::map<TaskIncarnation, TaskRecord> open;
+  std::set<TaskIncarnation> closed;
+  std::map<TaskIncarnation, TaskHolder> dropped;  // destroyed without being closed
+  std::map<std::string, const StateManager*> dir_users;
+  std::set<std::pair<std::string, TaskIncarnation>> close_applied;
+  std::map<ReaderKey, Registration> registered;
+  std::set<ReaderKey> listening;
+  std::map<std::string, DirRecord> dirs;
+  std::map<std::string, int64_t> events_in_flight;  // per restore thread
+  std::set<TaskIncarnation> corruption_reported;
+  std::set<std::string> restore_threads;
+  std::map<std::string, Wanted> wanted;             // per stream thread
+  std::map<std::string, std::string> stream_of;     // restore thread -> its stream thread
+  std::map<std::string, std::string> client_owner;  // client id -> thread
+  std::set<std::string> finished_threads;           // stream threads past their loop, stopped
+                                                    // restore threads
+  LogHistory history;
+
+  // Called by the world: every record the broker appended, and crashes of the file system
+  // (what the disk keeps is no longer what the ledger last saw written).
+  void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
+  void OnCrash();
+
+  // ---- RuntimeObserver: bookkeeping only ----
+  void OnTaskOpened(const Task& task) override;
+  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override;
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) override;
+  void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who, TaskHolder from,
+                 TaskHolder to) override;
+  void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) override;
+  void OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
+                      bool drained) override;
+  void OnRegistered(std::string_view reader, const TopicPartition& changelog,
+                    const TaskIncarnation& owner, TaskType type) override;
+  void OnUnregistered(std::string_view reader, const TopicPartition& changelog,
+                      const TaskIncarnation& owner) override;
+  void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
+                       const TaskIncarnation& owner, TaskType type, int64_t next_offset,
+                       int64_t records) override;
+  void OnCompleted(std::string_view reader, const TopicPartition& changelog,
+                   const TaskIncarnation& owner, int64_t position, int64_t end_offset) override;
+  void OnListener(std::string_view reader, const TopicPartition& changelog,
+                  ListenerCall call) override;
+  void OnReaderDestroyed(std::string_view reader) override;
+  void OnStoresRegistered(const StateManager& state) override;
+  void OnStoresReleased(const StateManager& state) override;
+  void OnStoresClosing(const StateManager& state, bool clean) override;
+  void OnAdvance(const StateManager& state, const TopicPartition& changelog,
+                 int64_t next_offset) override;
+  void OnFlushed(const StateManager& state) override;
+  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override;
+  void OnCheckpointResult(const StateManager& state, bool written) override;
+  void OnWiped(const StateManager& state) override;
+  void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;
+  void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
+                    const std::set<TaskId>& standby) override;
+  void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
+                  TaskDecision decision, TaskType type) override;
+  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;
+  void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
+                           StreamThreadState to) override;
+  void OnRestoreStopped(std::string_view restore_thread) override;
+  void OnClientOwner(std::string_view client_id, std::string_view thread) override;
+
+ private:
+  void NoteScratchStart(Registration& reg, const TopicPartition& changelog);
+
+  std::function<std::string()> current_thread_;
+  std::function<int64_t(const TopicPartition&)> log_start_;
+  std::map<const StateManager*, TaskIncarnation> owner_of_;  // lookup only
+};
+
+// What a store restored or written up to `upto` may hold: the fold of the history below
+// `upto`, where a key whose last record lies below `compacted_below` may also be missing
+// (removed with the records the log no longer has). With `or_later`, a key may instead hold
+// what a later record of it says (the store is ahead of `upto` for that key: data newer than
+// a checkpoint). Returns "" when `actual` fits, else what differs (at most a few keys).
+std::string DiffFromHistory(const std::vector<ConsumerRecord>& history, int64_t upto,
+                            int64_t compacted_below,
+                            const std::map<std::string, std::string>& actual,
+                            bool or_later = false);
+
+}  // namespace restoresim::properties
+
+#endif  // RESTORESIM_PROPERTIES_LEDGER_H_
