@@ -190,7 +190,7 @@ SimThreadId Simulation::Decide() {
                      options_.steps_max));
     return kNoSimThread;
   }
-  const SimThreadId next = strategy_->PickThread(runnable_, current_, steps_);
+  const SimThreadId next = strategy_->PickThread(runnable_, pending_, current_, steps_);
   RS_CHECK(std::binary_search(runnable_.begin(), runnable_.end(), next),
            "strategy {} picked thread {} which is not runnable", strategy_->Spec(), next);
   if (options_.record_choices) {
@@ -336,12 +336,21 @@ void Simulation::UnwindAll() {
 // ---- SimHooks: points, blocking, waking ----
 
 void Simulation::Point(SimOp op, uint32_t object) {
+  PointWith(op, object, PendingOpAt(op, object, /*read_only=*/false));
+}
+
+void Simulation::ReadPoint(SimOp op, uint32_t object) {
+  PointWith(op, object, PendingOpAt(op, object, /*read_only=*/true));
+}
+
+void Simulation::PointWith(SimOp op, uint32_t object, const PendingOp& pending) {
   if (aborting_) {
     CheckAbort(op);
     return;
   }
   RS_CHECK(current_ != kNoSimThread, "scheduling point outside a simulated thread");
   Record(TraceKind::kPoint, current_, op, object, 0);
+  pending_[current_] = pending;
   Schedule(op);
 }
 
@@ -352,6 +361,7 @@ SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs d
   }
   RS_CHECK(current_ != kNoSimThread, "blocking outside a simulated thread");
   const SimThreadId self = current_;
+  pending_[self] = PendingOpAt(op, object, /*read_only=*/false);
   if (deadline_ns <= now_ns_) {  // already late: a timeout that still lets others run
     Record(TraceKind::kTimeout, self, op, object, now_ns_);
     Schedule(op);
@@ -432,6 +442,7 @@ SimThreadId Simulation::Spawn(std::string name, std::function<void()> body) {
   SimThread& t = *threads_.emplace_back(std::make_unique<SimThread>());
   t.name = std::move(name);
   t.body = std::move(body);
+  pending_.push_back(PendingOp{});  // its start: races with nothing
   if (aborting_) {  // a destructor spawning while the run unwinds: the thread never runs
     t.state = ThreadState::kFinished;
     return id;
