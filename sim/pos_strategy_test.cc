@@ -203,6 +203,7 @@ class RecordingStrategy final : public Strategy {
   std::vector<SimThreadId> picked_thread;
 
   std::string Spec() const override { return "recording"; }
+  bool UsesPendingOps() const override { return true; }
   SimThreadId PickThread(std::span<const SimThreadId> runnable,
                          std::span<const PendingOp> pending, SimThreadId, uint64_t) override {
     const SimThreadId next = runnable.back();
@@ -262,6 +263,35 @@ TEST(SimulationPendingOpTest, EachThreadIsReportedAtTheOperationItIsSuspendedAt)
   }
   EXPECT_THAT(main_ops, ElementsAre(PendingOp{}, PendingOp{SimOp::kSpawn, 1, Access::kNone},
                                     PendingOp{SimOp::kJoin, 1, Access::kNone}));
+}
+
+// A strategy that does not ask for pending operations gets none (the simulation then does not
+// keep them: random and PCT pay nothing for POS); a replay asks for them when its fallback does.
+class IgnoringStrategy final : public Strategy {
+ public:
+  std::string Spec() const override { return "ignoring"; }
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId, uint64_t) override {
+    EXPECT_TRUE(pending.empty());
+    return runnable[0];
+  }
+  uint64_t PickValue(uint64_t, ChoiceKind) override { return 0; }
+};
+
+TEST(SimulationPendingOpTest, OnlyAStrategyThatUsesThemGetsPendingOperations) {
+  Simulation sim(SimOptions{}, std::make_unique<IgnoringStrategy>());
+  const RunOutcome outcome = sim.Run([]() {
+    Thread worker("worker", []() { Yield(); });
+    worker.Join();
+  });
+  EXPECT_TRUE(outcome.ok()) << outcome.message;
+  EXPECT_FALSE(RandomWalkStrategy(Prng(1)).UsesPendingOps());
+  EXPECT_FALSE(PctStrategy(Prng(1), 3, 10).UsesPendingOps());
+  EXPECT_FALSE(QuietStrategy().UsesPendingOps());
+  EXPECT_TRUE(PosStrategy(Prng(1)).UsesPendingOps());
+  EXPECT_TRUE(ReplayStrategy({}, std::make_unique<PosStrategy>(Prng(1))).UsesPendingOps());
+  EXPECT_FALSE(ReplayStrategy({}, std::make_unique<QuietStrategy>()).UsesPendingOps());
+  EXPECT_FALSE(ReplayStrategy({}, nullptr).UsesPendingOps());
 }
 
 // ---- determinism and replay through RunProgram ----

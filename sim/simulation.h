@@ -128,8 +128,8 @@ class Simulation final : public SimHooks {
   const SimThread& sim_thread(SimThreadId id) const { return *threads_[id]; }
   static void FiberMain(void* arg);
   void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg);
-  // Point and ReadPoint: `pending` is what the current thread does when it runs on.
-  void PointWith(SimOp op, uint32_t object, const PendingOp& pending);
+  // Point and ReadPoint (`read_only`: what the strategy's pending operation says).
+  void PointAs(SimOp op, uint32_t object, bool read_only);
   // Picks and switches to the next thread (possibly the current one). Advances virtual time
   // or stops the run when nothing can run.
   void Schedule(SimOp op);
@@ -157,9 +157,10 @@ class Simulation final : public SimHooks {
   // Owned one by one: a context must not move while its fiber is suspended.
   std::vector<std::unique_ptr<SimThread>> threads_;
   std::vector<SimThreadId> runnable_;  // sorted ascending
-  // By thread id: the operation of the scheduling point each thread is suspended at (for the
-  // strategy; a new thread's is its start).
+  // By thread id: the operation of the scheduling point each thread is suspended at (a new
+  // thread's is its start); kept only when the strategy uses it (track_pending_).
   std::vector<PendingOp> pending_;
+  const bool track_pending_;
   std::vector<ObjectInfo> objects_;
   std::vector<uint64_t> choices_;
   std::vector<ChoiceInfo> choice_infos_;

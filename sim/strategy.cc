@@ -74,28 +74,7 @@ uint64_t PctStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
   return n == 1 ? 0 : prng_.Uniform(n);
 }
 
-// ---- pending operations and races ----
-
-PendingOp PendingOpAt(SimOp op, uint32_t object, bool read_only) {
-  PendingOp pending{.op = op, .object = object, .access = Access::kWrite};
-  switch (op) {
-    case SimOp::kYield:
-    case SimOp::kSpawn:  // the object is the new thread's id
-    case SimOp::kJoin:   // the object is the joined thread's id
-    case SimOp::kSleep:
-    case SimOp::kMark:
-      pending.access = Access::kNone;
-      break;
-    default:
-      if (object == 0) {
-        pending.access = Access::kNone;
-      } else if (read_only) {
-        pending.access = Access::kRead;
-      }
-      break;
-  }
-  return pending;
-}
+// ---- races ----
 
 bool Races(const PendingOp& a, const PendingOp& b) {
   if (a.access == Access::kNone || b.access == Access::kNone) return false;

@@ -66,8 +66,17 @@ struct PendingOp {
 
 // The pending operation of a thread at the scheduling point (op, object): Point(op, object)
 // with `read_only` false, ReadPoint with true, Block(..., op, object, ...) likewise. Spawn,
-// join (whose object is a thread id, not an object id), yield and sleep never race.
-PendingOp PendingOpAt(SimOp op, uint32_t object, bool read_only);
+// join (whose object is a thread id, not an object id), yield and sleep never race. Inline: the
+// simulation calls it at every scheduling point of a POS run.
+inline PendingOp PendingOpAt(SimOp op, uint32_t object, bool read_only) {
+  const bool no_object = object == 0 || op == SimOp::kYield || op == SimOp::kSpawn ||
+                         op == SimOp::kJoin || op == SimOp::kSleep || op == SimOp::kMark;
+  return PendingOp{.op = op,
+                   .object = object,
+                   .access = no_object   ? Access::kNone
+                             : read_only ? Access::kRead
+                                         : Access::kWrite};
+}
 
 // POS's race: two pending operations (of different threads) race when they touch the same
 // object and at least one may write it. kNone never races.
@@ -88,11 +97,15 @@ class Strategy {
   // A new thread exists (ids are dense, in creation order).
   virtual void OnSpawn(SimThreadId thread) { (void)thread; }
 
+  // Whether PickThread looks at `pending`. Asked once, when the Simulation is built: only then
+  // does it keep every thread's pending operation (a store at every scheduling point that the
+  // other strategies need not pay for), else it passes an empty span.
+  virtual bool UsesPendingOps() const { return false; }
+
   // Picks the next thread. `runnable` is sorted ascending and never empty; `pending`, indexed
-  // by thread id, holds what each thread does when it next runs (the Simulation passes every
-  // thread's; a strategy that ignores it may be given an empty span); `current` is the thread
-  // at the scheduling point (kNoSimThread at the start; it may be blocked). `step` counts
-  // scheduling decisions from 1.
+  // by thread id, holds what each thread does when it next runs (every thread's when
+  // UsesPendingOps(), else empty); `current` is the thread at the scheduling point
+  // (kNoSimThread at the start; it may be blocked). `step` counts scheduling decisions from 1.
   virtual SimThreadId PickThread(std::span<const SimThreadId> runnable,
                                  std::span<const PendingOp> pending, SimThreadId current,
                                  uint64_t step) = 0;
@@ -156,6 +169,7 @@ class PosStrategy final : public Strategy {
   explicit PosStrategy(const Prng& prng) : prng_(prng) {}
   std::string Spec() const override { return "pos"; }
   void OnSpawn(SimThreadId thread) override;
+  bool UsesPendingOps() const override { return true; }
   // REQUIRES: pending[t] for every t in runnable.
   SimThreadId PickThread(std::span<const SimThreadId> runnable,
                          std::span<const PendingOp> pending, SimThreadId current,
@@ -186,6 +200,7 @@ class ReplayStrategy final : public Strategy {
                  bool skip_unrunnable = false);
   std::string Spec() const override { return "replay"; }
   void OnSpawn(SimThreadId thread) override;
+  bool UsesPendingOps() const override { return fallback_ && fallback_->UsesPendingOps(); }
   SimThreadId PickThread(std::span<const SimThreadId> runnable,
                          std::span<const PendingOp> pending, SimThreadId current,
                          uint64_t step) override;
