@@ -43,7 +43,11 @@ BrokerFaults BrokerFaults::Swarm(RandomSource& random, bool include_fatal) {
   for (const SwarmCap& c : kSwarmCaps) {
     if (c.fatal && !include_fatal) continue;
     ++candidates;
-    if (random.OneIn(2)) f.*c.rate = 1 + static_cast<uint32_t>(random.Uniform(c.cap_per_mille));
+    // On iff the coin says 1, at 1 + (0..cap-1) per mille: the answer 0 is the quiet one
+    // (off; the lowest rate), which is what a shrinker lowers data choices toward.
+    if (random.Uniform(2) == 1) {
+      f.*c.rate = 1 + static_cast<uint32_t>(random.Uniform(c.cap_per_mille));
+    }
   }
   if (!f.any()) {
     // Swarm runs exist to see faults: when the coin flips turned every fault off, turn one on.
@@ -108,7 +112,9 @@ void FaultInjector::SetFaults(const BrokerFaults& faults) {
 bool FaultInjector::Hit(uint32_t per_mille) {
   // Nothing is drawn for a fault that is off, so a run without faults makes no data choices.
   if (random_ == nullptr || per_mille == 0) return false;
-  return random_->Uniform(kPerMille) < per_mille;
+  // The top `per_mille` answers of 1000 hit, so the answer 0 is "no fault" at every rate below
+  // 1000 (the same probability as "< per_mille", with the quiet answer at 0).
+  return random_->Uniform(kPerMille) >= kPerMille - per_mille;
 }
 
 FaultInjector::RequestFault FaultInjector::OnRequest(std::string_view call, bool is_fetch) {
@@ -146,7 +152,8 @@ int64_t FaultInjector::PartialFetchBudget(int64_t budget) {
   // Only a budget of two or more can shrink and still return something.
   if (budget < 2 || !Hit(faults_.partial_fetch_per_mille)) return budget;
   ++counts_.partial_fetch;
-  const int64_t partial = 1 + static_cast<int64_t>(random_->Uniform(budget - 1));
+  // budget - 1 down to 1 record: the answer 0 withholds the fewest.
+  const int64_t partial = budget - 1 - static_cast<int64_t>(random_->Uniform(budget - 1));
   RS_CHECK(partial >= 1 && partial < budget);
   TraceMark("fault", "partial_fetch", partial);
   return partial;

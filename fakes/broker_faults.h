@@ -1,6 +1,9 @@
 // The fake broker's fault model: what it injects, and what it keeps recoverable.
 //
-// Injected (each decided per call from a RandomSource at a per-mille rate):
+// Injected (each decided per call from a RandomSource at a per-mille rate; every draw makes the
+// answer 0 the quiet one: no fault, a fault kind off, the lowest rate, the smallest extra latency,
+// the fewest records withheld, the shortest leaderless period — under the simulator the draws
+// are schedule choices, which the shrinker lowers toward 0):
 //   request timeout     a network call (poll, commit, committed, admin, flush) waits out its
 //                       timeout on the clock, then fails with kDeadlineExceeded;
 //   disconnect          a network call fails at once with kUnavailable;

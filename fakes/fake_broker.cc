@@ -151,6 +151,11 @@ int32_t FakeBroker::Generation(const std::string& group) {
   return it == groups_.end() ? 0 : it->second.generation();
 }
 
+bool FakeBroker::PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  auto it = groups_.find(group);
+  return it == groups_.end() || it->second.Settled();
+}
+
 std::map<TopicPartition, int64_t> FakeBroker::CommittedOffsets(const std::string& group) {
   MutexLock lock(mu_);
   auto it = groups_.find(group);

@@ -92,6 +92,10 @@ class FakeBroker final : public Transport {
   absl::Status LoseMember(const std::string& group, const std::string& member_id);
   std::vector<std::string> Members(const std::string& group);  // active members, join order
   int32_t Generation(const std::string& group);                // 0: no generation yet
+  // For the scenarios' convergence checks, read like PeekLog (no lock, no scheduling point;
+  // REQUIRES: under the simulator): whether every member of `group` has taken and acknowledged
+  // every rebalance (GroupCoordinator::Settled). True for an unknown group.
+  bool PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS;
   std::map<TopicPartition, int64_t> CommittedOffsets(const std::string& group);
   FaultCounts faults_injected();
   BrokerFaults faults() const;

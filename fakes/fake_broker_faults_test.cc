@@ -145,14 +145,14 @@ TEST(BrokerFaultsTest, UnavailableLeaderFailsOffsetCallsAndIsSkippedByPollsForAW
     sim::VirtualClock clock;
     ScriptedRandom random;
     BrokerFaults faults;
-    faults.leader_unavailable_per_mille = 999;  // hit only when the script says 0
+    faults.leader_unavailable_per_mille = 999;  // missed only at the script's default 0
     faults.leader_unavailable_ns_max = 2 * kSecond;
     FakeBroker broker(clock, &random, faults);
     const std::vector<TopicPartition> both = Partitions("t", {0, 1});
     EXPECT_TRUE(broker.CreateTopic("t", 2).ok());
     for (const TopicPartition& tp : both) EXPECT_TRUE(broker.Append(tp, "k", "v", 0).ok());
     auto admin = broker.NewAdmin("a");
-    random.Push(0);            // the leader of one partition goes away...
+    random.Push(999);          // the leader of one partition goes away...
     random.Push(1);            // ...partition index 1...
     random.Push(kSecond - 1);  // ...for 1 s
     absl::StatusOr<std::map<TopicPartition, int64_t>> end = admin->EndOffsets(both);
@@ -180,13 +180,13 @@ TEST(BrokerFaultsTest, FencedProducerStaysFencedAndLosesItsQueue) {
     sim::VirtualClock clock;
     ScriptedRandom random;
     BrokerFaults faults;
-    faults.producer_fenced_per_mille = 999;  // hit only when the script says 0
+    faults.producer_fenced_per_mille = 999;  // missed only at the script's default 0
     FakeBroker broker(clock, &random, faults);
     const TopicPartition tp{"t", 0};
     EXPECT_TRUE(broker.CreateTopic("t", 1).ok());
     auto producer = broker.NewProducer("zombie");
     EXPECT_TRUE(producer->Send(tp, "k", "v", 0).ok());
-    random.Push(0);  // fenced at the flush
+    random.Push(999);  // fenced at the flush
     absl::StatusOr<std::map<TopicPartition, int64_t>> flushed = producer->Flush(kSecond);
     EXPECT_EQ(flushed.status().code(), absl::StatusCode::kAborted);
     EXPECT_TRUE(IsInjected(flushed.status()));
@@ -200,6 +200,68 @@ TEST(BrokerFaultsTest, FencedProducerStaysFencedAndLosesItsQueue) {
     EXPECT_TRUE(fresh->Flush(kSecond).ok());
   });
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+// Under the simulator every draw is a schedule choice that the shrinker lowers toward 0, so 0
+// must be the quiet answer everywhere: no fault at any rate below 1000, the smallest effect when
+// a fault does happen (a partial fetch withholding one record, the least extra latency).
+TEST(BrokerFaultsTest, TheAnswerZeroNeverInjectsAFault) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    ScriptedRandom random;  // answers 0 to every draw
+    BrokerFaults faults;
+    faults.request_timeout_per_mille = 999;
+    faults.disconnect_per_mille = 999;
+    faults.slow_fetch_per_mille = 999;
+    faults.partial_fetch_per_mille = 999;
+    faults.empty_poll_per_mille = 999;
+    faults.leader_unavailable_per_mille = 999;
+    faults.producer_fenced_per_mille = 999;
+    FakeBroker broker(clock, &random, faults);
+    const TopicPartition tp{"t", 0};
+    EXPECT_TRUE(broker.CreateTopic("t", 1).ok());
+    auto producer = broker.NewProducer("p");
+    for (int i = 0; i < 10; ++i) EXPECT_TRUE(producer->Send(tp, "k", "v", i).ok());
+    EXPECT_TRUE(producer->Flush(kSecond).ok());
+    auto consumer = broker.NewRestoreConsumer(Config("c"));
+    EXPECT_TRUE(consumer->Assign({tp}).ok());
+    EXPECT_TRUE(consumer->SeekToBeginning({tp}).ok());
+    absl::StatusOr<PollResult> polled = consumer->Poll(kSecond);
+    ASSERT_TRUE(polled.ok()) << polled.status();
+    EXPECT_EQ(polled->RecordCount(), 10u) << "no partial fetch, no empty poll";
+    EXPECT_EQ(clock.NowNs(), 0) << "no slow fetch, no timeout";
+    EXPECT_EQ(broker.faults_injected().Total(), 0u);
+    EXPECT_GT(random.draws(), 5u) << "every fault was possible and drawn";
+
+    // When a fault does happen, 0 picks its smallest effect.
+    faults = BrokerFaults{};
+    faults.partial_fetch_per_mille = 1000;
+    faults.slow_fetch_per_mille = 1000;
+    broker.SetFaults(faults);
+    for (int i = 10; i < 20; ++i) EXPECT_TRUE(producer->Send(tp, "k", "v", i).ok());
+    EXPECT_TRUE(producer->Flush(kSecond).ok());
+    polled = consumer->Poll(kSecond);
+    ASSERT_TRUE(polled.ok()) << polled.status();
+    EXPECT_EQ(polled->RecordCount(), 9u) << "a partial fetch withholds one record";
+    EXPECT_EQ(clock.NowNs(), 1) << "a slow fetch costs 1 ns more";
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(BrokerFaultsTest, SwarmAnsweredZeroTurnsOnOnlyItsOneGuaranteedFault) {
+  ScriptedRandom zeros;
+  const BrokerFaults f = BrokerFaults::Swarm(zeros, /*include_fatal=*/true);
+  // Every coin says "off"; the profile must still have a fault, so the first kind is turned on.
+  EXPECT_EQ(f.request_timeout_per_mille, 50u);
+  BrokerFaults only = BrokerFaults{};
+  only.request_timeout_per_mille = 50;
+  EXPECT_EQ(f.ToString(), only.ToString());
+  ScriptedRandom ones;
+  for (int i = 0; i < 14; ++i) ones.Push(i % 2 == 0 ? 1 : 0);  // on, at the lowest rate
+  const BrokerFaults all = BrokerFaults::Swarm(ones, /*include_fatal=*/true);
+  EXPECT_EQ(all.request_timeout_per_mille, 1u);
+  EXPECT_EQ(all.disconnect_per_mille, 1u);
+  EXPECT_EQ(all.producer_fenced_per_mille, 1u);
 }
 
 TEST(BrokerFaultsTest, SwarmDrawsVariedProfilesWithAtLeastOneFault) {
@@ -232,12 +294,12 @@ TEST(BrokerFaultsTest, FaultsAndCallsShowAsTraceMarks) {
         sim::VirtualClock clock;
         ScriptedRandom random;
         BrokerFaults faults;
-        faults.disconnect_per_mille = 999;  // hit only when the script says 0
+        faults.disconnect_per_mille = 999;  // missed only at the script's default 0
         FakeBroker broker(clock, &random, faults);
         EXPECT_TRUE(broker.CreateTopic("t", 1).ok());
         auto consumer = broker.NewRestoreConsumer(Config("c"));
         EXPECT_TRUE(consumer->Assign({{"t", 0}}).ok());
-        random.Push(0);
+        random.Push(999);
         EXPECT_EQ(consumer->Poll(0).status().code(), absl::StatusCode::kUnavailable);
       },
       1, options);

@@ -26,15 +26,15 @@ inline sim::Simulation& CurrentSimulation() {
   return *static_cast<sim::Simulation*>(CurrentSim());
 }
 
-// Answers draws from a script; with the script used up, every Uniform(n) is n - 1, which is a
-// miss for every rate below 1000 per mille (and a hit at 1000).
+// Answers draws from a script; with the script used up, every Uniform(n) is 0, the quiet
+// answer: a miss for every rate below 1000 per mille (and a hit at 1000). 999 hits at any rate.
 class ScriptedRandom final : public RandomSource {
  public:
   void Push(uint64_t value) { script_.push_back(value); }
   uint64_t Next64() override { return Uniform(UINT64_MAX); }
   uint64_t Uniform(uint64_t n) override {
     ++draws_;
-    if (script_.empty()) return n - 1;
+    if (script_.empty()) return 0;
     const uint64_t value = std::min(script_.front(), n - 1);
     script_.pop_front();
     return value;

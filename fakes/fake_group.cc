@@ -220,6 +220,14 @@ bool GroupCoordinator::HasEvents(const std::string& member_id) const {
   return it != members_.end() && !it->second.pending.empty();
 }
 
+bool GroupCoordinator::Settled() const {
+  for (const auto& [id, m] : members_) {
+    if (!m.pending.empty() || m.taken != m.delivered) return false;
+    if (!m.lost && m.owned != m.target.partitions) return false;
+  }
+  return true;
+}
+
 bool GroupCoordinator::IsActive(const std::string& member_id) const {
   auto it = members_.find(member_id);
   return it != members_.end() && !it->second.lost;

@@ -70,6 +70,10 @@ class GroupCoordinator {
   // may now go to their new owners. Returns whether another member got a follow-up generation.
   bool Acknowledge(const std::string& member_id);
   bool HasEvents(const std::string& member_id) const;
+  // Whether every member has taken and acknowledged every event and active members hold all
+  // they were assigned (nothing held back): until then a member's view of its assignment (and
+  // so its stream thread's wanted tasks) may be older than the latest generation.
+  bool Settled() const;
   // Whether `member_id` is in the current membership (not lost, not left).
   bool IsActive(const std::string& member_id) const;
 

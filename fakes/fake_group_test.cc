@@ -99,6 +99,42 @@ TEST(FakeGroupTest, TwoRebalancesBetweenTwoPollsAreBothDeliveredInOrder) {
   });
 }
 
+// The scenarios' tail waits for this before it checks convergence: a member that has not yet
+// polled the latest generation still acts on the previous one.
+TEST(FakeGroupTest, SettledOnlyOnceEveryMemberTookAndAcknowledgedEveryGeneration) {
+  WithBroker([](FakeBroker& broker) {
+    broker.SetManualAssignment("g", true);
+    auto a = broker.NewMainConsumer("g", Config("a"));
+    auto b = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(a->Subscribe({"t"}, nullptr).ok());
+    ASSERT_TRUE(b->Subscribe({"t"}, nullptr).ok());
+    EXPECT_TRUE(broker.PeekGroupSettled("g"));
+    EXPECT_TRUE(broker.PeekGroupSettled("no-such-group"));
+    ASSERT_TRUE(broker
+                    .Rebalance("g", {{"a-1", Assignment{Partitions("t", {0, 1}), ""}},
+                                     {"b-2", Assignment{Partitions("t", {2, 3}), ""}}})
+                    .ok());
+    EXPECT_FALSE(broker.PeekGroupSettled("g"));
+    PollOnce(*a);
+    EXPECT_FALSE(broker.PeekGroupSettled("g")) << "b has not polled it";
+    PollOnce(*b);
+    EXPECT_TRUE(broker.PeekGroupSettled("g"));
+    // t-1 moves from a to b: b's share of it is held back until a has given it up.
+    ASSERT_TRUE(broker
+                    .Rebalance("g", {{"a-1", Assignment{Partitions("t", {0}), ""}},
+                                     {"b-2", Assignment{Partitions("t", {1, 2, 3}), ""}}})
+                    .ok());
+    PollOnce(*b);
+    EXPECT_THAT(b->Assignment(), ElementsAre(TopicPartition{"t", 2}, TopicPartition{"t", 3}));
+    EXPECT_FALSE(broker.PeekGroupSettled("g")) << "t-1 held back, a has not polled";
+    PollOnce(*a);
+    EXPECT_FALSE(broker.PeekGroupSettled("g")) << "b's follow-up generation is pending";
+    PollOnce(*b);
+    EXPECT_EQ(b->Assignment().size(), 3u);
+    EXPECT_TRUE(broker.PeekGroupSettled("g"));
+  });
+}
+
 TEST(FakeGroupTest, RebalanceRejectsUnknownMembersAndOverlaps) {
   WithBroker([](FakeBroker& broker) {
     broker.SetManualAssignment("g", true);

@@ -234,7 +234,9 @@ absl::Status MemFileSystem::CheckAlive(uint64_t process, uint64_t epoch_seen, st
 }
 
 bool MemFileSystem::Inject(uint32_t per_mille) {
-  return random_ != nullptr && per_mille > 0 && random_->Uniform(kPerMille) < per_mille;
+  // The top `per_mille` answers of 1000 inject: the answer 0 is "no fault" below 1000 per mille.
+  return random_ != nullptr && per_mille > 0 &&
+         random_->Uniform(kPerMille) >= kPerMille - per_mille;
 }
 
 MemFileSystem::Inode& MemFileSystem::Node(InodeId id) {

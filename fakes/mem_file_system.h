@@ -19,7 +19,8 @@
 //    methods return kFailedPrecondition ("file handle from before a crash"); so are process
 //    views made before it (NewProcessView), which is how a crashed runtime instance is fenced.
 //
-// Fault injection, decided by the RandomSource passed in (null: no faults, no draws). An
+// Fault injection, decided by the RandomSource passed in (null: no faults, no draws; one draw in
+// [0, 1000) per operation that may fail, the top `rate` answers injecting, so 0 is no fault). An
 // injected fault replaces an operation that would otherwise have succeeded, changes nothing,
 // carries TagInjected() and says "injected" in its message: Append and ReadFile fail with
 // kUnavailable (nothing happened, a retry is safe); Sync, SyncDir and RenameFile with kInternal

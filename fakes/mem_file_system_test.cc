@@ -502,6 +502,30 @@ class CountingRandom final : public RandomSource {
   int draws_ = 0;
 };
 
+// Answers 0 to every draw: the quiet answer the shrinker lowers data choices toward.
+class ZeroRandom final : public RandomSource {
+ public:
+  uint64_t Next64() override { return 0; }
+  uint64_t Uniform(uint64_t) override {
+    ++draws;
+    return 0;
+  }
+  int draws = 0;
+};
+
+TEST(MemFileSystemFaultTest, TheAnswerZeroNeverInjects) {
+  ZeroRandom random;
+  MemFileSystem fs(&random, {999, 999, 999, 999});
+  ASSERT_TRUE(fs.CreateDirIfMissing(kDir).ok());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(WriteFileAtomically(fs, kPath, std::to_string(i)).ok());
+    ASSERT_EQ(ReadOrCode(fs, kPath), std::to_string(i));
+  }
+  EXPECT_GT(random.draws, 60) << "appends, syncs, renames and reads could all fail";
+  fs.SetFaults({1000, 1000, 1000, 1000});
+  EXPECT_TRUE(IsInjected(WriteFileAtomically(fs, kPath, "y"))) << "at 1000 per mille, always";
+}
+
 TEST(MemFileSystemFaultTest, DrawsOnlyWhenAFaultIsPossible) {
   CountingRandom random;
   MemFileSystem fs(&random);

@@ -1,5 +1,6 @@
-// The fake-broker programs: a retrying restore survives swarm faults on every seed, the planted
-// give-up-on-error restore is caught, and the faults show in the trace of a replayed run.
+// The fake-broker programs: a retrying restore survives swarm faults on every seed (random walk,
+// PCT and POS), the planted give-up-on-error restore is caught, and the faults show in the trace
+// of a replayed run.
 #include "fakes/restore_loop_programs.h"
 
 #include <gtest/gtest.h>
@@ -24,7 +25,7 @@ TEST(RestoreLoopProgramsTest, RetryingRestoreSurvivesFaultsAndTheGiveUpBugIsFoun
   config.programs = Programs().All();
   config.seeds = 400;
   config.jobs = 2;
-  for (const char* strategy : {"random", "pct:3"}) {
+  for (const char* strategy : {"random", "pct:3", "pos"}) {
     config.run.strategy = *sim::StrategySpec::Parse(strategy);
     const sim::SweepResult r = sim::RunSweep(config);
     for (const sim::ProgramSweepStats& s : r.programs) {

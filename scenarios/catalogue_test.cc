@@ -1,5 +1,5 @@
 // The scenario catalogue as a test: every scenario.* program passes a fixed budget of seeds
-// under a random walk and under PCT (depth 3); every bug.* program fails within a bound of
+// under a random walk, PCT (depth 3) and POS; every bug.* program fails within a bound of
 // seeds, naming the invariant its planted bug breaks; and a run is a pure function of its
 // seed (the same trace hash twice).
 #include <gmock/gmock.h>
@@ -80,8 +80,8 @@ class ScenarioTest : public ::testing::TestWithParam<std::string> {
   const sim::Program& program() { return *Registry().Find(GetParam()); }
 };
 
-TEST_P(ScenarioTest, PassesUnderRandomWalkAndPct) {
-  for (std::string_view strategy : {"random", "pct:3"}) {
+TEST_P(ScenarioTest, PassesUnderRandomWalkPctAndPos) {
+  for (std::string_view strategy : {"random", "pct:3", "pos"}) {
     const sim::SweepResult r = Sweep(program(), strategy, kSeeds);
     ASSERT_EQ(r.programs.size(), 1u);
     EXPECT_EQ(r.programs[0].failed_runs, 0u)

@@ -104,6 +104,13 @@ std::string WaitConverged(RuntimeWorld& w, const std::vector<Member>& members, i
   for (;;) {
     const auto committed = w.broker.CommittedOffsets("app");
     std::string why;
+    // A member that has not yet polled the latest generation still wants what it had: its
+    // stale view must not pass for convergence (POS found the tail checking stores that a
+    // pending revocation was about to close).
+    if (!w.broker.PeekGroupSettled("app")) {
+      why = "a rebalance not yet taken and acknowledged by every member";
+      *who = "-";
+    }
     for (int32_t p = 0; p < partitions && why.empty(); ++p) {
       why = NotConverged(w, members, p, committed);
       *who = TaskName(p);

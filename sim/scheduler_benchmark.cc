@@ -25,7 +25,9 @@ namespace {
 
 constexpr int kYieldsPerThread = 20000;
 
-void RunFiberScheduler(benchmark::State& state, bool pct) {
+enum class Which { kRandomWalk, kPct3, kPos };
+
+void RunFiberScheduler(benchmark::State& state, Which which) {
   const int threads = static_cast<int>(state.range(0));
   uint64_t decisions = 0;
   uint64_t seed = 1;
@@ -33,10 +35,16 @@ void RunFiberScheduler(benchmark::State& state, bool pct) {
     SimOptions options;
     options.steps_max = UINT64_MAX;
     std::unique_ptr<Strategy> strategy;
-    if (pct) {
-      strategy = std::make_unique<PctStrategy>(Prng(seed), 3, kYieldsPerThread * threads);
-    } else {
-      strategy = std::make_unique<RandomWalkStrategy>(Prng(seed));
+    switch (which) {
+      case Which::kRandomWalk:
+        strategy = std::make_unique<RandomWalkStrategy>(Prng(seed));
+        break;
+      case Which::kPct3:
+        strategy = std::make_unique<PctStrategy>(Prng(seed), 3, kYieldsPerThread * threads);
+        break;
+      case Which::kPos:
+        strategy = std::make_unique<PosStrategy>(Prng(seed));
+        break;
     }
     ++seed;
     Simulation sim(options, std::move(strategy));
@@ -58,8 +66,11 @@ void RunFiberScheduler(benchmark::State& state, bool pct) {
   state.counters["threads"] = threads;
 }
 
-void BM_FiberSchedulerRandomWalk(benchmark::State& state) { RunFiberScheduler(state, false); }
-void BM_FiberSchedulerPct3(benchmark::State& state) { RunFiberScheduler(state, true); }
+void BM_FiberSchedulerRandomWalk(benchmark::State& state) {
+  RunFiberScheduler(state, Which::kRandomWalk);
+}
+void BM_FiberSchedulerPct3(benchmark::State& state) { RunFiberScheduler(state, Which::kPct3); }
+void BM_FiberSchedulerPos(benchmark::State& state) { RunFiberScheduler(state, Which::kPos); }
 
 // Token passing between OS threads: exactly one holds the token; at each decision the holder
 // picks the next thread with the same PRNG a random walk uses and releases its semaphore.
@@ -99,6 +110,7 @@ void BM_OsThreadTokenPassing(benchmark::State& state) {
 
 BENCHMARK(BM_FiberSchedulerRandomWalk)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FiberSchedulerPct3)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FiberSchedulerPos)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OsThreadTokenPassing)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -119,7 +131,8 @@ class RatioReporter : public benchmark::ConsoleReporter {
       const std::string suffix = "/" + std::to_string(threads);
       auto os = rates_.find("BM_OsThreadTokenPassing" + suffix + "/real_time");
       if (os == rates_.end() || os->second <= 0) continue;
-      for (const char* fiber : {"BM_FiberSchedulerRandomWalk", "BM_FiberSchedulerPct3"}) {
+      for (const char* fiber :
+           {"BM_FiberSchedulerRandomWalk", "BM_FiberSchedulerPct3", "BM_FiberSchedulerPos"}) {
         auto f = rates_.find(fiber + suffix);
         if (f == rates_.end()) continue;
         std::printf("ratio %s/%d vs OS-thread token passing: %.1fx (%.1fM vs %.2fM decisions/s)\n",

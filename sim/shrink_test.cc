@@ -51,11 +51,11 @@ TEST(MeasureScheduleTest, CountsPreemptionsEventsAndOffQuietChoices) {
 TEST(QuietStrategyTest, KeepsTheCurrentThreadElseRoundRobinAndAnswersQuietly) {
   QuietStrategy s;
   const std::vector<SimThreadId> runnable = {0, 2, 3};
-  EXPECT_EQ(s.PickThread(runnable, 2, 1), 2u);  // runnable: keeps it
-  EXPECT_EQ(s.PickThread(runnable, 1, 2), 2u);  // blocked: the next after it
-  EXPECT_EQ(s.PickThread(runnable, 3, 3), 3u);
-  EXPECT_EQ(s.PickThread({{0, 2}}, 3, 4), 0u);             // wraps around
-  EXPECT_EQ(s.PickThread(runnable, kNoSimThread, 5), 0u);  // the start
+  EXPECT_EQ(s.PickThread(runnable, {}, 2, 1), 2u);  // runnable: keeps it
+  EXPECT_EQ(s.PickThread(runnable, {}, 1, 2), 2u);  // blocked: the next after it
+  EXPECT_EQ(s.PickThread(runnable, {}, 3, 3), 3u);
+  EXPECT_EQ(s.PickThread({{0, 2}}, {}, 3, 4), 0u);             // wraps around
+  EXPECT_EQ(s.PickThread(runnable, {}, kNoSimThread, 5), 0u);  // the start
   EXPECT_EQ(s.PickValue(1000, ChoiceKind::kSpurious), 999u);
   EXPECT_EQ(s.PickValue(5, ChoiceKind::kData), 0u);
   EXPECT_EQ(s.PickValue(3, ChoiceKind::kNotifyTarget), 0u);
@@ -65,24 +65,24 @@ TEST(QuietStrategyTest, SwitchesOutABusyThreadAfterTheRunLengthLimit) {
   QuietStrategy s;
   const std::vector<SimThreadId> runnable = {0, 1};
   for (uint64_t i = 0; i < QuietStrategy::kRunLengthMax; ++i) {
-    ASSERT_EQ(s.PickThread(runnable, 1, i + 1), 1u) << i;
+    ASSERT_EQ(s.PickThread(runnable, {}, 1, i + 1), 1u) << i;
   }
-  EXPECT_EQ(s.PickThread(runnable, 1, 0), 0u);
-  EXPECT_EQ(s.PickThread(runnable, 0, 0), 0u);
+  EXPECT_EQ(s.PickThread(runnable, {}, 1, 0), 0u);
+  EXPECT_EQ(s.PickThread(runnable, {}, 0, 0), 0u);
 }
 
 TEST(ReplayStrategyTest, SkipsPicksOfThreadsThatCannotRunWhenAsked) {
   const std::vector<SimThreadId> runnable = {0, 1};
   ReplayStrategy skipping({2, 2, 1, 0}, std::make_unique<QuietStrategy>(),
                           /*skip_unrunnable=*/true);
-  EXPECT_EQ(skipping.PickThread(runnable, 0, 1), 1u);  // 2 and 2 skipped
+  EXPECT_EQ(skipping.PickThread(runnable, {}, 0, 1), 1u);  // 2 and 2 skipped
   EXPECT_TRUE(skipping.diverged());
   EXPECT_EQ(skipping.consumed(), 3u);
-  EXPECT_EQ(skipping.PickThread(runnable, 1, 2), 0u);
-  EXPECT_EQ(skipping.PickThread(runnable, 0, 3), 0u);  // the log ran out: quiet keeps 0
+  EXPECT_EQ(skipping.PickThread(runnable, {}, 1, 2), 0u);
+  EXPECT_EQ(skipping.PickThread(runnable, {}, 0, 3), 0u);  // the log ran out: quiet keeps 0
 
   ReplayStrategy answering({2, 1}, std::make_unique<QuietStrategy>());
-  EXPECT_EQ(answering.PickThread(runnable, 1, 1), 1u);  // 2 answered by the fallback
+  EXPECT_EQ(answering.PickThread(runnable, {}, 1, 1), 1u);  // 2 answered by the fallback
   EXPECT_EQ(answering.consumed(), 1u);
 }
 

@@ -59,7 +59,8 @@ Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> stra
     : options_(options),
       strategy_(std::move(strategy)),
       epoch_(next_epoch.fetch_add(1, std::memory_order_relaxed)),
-      trace_(options.trace_mode) {
+      trace_(options.trace_mode),
+      track_pending_(strategy_ != nullptr && strategy_->UsesPendingOps()) {
   RS_CHECK(strategy_ != nullptr);
   InitMainContext(main_context_);
 }
@@ -204,7 +205,9 @@ SimThreadId Simulation::Decide() {
                                   options_.steps_max)));
     return kNoSimThread;
   }
-  const SimThreadId next = strategy_->PickThread(runnable_, current_, steps_);
+  const std::span<const PendingOp> pending =
+      track_pending_ ? std::span<const PendingOp>(pending_) : std::span<const PendingOp>();
+  const SimThreadId next = strategy_->PickThread(runnable_, pending, current_, steps_);
   RS_CHECK(std::binary_search(runnable_.begin(), runnable_.end(), next),
            "strategy {} picked thread {} which is not runnable", strategy_->Spec(), next);
   if (options_.record_choices) {
@@ -355,13 +358,18 @@ void Simulation::UnwindAll() {
 
 // ---- SimHooks: points, blocking, waking ----
 
-void Simulation::Point(SimOp op, uint32_t object) {
+void Simulation::Point(SimOp op, uint32_t object) { PointAs(op, object, /*read_only=*/false); }
+
+void Simulation::ReadPoint(SimOp op, uint32_t object) { PointAs(op, object, /*read_only=*/true); }
+
+void Simulation::PointAs(SimOp op, uint32_t object, bool read_only) {
   if (aborting_) {
     CheckAbort(op);
     return;
   }
   RS_CHECK(current_ != kNoSimThread, "scheduling point outside a simulated thread");
   Record(TraceKind::kPoint, current_, op, object, 0);
+  if (track_pending_) pending_[current_] = PendingOpAt(op, object, read_only);
   Schedule(op);
 }
 
@@ -372,6 +380,7 @@ SimWake Simulation::Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs d
   }
   RS_CHECK(current_ != kNoSimThread, "blocking outside a simulated thread");
   const SimThreadId self = current_;
+  if (track_pending_) pending_[self] = PendingOpAt(op, object, /*read_only=*/false);
   if (deadline_ns <= now_ns_) {  // already late: a timeout that still lets others run
     Record(TraceKind::kTimeout, self, op, object, now_ns_);
     Schedule(op);
@@ -452,6 +461,7 @@ SimThreadId Simulation::Spawn(std::string name, std::function<void()> body) {
   SimThread& t = *threads_.emplace_back(std::make_unique<SimThread>());
   t.name = std::move(name);
   t.body = std::move(body);
+  pending_.push_back(PendingOp{});  // its start: races with nothing
   if (aborting_) {  // a destructor spawning while the run unwinds: the thread never runs
     t.state = ThreadState::kFinished;
     return id;

@@ -88,6 +88,7 @@ class Simulation final : public SimHooks {
   SimThreadId CurrentThread() const override { return current_; }
   std::string_view ThreadName(SimThreadId thread) const override;
   void Point(SimOp op, uint32_t object) override;
+  void ReadPoint(SimOp op, uint32_t object) override;
   SimWake Block(SimWaitList* list, SimOp op, uint32_t object, TimeNs deadline_ns) override;
   int WakeOne(SimWaitList& list, uint32_t object) override;
   int WakeAll(SimWaitList& list, uint32_t object) override;
@@ -133,6 +134,8 @@ class Simulation final : public SimHooks {
   const SimThread& sim_thread(SimThreadId id) const { return *threads_[id]; }
   static void FiberMain(void* arg);
   void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg);
+  // Point and ReadPoint (`read_only`: what the strategy's pending operation says).
+  void PointAs(SimOp op, uint32_t object, bool read_only);
   // Picks and switches to the next thread (possibly the current one). Advances virtual time
   // or stops the run when nothing can run.
   void Schedule(SimOp op);
@@ -162,6 +165,10 @@ class Simulation final : public SimHooks {
   // Owned one by one: a context must not move while its fiber is suspended.
   std::vector<std::unique_ptr<SimThread>> threads_;
   std::vector<SimThreadId> runnable_;  // sorted ascending
+  // By thread id: the operation of the scheduling point each thread is suspended at (a new
+  // thread's is its start); kept only when the strategy uses it (track_pending_).
+  std::vector<PendingOp> pending_;
+  const bool track_pending_;
   std::vector<ObjectInfo> objects_;
   std::vector<uint64_t> choices_;
   std::vector<ChoiceInfo> choice_infos_;
@@ -172,8 +179,8 @@ class Simulation final : public SimHooks {
   bool stopped_ = false;   // the run ended (failure or completion): return to Run()
   bool aborting_ = false;  // unwinding the remaining threads
   bool ran_ = false;
-  uint64_t teardown_ops_ = 0;
-  std::vector<std::string> teardown_notes_;  // appended to the outcome's message  // primitive calls while unwinding; bounded by kTeardownOpsMax
+  uint64_t teardown_ops_ = 0;  // primitive calls while unwinding; bounded by kTeardownOpsMax
+  std::vector<std::string> teardown_notes_;  // appended to the outcome's message
   RunOutcome outcome_;
 };
 

@@ -1,10 +1,11 @@
 #include "sim/strategy.h"
 
-#include <algorithm>
-
-#include <charconv>
-#include "core/util/check.h"
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/util/check.h"
 
 namespace restoresim::sim {
 namespace {
@@ -21,6 +22,7 @@ bool ParseDecimal(std::string_view text, T& out) {
 // ---- random walk ----
 
 SimThreadId RandomWalkStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                           std::span<const PendingOp> /*pending*/,
                                            SimThreadId /*current*/, uint64_t /*step*/) {
   if (runnable.size() == 1) return runnable[0];
   return runnable[prng_.Uniform(runnable.size())];
@@ -50,7 +52,8 @@ void PctStrategy::OnSpawn(SimThreadId thread) {
   priority_[thread] = depth_ + 1 + prng_.Uniform(uint64_t{1} << 40);
 }
 
-SimThreadId PctStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+SimThreadId PctStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                    std::span<const PendingOp> /*pending*/, SimThreadId current,
                                     uint64_t step) {
   while (next_change_ < change_steps_.size() && change_steps_[next_change_] <= step) {
     if (current != kNoSimThread && current < priority_.size()) {
@@ -71,6 +74,55 @@ uint64_t PctStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
   return n == 1 ? 0 : prng_.Uniform(n);
 }
 
+// ---- races ----
+
+bool Races(const PendingOp& a, const PendingOp& b) {
+  if (a.access == Access::kNone || b.access == Access::kNone) return false;
+  return a.object == b.object && (a.access == Access::kWrite || b.access == Access::kWrite);
+}
+
+// ---- POS ----
+
+void PosStrategy::EnsurePriority(SimThreadId thread) {
+  if (thread >= priority_.size()) {
+    priority_.resize(thread + 1, 0);
+    has_priority_.resize(thread + 1, false);
+  }
+  if (!has_priority_[thread]) {
+    priority_[thread] = prng_.Next64();
+    has_priority_[thread] = true;
+  }
+}
+
+void PosStrategy::OnSpawn(SimThreadId thread) { EnsurePriority(thread); }
+
+SimThreadId PosStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                    std::span<const PendingOp> pending, SimThreadId /*current*/,
+                                    uint64_t /*step*/) {
+  // The highest priority among the operations that race with nothing, if there is one, else
+  // among all; ties to the lower thread id (runnable is ascending).
+  SimThreadId best = kNoSimThread;
+  SimThreadId best_free = kNoSimThread;
+  for (SimThreadId t : runnable) {
+    RS_CHECK(t < pending.size(), "pos: no pending operation for thread {}", t);
+    EnsurePriority(t);
+    SimThreadId& slot = pending[t].access == Access::kNone ? best_free : best;
+    if (slot == kNoSimThread || priority_[t] > priority_[slot]) slot = t;
+  }
+  const SimThreadId next = best_free != kNoSimThread ? best_free : best;
+  // The picked operation runs: the thread's next one is new, and every operation racing with
+  // the one that runs now is drawn again. Draws in ascending thread order: deterministic.
+  const PendingOp& executed = pending[next];
+  for (SimThreadId t : runnable) {
+    if (t == next || Races(pending[t], executed)) priority_[t] = prng_.Next64();
+  }
+  return next;
+}
+
+uint64_t PosStrategy::PickValue(uint64_t n, ChoiceKind /*kind*/) {
+  return n == 1 ? 0 : prng_.Uniform(n);
+}
+
 // ---- replay ----
 
 ReplayStrategy::ReplayStrategy(std::vector<uint64_t> choices, std::unique_ptr<Strategy> fallback,
@@ -83,7 +135,8 @@ void ReplayStrategy::OnSpawn(SimThreadId thread) {
   if (fallback_) fallback_->OnSpawn(thread);
 }
 
-SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                       std::span<const PendingOp> pending, SimThreadId current,
                                        uint64_t step) {
   while (next_ < choices_.size()) {
     const uint64_t want = choices_[next_++];
@@ -93,7 +146,7 @@ SimThreadId ReplayStrategy::PickThread(std::span<const SimThreadId> runnable, Si
     diverged_ = true;
     if (!skip_unrunnable_) break;
   }
-  if (fallback_) return fallback_->PickThread(runnable, current, step);
+  if (fallback_) return fallback_->PickThread(runnable, pending, current, step);
   // Round-robin after the current thread: fair, so a busy-waiting thread cannot starve the
   // others once the log is exhausted (what a schedule shrinker relies on).
   auto after = std::upper_bound(runnable.begin(), runnable.end(), current);
@@ -126,7 +179,8 @@ uint64_t QuietValue(uint64_t n, ChoiceKind kind) {
   return kind == ChoiceKind::kSpurious ? n - 1 : 0;
 }
 
-SimThreadId QuietStrategy::PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+SimThreadId QuietStrategy::PickThread(std::span<const SimThreadId> runnable,
+                                      std::span<const PendingOp> /*pending*/, SimThreadId current,
                                       uint64_t /*step*/) {
   SimThreadId pick = QuietThreadPick(runnable, current);
   if (pick == last_pick_ && run_length_ >= kRunLengthMax && runnable.size() > 1) {
@@ -143,6 +197,10 @@ SimThreadId QuietStrategy::PickThread(std::span<const SimThreadId> runnable, Sim
 absl::StatusOr<StrategySpec> StrategySpec::Parse(std::string_view text) {
   StrategySpec spec;
   if (text == "random") return spec;
+  if (text == "pos") {
+    spec.kind = Kind::kPos;
+    return spec;
+  }
   if (text == "pct") {
     return absl::InvalidArgumentError(
         "strategy 'pct' needs a depth: 'pct:D' or 'pct:D:K' (e.g. pct:3)");
@@ -156,7 +214,7 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(std::string_view text) {
   }
   if (parts[0] != "pct" || parts.size() > 3) {
     return absl::InvalidArgumentError(fmt::format(
-        "unknown strategy '{}': expected 'random', 'pct:D' or 'pct:D:K' (depth D >= 1, "
+        "unknown strategy '{}': expected 'random', 'pos', 'pct:D' or 'pct:D:K' (depth D >= 1, "
         "step estimate K >= 1)",
         text));
   }
@@ -182,6 +240,7 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(std::string_view text) {
 
 std::string StrategySpec::ToString() const {
   if (kind == Kind::kRandom) return "random";
+  if (kind == Kind::kPos) return "pos";
   if (pct_steps == 0) return fmt::format("pct:{}", pct_depth);
   return fmt::format("pct:{}:{}", pct_depth, pct_steps);
 }
@@ -194,6 +253,8 @@ std::unique_ptr<Strategy> MakeStrategy(const StrategySpec& spec, const Prng& prn
     case StrategySpec::Kind::kPct:
       return std::make_unique<PctStrategy>(prng, spec.pct_depth,
                                            spec.pct_steps != 0 ? spec.pct_steps : steps_hint);
+    case StrategySpec::Kind::kPos:
+      return std::make_unique<PosStrategy>(prng);
   }
   return nullptr;
 }

@@ -2,8 +2,9 @@
 // runnable thread runs next, and every other choice of a run (which waiter a notify_one wakes,
 // whether a condition wait wakes spuriously, program data choices) is asked of it too. A run is
 // therefore a pure function of (program, strategy, seed), and the sequence of answers is enough
-// to replay it (ReplayStrategy) — which is what later strategies (POS, bounded exhaustive
-// search) and schedule shrinking build on.
+// to replay it (ReplayStrategy) — which is what schedule shrinking and later strategies
+// (bounded exhaustive search) build on. PickThread also sees what each runnable thread is about
+// to do (PendingOp), which POS uses to tell racing operations from independent ones.
 //
 // Thread-safety: owned by one simulation; not thread-safe.
 #ifndef RESTORESIM_SIM_STRATEGY_H_
@@ -45,6 +46,42 @@ struct ChoiceInfo {
   uint64_t quiet = 0;
 };
 
+// How a thread's pending operation touches its object, for strategies that look at conflicts
+// (POS). The simulation derives it from the scheduling point (see PendingOpAt).
+enum class Access : uint8_t {
+  kNone,   // no shared object: a thread's start, spawn, join, yield, sleep; never races
+  kRead,   // only reads its object (an atomic load, SimHooks::ReadPoint)
+  kWrite,  // may change its object: every other operation on one (lock, unlock, wait, notify,
+           // atomic store/exchange/CAS/add, transport call)
+};
+
+// The operation a thread performs when it next runs: the op and object of the scheduling point
+// it is suspended at (for a point after its operation, e.g. mutex.unlock, the one just done).
+struct PendingOp {
+  SimOp op = SimOp::kSpawn;  // a thread that has not started yet
+  uint32_t object = 0;       // the object id; 0 for none
+  Access access = Access::kNone;
+  bool operator==(const PendingOp&) const = default;
+};
+
+// The pending operation of a thread at the scheduling point (op, object): Point(op, object)
+// with `read_only` false, ReadPoint with true, Block(..., op, object, ...) likewise. Spawn,
+// join (whose object is a thread id, not an object id), yield and sleep never race. Inline: the
+// simulation calls it at every scheduling point of a POS run.
+inline PendingOp PendingOpAt(SimOp op, uint32_t object, bool read_only) {
+  const bool no_object = object == 0 || op == SimOp::kYield || op == SimOp::kSpawn ||
+                         op == SimOp::kJoin || op == SimOp::kSleep || op == SimOp::kMark;
+  return PendingOp{.op = op,
+                   .object = object,
+                   .access = no_object   ? Access::kNone
+                             : read_only ? Access::kRead
+                                         : Access::kWrite};
+}
+
+// POS's race: two pending operations (of different threads) race when they touch the same
+// object and at least one may write it. kNone never races.
+bool Races(const PendingOp& a, const PendingOp& b);
+
 // The quiet answers, shared by QuietStrategy and the recorded ChoiceInfo. REQUIRES: `runnable`
 // sorted ascending and not empty; n > 0.
 SimThreadId QuietThreadPick(std::span<const SimThreadId> runnable, SimThreadId current);
@@ -60,10 +97,17 @@ class Strategy {
   // A new thread exists (ids are dense, in creation order).
   virtual void OnSpawn(SimThreadId thread) { (void)thread; }
 
-  // Picks the next thread. `runnable` is sorted ascending and never empty; `current` is the
-  // thread at the scheduling point (kNoSimThread at the start; it may be blocked). `step`
-  // counts scheduling decisions from 1.
-  virtual SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+  // Whether PickThread looks at `pending`. Asked once, when the Simulation is built: only then
+  // does it keep every thread's pending operation (a store at every scheduling point that the
+  // other strategies need not pay for), else it passes an empty span.
+  virtual bool UsesPendingOps() const { return false; }
+
+  // Picks the next thread. `runnable` is sorted ascending and never empty; `pending`, indexed
+  // by thread id, holds what each thread does when it next runs (every thread's when
+  // UsesPendingOps(), else empty); `current` is the thread at the scheduling point
+  // (kNoSimThread at the start; it may be blocked). `step` counts scheduling decisions from 1.
+  virtual SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                                 std::span<const PendingOp> pending, SimThreadId current,
                                  uint64_t step) = 0;
 
   // Picks a value in [0, n). REQUIRES: n > 0.
@@ -75,7 +119,8 @@ class RandomWalkStrategy final : public Strategy {
  public:
   explicit RandomWalkStrategy(const Prng& prng) : prng_(prng) {}
   std::string Spec() const override { return "random"; }
-  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId current,
                          uint64_t step) override;
   uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
 
@@ -86,14 +131,15 @@ class RandomWalkStrategy final : public Strategy {
 // PCT, probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi, Nagarakatte; ASPLOS
 // 2010): threads get random distinct priorities; the highest-priority runnable thread always
 // runs; at d-1 change points drawn uniformly from the first `steps_estimate` steps the running
-// thread drops below every other thread (each change point below the previous ones). A bug of depth d among n threads is found with
-// probability at least 1/(n * k^(d-1)) per run.
+// thread drops below every other thread (each change point below the previous ones). A bug of
+// depth d among n threads is found with probability at least 1/(n * k^(d-1)) per run.
 class PctStrategy final : public Strategy {
  public:
   PctStrategy(const Prng& prng, uint32_t depth, uint64_t steps_estimate);
   std::string Spec() const override;
   void OnSpawn(SimThreadId thread) override;
-  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId current,
                          uint64_t step) override;
   uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
 
@@ -104,6 +150,41 @@ class PctStrategy final : public Strategy {
   std::vector<uint64_t> change_steps_;  // sorted; index i lowers priority to i + 1
   size_t next_change_ = 0;
   std::vector<uint64_t> priority_;  // by thread id; larger runs first
+};
+
+// POS, partial order sampling (Yuan, Yang, Gu; CAV 2018). Each runnable thread's pending
+// operation has a random priority; the thread whose pending operation has the highest priority
+// runs, except that a pending operation that can race with nothing (Access::kNone: a thread's
+// start, spawn, join, yield, a wake-up from sleep) runs first, as Fray's POS scheduler does:
+// it commutes with every other operation, so running it early adds no new ordering. When a
+// thread is picked, its next operation gets a fresh priority, and so does every other runnable
+// thread's pending operation that races with the picked one (same object, at least one write;
+// Races()). Racing operations are thus ordered by fresh coin flips each time one of them runs,
+// which samples the partial orders of racing operations far more evenly than a random walk,
+// while operations on unrelated objects keep their relative order. Priorities are 64-bit draws
+// from the run's strategy stream, ties to the lower thread id; data choices are uniform, as in
+// the random walk.
+class PosStrategy final : public Strategy {
+ public:
+  explicit PosStrategy(const Prng& prng) : prng_(prng) {}
+  std::string Spec() const override { return "pos"; }
+  void OnSpawn(SimThreadId thread) override;
+  bool UsesPendingOps() const override { return true; }
+  // REQUIRES: pending[t] for every t in runnable.
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId current,
+                         uint64_t step) override;
+  uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
+  // The priority of `thread`'s pending operation (for tests); larger runs first.
+  uint64_t priority(SimThreadId thread) const { return priority_.at(thread); }
+
+ private:
+  // Gives `thread` a priority if it has none yet (a thread a replay's fallback never saw).
+  void EnsurePriority(SimThreadId thread);
+
+  Prng prng_;
+  std::vector<uint64_t> priority_;  // by thread id
+  std::vector<bool> has_priority_;  // by thread id
 };
 
 // Answers with a recorded sequence of choices (a Decisions log), for exact replays of a
@@ -119,7 +200,9 @@ class ReplayStrategy final : public Strategy {
                  bool skip_unrunnable = false);
   std::string Spec() const override { return "replay"; }
   void OnSpawn(SimThreadId thread) override;
-  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+  bool UsesPendingOps() const override { return fallback_ && fallback_->UsesPendingOps(); }
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId current,
                          uint64_t step) override;
   uint64_t PickValue(uint64_t n, ChoiceKind kind) override;
   bool diverged() const { return diverged_; }
@@ -143,7 +226,8 @@ class QuietStrategy final : public Strategy {
  public:
   static constexpr uint64_t kRunLengthMax = 1000;
   std::string Spec() const override { return "quiet"; }
-  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId current,
+  SimThreadId PickThread(std::span<const SimThreadId> runnable,
+                         std::span<const PendingOp> pending, SimThreadId current,
                          uint64_t step) override;
   uint64_t PickValue(uint64_t n, ChoiceKind kind) override { return QuietValue(n, kind); }
 
@@ -152,9 +236,10 @@ class QuietStrategy final : public Strategy {
   uint64_t run_length_ = 0;  // consecutive picks of last_pick_
 };
 
-// A parsed --strategy value: "random", "pct:D" or "pct:D:K" (depth D >= 1, step estimate K).
+// A parsed --strategy value: "random", "pos", "pct:D" or "pct:D:K" (depth D >= 1, step
+// estimate K).
 struct StrategySpec {
-  enum class Kind { kRandom, kPct } kind = Kind::kRandom;
+  enum class Kind { kRandom, kPct, kPos } kind = Kind::kRandom;
   uint32_t pct_depth = 3;
   uint64_t pct_steps = 0;  // 0: the program's own estimate
 

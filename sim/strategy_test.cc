@@ -1,5 +1,6 @@
 // Tests for the scheduling strategies (random walk, PCT, replay), the --strategy spec parser
 // and MakeStrategy, and an end-to-end replay of a recorded schedule through the Simulation.
+// POS has its own file, pos_strategy_test.cc.
 #include "sim/strategy.h"
 
 #include <gmock/gmock.h>
@@ -40,10 +41,14 @@ TEST(StrategySpecTest, ParsesTheDocumentedForms) {
   EXPECT_EQ(pct_steps->kind, StrategySpec::Kind::kPct);
   EXPECT_EQ(pct_steps->pct_depth, 2u);
   EXPECT_EQ(pct_steps->pct_steps, 100u);
+
+  absl::StatusOr<StrategySpec> pos = StrategySpec::Parse("pos");
+  ASSERT_TRUE(pos.ok()) << pos.status();
+  EXPECT_EQ(pos->kind, StrategySpec::Kind::kPos);
 }
 
 TEST(StrategySpecTest, RoundTripsThroughToString) {
-  for (const char* text : {"random", "pct:3", "pct:2:100", "pct:1", "pct:64:1"}) {
+  for (const char* text : {"random", "pos", "pct:3", "pct:2:100", "pct:1", "pct:64:1"}) {
     absl::StatusOr<StrategySpec> spec = StrategySpec::Parse(text);
     ASSERT_TRUE(spec.ok()) << text << ": " << spec.status();
     EXPECT_EQ(spec->ToString(), text);
@@ -55,7 +60,8 @@ TEST(StrategySpecTest, RoundTripsThroughToString) {
 
 TEST(StrategySpecTest, RejectsMalformedSpecsNamingTheInput) {
   for (const char* text : {"", "pct:0", "pct:x", "pct:3:0", "pct:3:5:7", "dfs", "pct:", "pct:3:",
-                           "pct:65", "pct:-1", "pct:3:x", "random:1", "PCT:3", " pct:3"}) {
+                           "pct:65", "pct:-1", "pct:3:x", "random:1", "PCT:3", " pct:3",
+                           "pos:1", "pos:", "POS", "pos3"}) {
     absl::StatusOr<StrategySpec> spec = StrategySpec::Parse(text);
     ASSERT_FALSE(spec.ok()) << "'" << text << "' parsed as " << spec->ToString();
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << text;
@@ -76,7 +82,7 @@ TEST(StrategySpecTest, RejectsPctWithoutADepth) {
 
 std::vector<SimThreadId> Picks(Strategy& s, std::vector<SimThreadId> runnable, int count) {
   std::vector<SimThreadId> picks;
-  for (int i = 0; i < count; ++i) picks.push_back(s.PickThread(runnable, runnable[0], i + 1));
+  for (int i = 0; i < count; ++i) picks.push_back(s.PickThread(runnable, {}, runnable[0], i + 1));
   return picks;
 }
 
@@ -121,17 +127,19 @@ TEST(PctStrategyTest, WithoutChangePointsAlwaysPicksTheHighestPriority) {
     std::vector<SimThreadId> order;
     std::vector<SimThreadId> left = all;
     while (!left.empty()) {
-      order.push_back(s->PickThread(left, kNoSimThread, 1));
+      order.push_back(s->PickThread(left, {}, kNoSimThread, 1));
       left.erase(std::find(left.begin(), left.end(), order.back()));
     }
     EXPECT_THAT(std::set<SimThreadId>(order.begin(), order.end()), ElementsAre(0, 1, 2, 3));
     tops.insert(order[0]);
     for (uint64_t step = 1; step <= 200; ++step) {
-      ASSERT_EQ(s->PickThread(all, order[0], step), order[0]) << "seed " << seed;
+      ASSERT_EQ(s->PickThread(all, {}, order[0], step), order[0]) << "seed " << seed;
     }
     // Any subset: its member that comes first in the order.
-    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{order[2], order[3]}, order[0], 201), order[2]);
-    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{order[1], order[3]}, order[3], 202), order[1]);
+    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{order[2], order[3]}, {}, order[0], 201),
+              order[2]);
+    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{order[1], order[3]}, {}, order[3], 202),
+              order[1]);
   }
   EXPECT_GT(tops.size(), 1u) << "priorities must be random, not by thread id";
 }
@@ -143,18 +151,18 @@ TEST(PctStrategyTest, ChangePointLowersTheCurrentThread) {
     auto reference = NewPct(seed, /*depth=*/2, /*steps_estimate=*/1, 3);
     auto s = NewPct(seed, /*depth=*/2, /*steps_estimate=*/1, 3);
     // The change point fires without a current thread here, so nothing is lowered.
-    const SimThreadId top = reference->PickThread(all, kNoSimThread, 1);
+    const SimThreadId top = reference->PickThread(all, {}, kNoSimThread, 1);
     std::vector<SimThreadId> rest = all;
     rest.erase(std::find(rest.begin(), rest.end(), top));
-    const SimThreadId second = reference->PickThread(rest, kNoSimThread, 2);
+    const SimThreadId second = reference->PickThread(rest, {}, kNoSimThread, 2);
 
     // With `top` current at step 1 it drops below everyone: the next in line runs.
-    EXPECT_EQ(s->PickThread(all, top, 1), second) << "seed " << seed;
+    EXPECT_EQ(s->PickThread(all, {}, top, 1), second) << "seed " << seed;
     for (uint64_t step = 2; step <= 50; ++step) {
-      ASSERT_EQ(s->PickThread(all, second, step), second) << "seed " << seed;
+      ASSERT_EQ(s->PickThread(all, {}, second, step), second) << "seed " << seed;
     }
-    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{top}, second, 51), top);
-    EXPECT_NE(s->PickThread(rest, top, 52), top);
+    EXPECT_EQ(s->PickThread(std::vector<SimThreadId>{top}, {}, second, 51), top);
+    EXPECT_NE(s->PickThread(rest, {}, top, 52), top);
   }
 }
 
@@ -176,7 +184,8 @@ class HighestStrategy final : public Strategy {
 
   std::string Spec() const override { return "highest"; }
   void OnSpawn(SimThreadId thread) override { spawned.push_back(thread); }
-  SimThreadId PickThread(std::span<const SimThreadId> runnable, SimThreadId, uint64_t) override {
+  SimThreadId PickThread(std::span<const SimThreadId> runnable, std::span<const PendingOp>,
+                         SimThreadId, uint64_t) override {
     ++picks;
     return runnable.back();
   }
@@ -190,17 +199,17 @@ TEST(ReplayStrategyTest, ReplaysRecordedChoicesExactly) {
   ReplayStrategy s({1, 0, 2, 7, 1}, nullptr);
   EXPECT_EQ(s.Spec(), "replay");
   const std::vector<SimThreadId> all = {0, 1, 2};
-  EXPECT_EQ(s.PickThread(all, kNoSimThread, 1), 1);
-  EXPECT_EQ(s.PickThread(all, 1, 2), 0);
-  EXPECT_EQ(s.PickThread(all, 0, 3), 2);
+  EXPECT_EQ(s.PickThread(all, {}, kNoSimThread, 1), 1);
+  EXPECT_EQ(s.PickThread(all, {}, 1, 2), 0);
+  EXPECT_EQ(s.PickThread(all, {}, 0, 3), 2);
   EXPECT_EQ(s.PickValue(10, ChoiceKind::kData), 7u);
-  EXPECT_EQ(s.PickThread(all, 2, 4), 1);
+  EXPECT_EQ(s.PickThread(all, {}, 2, 4), 1);
   EXPECT_FALSE(s.diverged());
   EXPECT_EQ(s.consumed(), 5u);
   // Past the log without a fallback: round-robin after the current thread, value 0, and no
   // spurious wake-ups.
-  EXPECT_EQ(s.PickThread(std::vector<SimThreadId>{1, 2}, 1, 5), 2);
-  EXPECT_EQ(s.PickThread(std::vector<SimThreadId>{1, 2}, 2, 6), 1);
+  EXPECT_EQ(s.PickThread(std::vector<SimThreadId>{1, 2}, {}, 1, 5), 2);
+  EXPECT_EQ(s.PickThread(std::vector<SimThreadId>{1, 2}, {}, 2, 6), 1);
   EXPECT_EQ(s.PickValue(10, ChoiceKind::kData), 0u);
   EXPECT_EQ(s.PickValue(1000, ChoiceKind::kSpurious), 999u);
   EXPECT_FALSE(s.diverged());
@@ -209,9 +218,9 @@ TEST(ReplayStrategyTest, ReplaysRecordedChoicesExactly) {
 TEST(ReplayStrategyTest, ReportsDivergenceWhenARecordedThreadIsNotRunnable) {
   ReplayStrategy s({2, 1}, nullptr);
   const std::vector<SimThreadId> two = {0, 1};
-  EXPECT_EQ(s.PickThread(two, 0, 1), 1);  // 2 is not runnable: round-robin instead
+  EXPECT_EQ(s.PickThread(two, {}, 0, 1), 1);  // 2 is not runnable: round-robin instead
   EXPECT_TRUE(s.diverged());
-  EXPECT_EQ(s.PickThread(two, 0, 2), 1);  // the log continues
+  EXPECT_EQ(s.PickThread(two, {}, 0, 2), 1);  // the log continues
   EXPECT_EQ(s.consumed(), 2u);
 
   ReplayStrategy v({9}, nullptr);
@@ -227,10 +236,10 @@ TEST(ReplayStrategyTest, FallsBackAfterTheLog) {
   s.OnSpawn(1);
   EXPECT_THAT(highest->spawned, ElementsAre(0, 1));
   const std::vector<SimThreadId> all = {0, 1, 2};
-  EXPECT_EQ(s.PickThread(all, kNoSimThread, 1), 0);
+  EXPECT_EQ(s.PickThread(all, {}, kNoSimThread, 1), 0);
   EXPECT_EQ(s.PickValue(4, ChoiceKind::kData), 1u);
   EXPECT_EQ(highest->picks + highest->values, 0) << "the log must be used first";
-  EXPECT_EQ(s.PickThread(all, 0, 2), 2);
+  EXPECT_EQ(s.PickThread(all, {}, 0, 2), 2);
   EXPECT_EQ(s.PickValue(4, ChoiceKind::kData), 3u);
   EXPECT_EQ(highest->picks, 1);
   EXPECT_EQ(highest->values, 1);
@@ -238,7 +247,7 @@ TEST(ReplayStrategyTest, FallsBackAfterTheLog) {
 
   auto fallback2 = std::make_unique<HighestStrategy>();
   ReplayStrategy diverging({5}, std::move(fallback2));
-  EXPECT_EQ(diverging.PickThread(all, 0, 1), 2);  // diverged: the fallback answers
+  EXPECT_EQ(diverging.PickThread(all, {}, 0, 1), 2);  // diverged: the fallback answers
   EXPECT_TRUE(diverging.diverged());
 }
 
@@ -251,6 +260,7 @@ TEST(MakeStrategyTest, FillsThePctStepEstimateFromTheHint) {
   EXPECT_EQ(MakeStrategy(pct_steps, Prng(5), 500)->Spec(), "pct:2:100");
   StrategySpec random = *StrategySpec::Parse("random");
   EXPECT_EQ(MakeStrategy(random, Prng(5), 500)->Spec(), "random");
+  EXPECT_EQ(MakeStrategy(*StrategySpec::Parse("pos"), Prng(5), 500)->Spec(), "pos");
 
   // The built strategy behaves like one constructed directly with the hint.
   std::unique_ptr<Strategy> made = MakeStrategy(pct, Prng(5), 500);
@@ -262,8 +272,8 @@ TEST(MakeStrategyTest, FillsThePctStepEstimateFromTheHint) {
   }
   SimThreadId current = kNoSimThread;
   for (uint64_t step = 1; step <= 600; ++step) {
-    const SimThreadId pick = made->PickThread(all, current, step);
-    ASSERT_EQ(pick, direct.PickThread(all, current, step)) << "step " << step;
+    const SimThreadId pick = made->PickThread(all, {}, current, step);
+    ASSERT_EQ(pick, direct.PickThread(all, {}, current, step)) << "step " << step;
     current = pick;
   }
 }

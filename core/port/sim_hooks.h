@@ -87,6 +87,10 @@ class SimHooks {
 
   // A scheduling point: the strategy may switch to another runnable thread here.
   virtual void Point(SimOp op, uint32_t object) = 0;
+  // The same scheduling point (the same trace event) before an operation that only reads
+  // `object`, e.g. an atomic load: a strategy that looks at conflicting accesses (POS) knows
+  // that it does not race with other reads. Anything that may write uses Point.
+  virtual void ReadPoint(SimOp op, uint32_t object) { Point(op, object); }
 
   // Blocks the current thread on `list` (may be null: a pure timer) until woken or until the
   // virtual clock reaches `deadline_ns`. Never returns kAborting unless Aborting().

@@ -1,5 +1,7 @@
 // Atomic<T>: std::atomic<T> whose every operation is a scheduling point under the simulator,
-// so the strategy can interleave other threads between a load and a dependent store.
+// so the strategy can interleave other threads between a load and a dependent store. A Load is
+// announced as a read (SimHooks::ReadPoint), everything else as a possible write; the trace
+// records both as SimOp::kAtomic.
 //
 // Thread-safety: thread-safe (sequentially consistent).
 #ifndef RESTORESIM_CORE_SYNC_ATOMIC_H_
@@ -19,7 +21,7 @@ class Atomic {
   Atomic& operator=(const Atomic&) = delete;
 
   T Load() const {
-    Point();
+    ReadPoint();
     return value_.load();
   }
   void Store(T v) {
@@ -44,9 +46,16 @@ class Atomic {
   }
 
  private:
+  // Every operation but Load may write (a failed CompareExchange included, conservatively).
   void Point() const {
     if (SimHooks* sim = CurrentSim()) {
       sim->Point(SimOp::kAtomic, sim->Register(sim_state_, SimObjectKind::kAtomic, name_));
+    }
+  }
+  // The same point and trace event as Point(), marked as a pure read for POS.
+  void ReadPoint() const {
+    if (SimHooks* sim = CurrentSim()) {
+      sim->ReadPoint(SimOp::kAtomic, sim->Register(sim_state_, SimObjectKind::kAtomic, name_));
     }
   }
 

@@ -3,7 +3,7 @@
 // incarnation's CLOSE was applied, and nothing of it left registered (but completed active
 // changelogs, kept until the CLOSE) once the task leaves the restore thread or its CLOSE is
 // applied; a CLOSE never overtakes its own queued CREATE; a type conversion completes only
-// while none of the task directory's changelogs is registered anywhere.
+// while none of the task directory's changelogs is registered in its restore thread.
 #include <fmt/format.h>
 
 #include "properties/checks/checkers.h"
@@ -104,8 +104,21 @@ class RegistrationChecker final : public Checker {
     }
   }
 
+  // The conversion belongs to one restore thread: the one completing it, or (when a stream
+  // thread completes it) that stream thread's own. Another thread's reader may still hold a
+  // completed registration of an incarnation that moved away: it never touches the stores.
   void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) override {
+    const std::string current = context().CurrentThreadName();
+    std::string reader;
+    if (ledger().restore_threads.contains(current)) {
+      reader = current;
+    } else {
+      for (const auto& [rt, st] : ledger().stream_of) {
+        if (st == current) reader = rt;
+      }
+    }
     for (const auto& [key, reg] : ledger().registered) {
+      if (!reader.empty() && key.first != reader) continue;
       if (reg.task_dir == state.task_dir()) {
         Violation(reg.owner.ToString(),
                   fmt::format("type conversion {} -> {} of {} while changelog {} is registered "

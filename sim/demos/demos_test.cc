@@ -1,5 +1,5 @@
 // The scheduler finds each planted bug, replays it from its seed exactly, never fails the fixed
-// twins, and PCT beats a random walk on the depth-3 bug (measured and printed).
+// twins, and PCT and POS beat a random walk on the depth-3 bug (measured and printed).
 #include "sim/demos/demos.h"
 
 #include <gmock/gmock.h>
@@ -56,7 +56,7 @@ class PlantedBugTest : public ::testing::TestWithParam<Expectation> {};
 TEST_P(PlantedBugTest, FoundThenReplayedExactlyFromItsSeed) {
   const Program* p = Demos().Find(GetParam().program);
   ASSERT_NE(p, nullptr);
-  for (const char* strategy : {"random", "pct:3"}) {
+  for (const char* strategy : {"random", "pct:3", "pos"}) {
     if (std::string_view(GetParam().program) == "demo.order_violation_d3" &&
         std::string_view(strategy) == "random") {
       continue;  // a random walk practically never finds it; see PctBeatsRandomWalkOnDepth3
@@ -107,7 +107,7 @@ TEST(FixedTwinsTest, NeverFail) {
   ASSERT_EQ(config.programs.size(), 5u);
   config.seeds = 500;
   config.jobs = 2;
-  for (const char* strategy : {"random", "pct:2", "pct:3"}) {
+  for (const char* strategy : {"random", "pct:2", "pct:3", "pos"}) {
     config.run.strategy = Spec(strategy);
     const SweepResult r = RunSweep(config);
     for (const ProgramSweepStats& s : r.programs) {
@@ -138,6 +138,26 @@ TEST(PctTest, PctBeatsRandomWalkOnDepth3) {
   RecordProperty("pct_failures", std::to_string(pct_failures));
   EXPECT_LT(pct_first, random_first);
   EXPECT_GT(pct_failures, random_failures);
+}
+
+// POS orders racing operations by fresh coin flips and lets the helper's yields (which race
+// with nothing) run at once, so the long stretch of work does not hide the bug from it.
+TEST(PosTest, PosFindsTheDepth3BugOften) {
+  const Program* p = Demos().Find("demo.order_violation_d3");
+  ASSERT_NE(p, nullptr);
+  constexpr uint64_t kSeeds = 20000;
+  uint64_t pos_failures = 0;
+  uint64_t random_failures = 0;
+  const uint64_t pos_first = FirstFailingSeed(*p, Spec("pos"), kSeeds, &pos_failures);
+  FirstFailingSeed(*p, Spec("random"), kSeeds, &random_failures);
+  std::printf("demo.order_violation_d3 over %llu seeds: pos found it in %llu runs (first failing "
+              "seed %llu)\n",
+              static_cast<unsigned long long>(kSeeds),
+              static_cast<unsigned long long>(pos_failures),
+              static_cast<unsigned long long>(pos_first));
+  RecordProperty("pos_failures", std::to_string(pos_failures));
+  EXPECT_NE(pos_first, UINT64_MAX);
+  EXPECT_GT(pos_failures, random_failures);
 }
 
 }  // namespace

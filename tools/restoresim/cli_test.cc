@@ -205,6 +205,34 @@ TEST_F(CliTest, ShrinkMinimisesAnExploredFailureAndTheResultReplays) {
   EXPECT_EQ(read(shrunk), read(dir_ + "/again.json"));
 }
 
+// A failure found by POS is saved, replayed from its printed line and its repro file, and
+// shrunk like any other: the repro records the thread picks, so POS itself is not needed again.
+TEST_F(CliTest, PosFailureReplaysAndShrinks) {
+  const Result sweep = RunCli("explore --scenario demo.order_violation_d3 --seeds 100 --json "
+                              "--strategy pos --repros-max 1 --repro-dir " + dir_);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.out;
+  const auto failure = nlohmann::json::parse(sweep.out)["failures"][0];
+  const std::string line = failure["replay"];
+  EXPECT_THAT(line, HasSubstr("--strategy pos"));
+  const Result by_line = RunCli(line.substr(std::string("restoresim ").size()));
+  EXPECT_EQ(by_line.exit_code, 1) << by_line.out;
+  EXPECT_THAT(by_line.out, HasSubstr("trace-hash=" + failure["trace_hash"].get<std::string>()));
+  const std::string repro = failure["repro"];
+  const Result by_file = RunCli("replay --repro " + repro);
+  EXPECT_EQ(by_file.exit_code, 1) << by_file.out;
+  EXPECT_THAT(by_file.out, HasSubstr("strategy=pos"));
+  EXPECT_THAT(by_file.out, HasSubstr(": reproduced"));
+
+  const Result r = RunCli("shrink " + repro + " --json --jobs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["signature"], "failed: owner and helper both hold the claim");
+  EXPECT_EQ(j["after"]["preemptions"], 2);
+  const Result shrunk = RunCli("replay --repro " + j["output"].get<std::string>());
+  EXPECT_EQ(shrunk.exit_code, 1) << shrunk.out;
+  EXPECT_THAT(shrunk.out, HasSubstr(": reproduced"));
+}
+
 TEST_F(CliTest, ShrinkBadInputGivesAClearErrorAndExitCode2) {
   const Result sweep = RunCli("explore --scenario demo.lost_update --seeds 50 --json "
                               "--repros-max 1 --repro-dir " + dir_);

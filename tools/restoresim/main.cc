@@ -2,6 +2,7 @@
 //
 //   restoresim scenarios
 //   restoresim explore --scenario all --seeds 1000 --strategy pct:3 --jobs 2
+//   restoresim explore --scenario 'scenario.*' --seeds 1000 --strategy pos --jobs 2
 //   restoresim replay demo.abba_deadlock --seed 2 --strategy pct:3 --timeline abba.json
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json

@@ -6,7 +6,8 @@ namespace restoresim::tools {
 
 void RunOptions::AddTo(CLI::App& cmd) {
   cmd.add_option("--strategy", strategy,
-                 "scheduling strategy: random | pct:D | pct:D:K (depth D, step estimate K)")
+                 "scheduling strategy: random | pos | pct:D | pct:D:K (depth D, step estimate K; "
+                 "pos: partial order sampling)")
       ->capture_default_str();
   cmd.add_option("--steps-max", steps_max,
                  "scheduling decisions before a run fails as a livelock (0: scenario default)")
