@@ -13,7 +13,33 @@ namespace {
 const std::vector<BugProgram>& Table() {
   static const std::vector<BugProgram>* table = new std::vector<BugProgram>{
       {Mutation::kCreateBeforeClose, "scenario.swap_roles_repeatedly", {"registration"}},
+      {Mutation::kEarlyTypeFlip, "scenario.swap_roles_repeatedly", {"registration"}},
       {Mutation::kLatePartitionCapture, "scenario.swap_roles_repeatedly", {"registration"}},
+      {Mutation::kPartialUnregisterOnCorruption, "scenario.revive_after_truncation",
+       {"registration"}},
+      {Mutation::kRevivedNotReadded, "scenario.revive_after_truncation", {"assignment"}},
+      {Mutation::kStaleCheckpointAfterCorruption, "scenario.revive_after_truncation",
+       {"checkpoint"}},
+      {Mutation::kEndInsteadOfSuspended, "scenario.recycle_active_to_standby_while_restoring",
+       {"listener_pairing"}},
+      {Mutation::kWaitWithoutPredicate, "scenario.shutdown_mid_restoration",
+       {"single_owner", "errors", "liveness"}},
+      {Mutation::kNoCheckpointAfterRestoration, "scenario.restore_then_process",
+       {"checkpoint_progress"}},
+      {Mutation::kStalePendingAction, "scenario.two_rebalances_between_polls", {"assignment"}},
+      {Mutation::kRunningBeforeInit, "scenario.restore_then_process", {"running_gate"}},
+      {Mutation::kCheckpointEndNotRestored, "scenario.recycle_active_to_standby_while_restoring",
+       {"checkpoint"}},
+      {Mutation::kRestoredListedTwice, "scenario.restore_then_process", {"single_owner"}},
+      {Mutation::kResumeOnRestoreThread, "scenario.restore_then_process",
+       {"thread_confinement"}},
+      {Mutation::kStandbysResumedEarly, "scenario.standby_promotion_while_actives_restore",
+       {"reader_mode"}},
+      {Mutation::kIdleWithoutWakeup, "scenario.swap_roles_repeatedly", {"liveness_bounds"}},
+      {Mutation::kEventsDrainedLate, "scenario.no_restore_task_with_restoring_task",
+       {"liveness_bounds"}},
+      {Mutation::kResumeAsRecreate, "scenario.revoke_then_reassign_before_restore_thread_saw_it",
+       {"assignment", "no_wasted_work"}},
   };
   return *table;
 }

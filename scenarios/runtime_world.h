@@ -26,6 +26,10 @@
 namespace restoresim::testing {
 
 inline TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
+// The changelog of `store` ("counts", "latest") of task 0_p.
+inline TopicPartition ChangelogOf(std::string_view store, int32_t p) {
+  return {fmt::format("app-{}-changelog", store), p};
+}
 inline TopicPartition Input(int32_t p) { return {"input", p}; }
 
 // A member's assignment: these input partitions active, these tasks as standbys.
@@ -56,20 +60,26 @@ struct RuntimeWorld {
   fakes::FakeBroker broker;
   fakes::MemFileSystem fs;
   uint64_t next_incarnation = 1;
+  // The topology's stores: "counts", and "latest" for tasks with two stores on two changelogs.
+  std::vector<std::string> stores;
 
   // Every network call costs request_latency_ns of virtual time, so restoration takes time
   // and the stream thread's loop interleaves with it as it would on a real network.
   explicit RuntimeWorld(bool faults, int32_t partitions = 4,
-                        TimeNs request_latency_ns = kMillisecond)
+                        TimeNs request_latency_ns = kMillisecond,
+                        std::vector<std::string> store_names = {"counts"})
       : broker(clock, &faults_random,
                faults ? fakes::BrokerFaults::Moderate() : fakes::BrokerFaults{},
-               fakes::BrokerOptions{.request_latency_ns = request_latency_ns}) {
+               fakes::BrokerOptions{.request_latency_ns = request_latency_ns}),
+        stores(std::move(store_names)) {
     // The oracle sees every record appended (the changelogs' whole history) and every crash.
     broker.SetAppendObserver([this](const TopicPartition& tp, const ConsumerRecord& r) {
       oracle.OnAppend(tp, r);
     });
     fs.SetCrashObserver([this]() { oracle.NoteCrash(); });
-    RS_CHECK(broker.CreateTopic("app-counts-changelog", partitions).ok());
+    for (const std::string& store : stores) {
+      RS_CHECK(broker.CreateTopic(fmt::format("app-{}-changelog", store), partitions).ok());
+    }
     RS_CHECK(broker.CreateTopic("input", partitions).ok());
   }
 
@@ -95,6 +105,7 @@ struct RuntimeWorld {
     c.tasks.state_dir = "/state/" + c.name + "/app";
     c.tasks.fs = &fs;
     c.tasks.open_store = LogStoreOpener();
+    c.tasks.store_names = stores;
     return c;
   }
 
@@ -104,6 +115,7 @@ struct RuntimeWorld {
     c.task_dir = fmt::format("/state/app/0_{}", partition);
     c.fs = &fs;
     c.open_store = LogStoreOpener();
+    c.store_names = stores;
     auto sm = std::make_unique<StateManager>(TaskId{0, partition}, type, std::move(c));
     RS_CHECK(sm->RegisterStores().ok());
     return sm;
@@ -114,12 +126,17 @@ struct RuntimeWorld {
                                   NewStateManager(partition, type), Input(partition));
   }
 
-  // Appends n changelog updates (every fifth a tombstone).
-  void WriteChangelog(int32_t partition, int n, int start = 0) {
-    for (int i = start; i < start + n; ++i) {
-      std::optional<std::string> value;
-      if (i % 5 != 4) value = std::to_string(i);
-      RS_CHECK(broker.Append(Changelog(partition), "k" + std::to_string(i % 7), value, i).ok());
+  // Appends n changelog updates (every fifth a tombstone) to the changelog of every store of
+  // the topology (or of `store` only).
+  void WriteChangelog(int32_t partition, int n, int start = 0, std::string_view store = "") {
+    for (const std::string& name : stores) {
+      if (!store.empty() && name != store) continue;
+      for (int i = start; i < start + n; ++i) {
+        std::optional<std::string> value;
+        if (i % 5 != 4) value = std::to_string(i);
+        RS_CHECK(broker.Append(ChangelogOf(name, partition), "k" + std::to_string(i % 7), value, i)
+                     .ok());
+      }
     }
   }
 
@@ -127,13 +144,16 @@ struct RuntimeWorld {
   // into `sm`'s store and advances it there, as an earlier instance that restored them before
   // a clean close would have left it (a checkpoint never claims more than the store holds).
   void RestoreInto(StateManager& sm, int32_t partition, int64_t offset) {
-    KeyValueStore* store = sm.StoreForChangelog(Changelog(partition));
-    RS_CHECK(store != nullptr);
-    for (const auto& [key, value] :
-         FoldChangelog(*broker.ReadLog(Changelog(partition), 0, static_cast<size_t>(offset)))) {
-      RS_CHECK(store->Put(key, value).ok());
+    for (const std::string& name : sm.StoreNames()) {
+      const TopicPartition tp = ChangelogOf(name, partition);
+      KeyValueStore* store = sm.StoreForChangelog(tp);
+      RS_CHECK(store != nullptr);
+      for (const auto& [key, value] :
+           FoldChangelog(*broker.ReadLog(tp, 0, static_cast<size_t>(offset)))) {
+        RS_CHECK(store->Put(key, value).ok());
+      }
+      sm.Advance(tp, offset);
     }
-    sm.Advance(Changelog(partition), offset);
   }
 
   std::map<std::string, std::string> Fold(int32_t partition) {

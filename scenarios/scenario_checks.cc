@@ -17,9 +17,15 @@ using testing::RuntimeWorld;
 constexpr size_t kLogRecordsMax = 10'000'000;
 
 // The changelog from its log start (earlier records may have been deleted).
-std::vector<ConsumerRecord> LiveChangelog(RuntimeWorld& w, int32_t p) {
-  const int64_t start = *w.broker.LogStartOffset(Changelog(p));
-  return *w.broker.ReadLog(Changelog(p), start, kLogRecordsMax);
+std::vector<ConsumerRecord> LiveChangelog(RuntimeWorld& w, int32_t p,
+                                          std::string_view store = "counts") {
+  const TopicPartition tp = testing::ChangelogOf(store, p);
+  const int64_t start = *w.broker.LogStartOffset(tp);
+  return *w.broker.ReadLog(tp, start, kLogRecordsMax);
+}
+
+bool HasLatest(const RuntimeWorld& w) {
+  return std::find(w.stores.begin(), w.stores.end(), kLatestStoreName) != w.stores.end();
 }
 
 // " key: expected X, found Y;" for every key that differs.
@@ -66,14 +72,16 @@ std::string NotConverged(RuntimeWorld& w, const std::vector<Member>& members, in
   return "";
 }
 
-// Where a task's checkpoint in `state_dir` puts its changelog: the offset it names, or the log
-// start when it names none.
-int64_t CheckpointedPosition(RuntimeWorld& w, const std::string& state_dir, int32_t p) {
-  const int64_t log_start = *w.broker.LogStartOffset(Changelog(p));
+// Where a task's checkpoint in `state_dir` puts its store's changelog: the offset it names, or
+// the log start when it names none.
+int64_t CheckpointedPosition(RuntimeWorld& w, const std::string& state_dir, int32_t p,
+                             std::string_view store = "counts") {
+  const TopicPartition tp = testing::ChangelogOf(store, p);
+  const int64_t log_start = *w.broker.LogStartOffset(tp);
   absl::StatusOr<CheckpointOffsets> checkpoint =
       ReadCheckpoint(w.fs, fmt::format("{}/{}/.checkpoint", state_dir, TaskName(p)));
-  if (!checkpoint.ok() || !checkpoint->contains(Changelog(p))) return log_start;
-  return checkpoint->at(Changelog(p));
+  if (!checkpoint.ok() || !checkpoint->contains(tp)) return log_start;
+  return checkpoint->at(tp);
 }
 
 // Standbys wanted but not caught up: not held by the restore thread, or their checkpoint on
@@ -125,6 +133,38 @@ std::string WaitConverged(RuntimeWorld& w, const std::vector<Member>& members, i
   }
 }
 
+// One store of a standby, read back from its state directory: its checkpoint lags the
+// changelog's end by at most lag_records_max and it holds the fold up to that checkpoint.
+void CheckStandbyStore(sim::RunEnv& env, RuntimeWorld& w, const Member& m, int32_t p,
+                       const std::string& name, int64_t lag_records_max) {
+  const std::string who = fmt::format("{} standby ({}) on {}", TaskName(p), name, m.thread->name());
+  const std::string dir = fmt::format("{}/{}", m.state_dir, TaskName(p));
+  const TopicPartition tp = testing::ChangelogOf(name, p);
+  const int64_t log_start = *w.broker.LogStartOffset(tp);
+  const int64_t end = *w.broker.EndOffset(tp);
+  const int64_t position = CheckpointedPosition(w, m.state_dir, p, name);
+  if (end - position > lag_records_max) {
+    FailInvariant(env, "liveness", who,
+                  fmt::format("standby at {} lags the changelog end {} by more than {} records",
+                              position, end, lag_records_max));
+  }
+  absl::StatusOr<std::unique_ptr<LogStore>> store = LogStore::Open(w.fs, dir + "/" + name, name);
+  if (!store.ok()) {
+    FailInvariant(env, "final_state", who,
+                  fmt::format("store unreadable: {}", store.status().ToString()));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> contents = (*store)->ReadAll();
+  (void)(*store)->Close();
+  const auto fold = FoldChangelog(*w.broker.ReadLog(
+      tp, log_start, static_cast<size_t>(std::max<int64_t>(position - log_start, 0))));
+  if (!contents.ok() || *contents != fold) {
+    FailInvariant(env, "final_state", who,
+                  fmt::format("store differs from the fold of its changelog up to its "
+                              "checkpoint at {}:{}",
+                              position, contents.ok() ? Diff(fold, *contents) : " unreadable"));
+  }
+}
+
 }  // namespace
 
 void FailInvariant(sim::RunEnv& env, std::string_view invariant, std::string_view who,
@@ -136,6 +176,7 @@ Baselines BaselinesNow(RuntimeWorld& w, int32_t partitions) {
   Baselines baselines;
   for (int32_t p = 0; p < partitions; ++p) {
     baselines[p].initial = FoldChangelog(LiveChangelog(w, p));
+    if (HasLatest(w)) baselines[p].initial_latest = FoldChangelog(LiveChangelog(w, p, "latest"));
   }
   return baselines;
 }
@@ -163,17 +204,21 @@ void CheckRunningStores(sim::RunEnv& env, RuntimeWorld& w, const std::vector<Mem
   for (const Member& m : members) {
     TaskManager& tm = m.thread->task_manager();
     for (const TaskId& id : tm.running()) {
-      absl::StatusOr<std::map<std::string, std::string>> store = tm.RunningStoreContents(id);
-      if (!store.ok()) {
-        FailInvariant(
-            env, "final_state", id.ToString(),
-            fmt::format("store unreadable on {}: {}", m.thread->name(), store.status().ToString()));
-      }
-      const auto fold = FoldChangelog(LiveChangelog(w, id.partition));
-      if (*store != fold) {
-        FailInvariant(env, "final_state", id.ToString(),
-                      fmt::format("running store on {} differs from the fold of its changelog:{}",
-                                  m.thread->name(), Diff(fold, *store)));
+      for (const std::string& name : w.stores) {
+        absl::StatusOr<std::map<std::string, std::string>> store =
+            tm.RunningStoreContents(id, name);
+        if (!store.ok()) {
+          FailInvariant(env, "final_state", id.ToString(),
+                        fmt::format("store {} unreadable on {}: {}", name, m.thread->name(),
+                                    store.status().ToString()));
+        }
+        const auto fold = FoldChangelog(LiveChangelog(w, id.partition, name));
+        if (*store != fold) {
+          FailInvariant(env, "final_state", id.ToString(),
+                        fmt::format("running store {} on {} differs from the fold of its "
+                                    "changelog:{}",
+                                    name, m.thread->name(), Diff(fold, *store)));
+        }
       }
     }
   }
@@ -219,6 +264,16 @@ void CheckChangelogs(sim::RunEnv& env, RuntimeWorld& w, int32_t partitions,
                                 "model of the input (from offset {}):{}",
                                 base.input_from, Diff(expected, actual)));
     }
+    if (!HasLatest(w)) continue;
+    const auto latest_expected = ReferenceLatest(
+        *w.broker.ReadLog(Input(p), base.input_from, kLogRecordsMax), base.initial_latest);
+    const auto latest = FoldChangelog(LiveChangelog(w, p, "latest"));
+    if (latest != latest_expected) {
+      FailInvariant(env, "final_state", TaskName(p),
+                    fmt::format("the latest changelog folds to values that differ from the "
+                                "reference model of the input (from offset {}):{}",
+                                base.input_from, Diff(latest_expected, latest)));
+    }
   }
 }
 
@@ -226,31 +281,8 @@ void CheckStandbys(sim::RunEnv& env, RuntimeWorld& w,
                    const std::vector<std::pair<Member, int32_t>>& standbys,
                    int64_t lag_records_max) {
   for (const auto& [m, p] : standbys) {
-    const std::string who = fmt::format("{} standby on {}", TaskName(p), m.thread->name());
-    const std::string dir = fmt::format("{}/{}", m.state_dir, TaskName(p));
-    const int64_t log_start = *w.broker.LogStartOffset(Changelog(p));
-    const int64_t end = *w.broker.EndOffset(Changelog(p));
-    const int64_t position = CheckpointedPosition(w, m.state_dir, p);
-    if (end - position > lag_records_max) {
-      FailInvariant(env, "liveness", who,
-                    fmt::format("standby at {} lags the changelog end {} by more than {} records",
-                                position, end, lag_records_max));
-    }
-    absl::StatusOr<std::unique_ptr<LogStore>> store =
-        LogStore::Open(w.fs, dir + "/counts", "counts");
-    if (!store.ok()) {
-      FailInvariant(env, "final_state", who,
-                    fmt::format("store unreadable: {}", store.status().ToString()));
-    }
-    absl::StatusOr<std::map<std::string, std::string>> contents = (*store)->ReadAll();
-    (void)(*store)->Close();
-    const auto fold = FoldChangelog(*w.broker.ReadLog(
-        Changelog(p), log_start, static_cast<size_t>(std::max<int64_t>(position - log_start, 0))));
-    if (!contents.ok() || *contents != fold) {
-      FailInvariant(env, "final_state", who,
-                    fmt::format("store differs from the fold of its changelog up to its "
-                                "checkpoint at {}:{}",
-                                position, contents.ok() ? Diff(fold, *contents) : " unreadable"));
+    for (const std::string& name : w.stores) {
+      CheckStandbyStore(env, w, m, p, name, lag_records_max);
     }
   }
 }

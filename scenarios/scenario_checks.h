@@ -43,6 +43,8 @@ namespace restoresim::scenarios {
 struct Baseline {
   std::map<std::string, std::string> initial;
   int64_t input_from = 0;
+  // The same for the latest store, in worlds whose topology has it.
+  std::map<std::string, std::string> initial_latest;
 };
 using Baselines = std::map<int32_t, Baseline>;
 

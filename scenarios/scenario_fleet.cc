@@ -34,28 +34,28 @@ void LeaveCheckpoint(RuntimeWorld& w, const std::string& state_dir, int32_t p, i
   c.task_dir = fmt::format("{}/{}", state_dir, TaskId{0, p}.ToString());
   c.fs = &w.fs;
   c.open_store = w.LogStoreOpener();
+  c.store_names = w.stores;
   StateManager sm(TaskId{0, p}, TaskType::kActive, std::move(c));
   RS_CHECK(sm.RegisterStores().ok());
-  const auto fold = FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, static_cast<size_t>(offset)));
-  for (const auto& [key, value] : fold) RS_CHECK(sm.Store("counts")->Put(key, value).ok());
-  if (offset > 0) sm.Advance(Changelog(p), offset);
+  if (offset > 0) w.RestoreInto(sm, p, offset);
   RS_CHECK(sm.Close(/*clean=*/true).ok());
   sm.Clear();
 }
 
-int64_t TruncateHarmlessly(RuntimeWorld& w, int32_t p, int64_t before) {
-  const int64_t start = *w.broker.LogStartOffset(Changelog(p));
+int64_t TruncateHarmlessly(RuntimeWorld& w, int32_t p, int64_t before, std::string_view store) {
+  const TopicPartition tp = testing::ChangelogOf(store, p);
+  const int64_t start = *w.broker.LogStartOffset(tp);
   if (before <= start) return start;
-  const std::vector<ConsumerRecord> log = *w.broker.ReadLog(Changelog(p), start, kLogRecordsMax);
+  const std::vector<ConsumerRecord> log = *w.broker.ReadLog(tp, start, kLogRecordsMax);
   std::set<std::string> deleted_keys;
   std::set<std::string> kept_keys;
   for (const ConsumerRecord& r : log) (r.offset < before ? deleted_keys : kept_keys).insert(r.key);
   for (const std::string& key : deleted_keys) {
     RS_CHECK(kept_keys.contains(key), "truncating {} below {} would lose key {}: not harmless",
-             Changelog(p).ToString(), before, key);
+             tp.ToString(), before, key);
   }
-  RS_CHECK(w.broker.DeleteRecords({{Changelog(p), before}}).ok());
-  TraceMark("scenario", fmt::format("truncate {} below {}", Changelog(p).ToString(), before));
+  RS_CHECK(w.broker.DeleteRecords({{tp, before}}).ok());
+  TraceMark("scenario", fmt::format("truncate {} below {}", tp.ToString(), before));
   return before;
 }
 

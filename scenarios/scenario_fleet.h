@@ -43,8 +43,8 @@ inline constexpr TimeNs kConvergeNsMax = 60 * kSecond;
 void ProduceInput(testing::RuntimeWorld& w, RandomSource& random, int32_t p, int n);
 
 // The state directory `state_dir` ("<state.dir>/<application.id>") as an earlier instance
-// left it for task 0_p: a store holding the fold of the changelog's first `offset` records and
-// a checkpoint at `offset` (a clean close).
+// left it for task 0_p: each store of the topology holding the fold of its changelog's first
+// `offset` records and a checkpoint at `offset` (a clean close).
 void LeaveCheckpoint(testing::RuntimeWorld& w, const std::string& state_dir, int32_t p,
                      int64_t offset);
 
@@ -52,7 +52,8 @@ void LeaveCheckpoint(testing::RuntimeWorld& w, const std::string& state_dir, int
 // without changing what the changelog folds to: every key of a deleted record must have a
 // later record. WriteChangelog cycles through 7 keys, so any `before` at least 7 records
 // below the initial changelog's end is harmless (RS_CHECKed). Returns the new log start.
-int64_t TruncateHarmlessly(testing::RuntimeWorld& w, int32_t p, int64_t before);
+int64_t TruncateHarmlessly(testing::RuntimeWorld& w, int32_t p, int64_t before,
+                           std::string_view store = "counts");
 
 // A broker fault profile drawn with env.Choose: each retryable fault on when Choose(2) == 1,
 // at 1 + Choose(cap) per mille (the swarm caps of broker_faults.cc); never producer fencing.

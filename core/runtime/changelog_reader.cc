@@ -111,6 +111,17 @@ ReaderMode ChangelogReader::mode() const {
   return ReaderMode::kStandbyUpdating;
 }
 
+int64_t ChangelogReader::RemainingOf(const TaskIncarnation& owner) const {
+  int64_t remaining = 0;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.owner == owner && c.type == TaskType::kActive && c.status != State::kCompleted) {
+      remaining += c.status == State::kRestoring ? std::max<int64_t>(1, c.end_offset - c.position)
+                                                 : 1;
+    }
+  }
+  return remaining;
+}
+
 int64_t ChangelogReader::RemainingRecords() const {
   int64_t remaining = 0;
   for (const auto& [tp, c] : changelogs_) {
@@ -230,6 +241,15 @@ void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partition
              tp.ToString());
     corrupted_[it->second.owner].insert(tp);
     owners.insert(it->second.owner);
+  }
+  if (partitions.size() < changelogs_.size()) {
+    for (const auto& [tp, c] : changelogs_) {
+      if (owners.contains(c.owner) &&
+          std::find(partitions.begin(), partitions.end(), tp) == partitions.end()) {
+        TraceMark("cover", "corruption of one of a task's changelogs");
+        break;
+      }
+    }
   }
   // Every changelog of a corrupted task goes: the stream thread closes it dirty and revives it.
   // (Mutation partial-unregister-on-corruption, PR 12519: only the ones named in the error.)

@@ -71,6 +71,9 @@ class ChangelogReader {
   std::set<TopicPartition> Completed() const;
   // Records between the position and the end offset, summed over restoring actives.
   int64_t RemainingRecords() const;
+  // For one incarnation's active changelogs not completed: records left (1 for one not yet
+  // started); 0 when all completed.
+  int64_t RemainingOf(const TaskIncarnation& owner) const;
   int64_t total_restored() const { return total_restored_; }
   // Records written to standby stores (a subset of total_restored).
   int64_t standby_updated() const { return standby_updated_; }

@@ -29,6 +29,25 @@ std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
   return KeyValueWrite{input.key, std::to_string(base + *delta)};
 }
 
+std::optional<KeyValueWrite> StoreUpdate(std::string_view store, const ConsumerRecord& input,
+                                         const std::optional<std::string>& current) {
+  if (store == kLatestStoreName) return KeyValueWrite{input.key, input.value};
+  return CountUpdate(input, current);
+}
+
+std::map<std::string, std::string> ReferenceLatest(const std::vector<ConsumerRecord>& inputs,
+                                                   std::map<std::string, std::string> initial) {
+  std::map<std::string, std::string> latest = std::move(initial);
+  for (const ConsumerRecord& r : inputs) {
+    if (r.value) {
+      latest[r.key] = *r.value;
+    } else {
+      latest.erase(r.key);
+    }
+  }
+  return latest;
+}
+
 std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRecord>& inputs,
                                                    std::map<std::string, std::string> initial) {
   std::map<std::string, std::string> counts = std::move(initial);

@@ -4,8 +4,13 @@
 // Each input record (key, value) updates the store "counts" of its task:
 //   value = decimal integer d   counts[key] += d   (written to the store and its changelog)
 //   value = tombstone           counts[key] erased (a tombstone in the changelog)
-// The changelog topic is "<application.id>-counts-changelog", one partition per input
-// partition. ReferenceCounts folds the same input into the expected store contents.
+// and, when the topology has it, the store "latest" (tasks with several stores on several
+// changelogs):
+//   any value v                 latest[key] = v    (a malformed one too: it is a value)
+//   value = tombstone           latest[key] erased
+// Each store's changelog topic is "<application.id>-<store>-changelog", one partition per
+// input partition. ReferenceCounts and ReferenceLatest fold the same input into the expected
+// store contents.
 //
 // Thread-safety: stateless.
 #ifndef RESTORESIM_CORE_RUNTIME_COUNT_TOPOLOGY_H_
@@ -23,6 +28,7 @@
 namespace restoresim {
 
 inline constexpr std::string_view kCountsStoreName = "counts";
+inline constexpr std::string_view kLatestStoreName = "latest";
 
 std::string ChangelogTopic(std::string_view application_id, std::string_view store_name);
 
@@ -30,6 +36,16 @@ std::string ChangelogTopic(std::string_view application_id, std::string_view sto
 // counted, as Kafka Streams' default deserialization handler logs and continues).
 std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,
                                          const std::optional<std::string>& current);
+
+// What processing one input record writes to the store `store` (counts or latest); nullopt
+// when nothing (a malformed count).
+std::optional<KeyValueWrite> StoreUpdate(std::string_view store, const ConsumerRecord& input,
+                                         const std::optional<std::string>& current);
+
+// The expected contents of a latest store that held `initial` after processing `inputs`.
+std::map<std::string, std::string> ReferenceLatest(
+    const std::vector<ConsumerRecord>& inputs,
+    std::map<std::string, std::string> initial = {});
 
 // The expected contents of a counts store that held `initial` (e.g. restored from its
 // changelog) after processing `inputs` in order.

@@ -44,8 +44,8 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
      "a task removed from the restore thread checkpoints its changelog's end offset instead of "
      "the offset it restored to"},
     {Mutation::kRestoredListedTwice, "restored-listed-twice", "KAFKA-17402",
-     "the restore thread hands a restored task back before it stops holding it, and its next "
-     "periodic checkpoint touches the task the stream thread now runs"},
+     "a restored task is booked as running before it is dropped from the tasks the restore "
+     "thread holds, so one task is listed in two places"},
     {Mutation::kResumeOnRestoreThread, "resume-on-restore-thread", "restoresim",
      "a task's input partition is resumed from the restore thread (a completion callback) "
      "instead of by the stream thread"},

@@ -189,11 +189,26 @@ void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
       RS_MUTANT(kCreateBeforeClose) ? TaskItem::Kind::kCreate : TaskItem::Kind::kClose;
   std::stable_partition(items.begin(), items.end(),
                         [first](const TaskItem& item) { return item.kind == first; });
+  NoteSameTaskCloseAndCreate(items);
   for (TaskItem& item : items) {
     if (item.kind == TaskItem::Kind::kClose) {
       CloseItem(item);
     } else {
       CreateItem(item);
+    }
+  }
+}
+
+// Coverage: a CLOSE and a CREATE of one task in one round (a recycle or revive in place).
+void RestoreThread::NoteSameTaskCloseAndCreate(const std::vector<TaskItem>& items) {
+  std::set<TaskId> closed;
+  for (const TaskItem& item : items) {
+    if (item.kind == TaskItem::Kind::kClose) closed.insert(item.incarnation.id);
+  }
+  for (const TaskItem& item : items) {
+    if (item.kind == TaskItem::Kind::kCreate && closed.contains(item.incarnation.id)) {
+      TraceMark("cover", "close and create of one task in a round");
+      return;
     }
   }
 }
@@ -212,6 +227,10 @@ void RestoreThread::CloseItem(TaskItem& item) {
   }
   auto it = owned_.find(item.incarnation.id);
   const bool owns = it != owned_.end() && it->second->incarnation() == item.incarnation;
+  if (owns && it->second->type() == TaskType::kActive &&
+      reader_->RemainingOf(item.incarnation) > 0) {
+    TraceMark("cover", "active removed while restoring");
+  }
   reader_->Unregister(changelogs);
   TraceMark("restore", "unregister " + item.incarnation.ToString(),
             static_cast<int64_t>(changelogs.size()));

@@ -103,6 +103,7 @@ class RestoreThread {
   void Run();
   void ApplyItems(std::vector<TaskItem> items);
   void CloseItem(TaskItem& item);
+  void NoteSameTaskCloseAndCreate(const std::vector<TaskItem>& items);
   void CreateItem(TaskItem& item);
   void HandleStep(RestoreStep& step);
   void HandOverRestored();

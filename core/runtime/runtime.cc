@@ -98,6 +98,7 @@ absl::Status Runtime::Start() {
     c.tasks.fs = &fs_;
     c.tasks.open_store = open_store_;
     c.tasks.directory = &directory_;
+    c.tasks.store_names = config_.store_names;
     c.restore.max_poll_records = config_.restore_max_poll_records;
     c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
     threads_.push_back(std::make_unique<StreamThread>(std::move(c), transport_, clock_,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -23,6 +24,8 @@ struct RuntimeConfig {
   int32_t max_poll_records = 1000;                  // main.consumer.max.poll.records
   int32_t restore_max_poll_records = 1000;          // restore.consumer.max.poll.records
   int64_t checkpoint_interval_ms = 5000;            // how often the restore thread checkpoints
+  // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
+  std::vector<std::string> store_names;
 
   static constexpr int32_t kStreamThreadsMax = 64;
 

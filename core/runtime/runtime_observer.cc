@@ -34,6 +34,8 @@ std::string_view TaskDecisionName(TaskDecision decision) {
 std::string_view TaskViewWhereName(TaskView::Where where) {
   switch (where) {
     case TaskView::Where::kRunning: return "running";
+    case TaskView::Where::kRevoked: return "running, revoked";
+    case TaskView::Where::kRestored: return "restored, not yet running";
     case TaskView::Where::kPendingInit: return "pending initialisation";
     case TaskView::Where::kReady: return "ready";
     case TaskView::Where::kInRestore: return "in the restore thread";

@@ -60,7 +60,16 @@ std::string_view TaskDecisionName(TaskDecision decision);
 
 // One task as a stream thread's task manager holds it.
 struct TaskView {
-  enum class Where : uint8_t { kRunning, kPendingInit, kReady, kInRestore, kAwaiting };
+  // kRevoked: running, its partition revoked, its fate waiting for the assignment.
+  enum class Where : uint8_t {
+    kRunning,
+    kRevoked,
+    kRestored,  // restored, waiting to read its input's committed offset
+    kPendingInit,
+    kReady,
+    kInRestore,
+    kAwaiting,
+  };
   TaskIncarnation who;
   TaskType type = TaskType::kActive;  // the effective type (a prepared conversion counts)
   Where where = Where::kRunning;

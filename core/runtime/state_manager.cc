@@ -51,6 +51,17 @@ absl::Status StateManager::ReadCheckpointOrNote() {
 
 absl::Status StateManager::RegisterStores() {
   RS_CHECK(stores_.empty(), "task {} registers its stores twice", id_.ToString());
+  absl::Status s = OpenStores();
+  if (!s.ok() && !stores_.empty()) {
+    // Some stores opened and then one failed: close them, so that a retry starts afresh (it
+    // used to fail "registers its stores twice" with two stores).
+    for (auto& [name, store] : stores_) (void)store->Close();
+    stores_.clear();
+  }
+  return s;
+}
+
+absl::Status StateManager::OpenStores() {
   if (config_.directory != nullptr && !config_.directory->TryLock(config_.task_dir, lock_token_)) {
     return absl::AbortedError(fmt::format(
         "task directory {} is locked by another stream thread's incarnation", config_.task_dir));
@@ -135,7 +146,10 @@ void StateManager::Advance(const TopicPartition& changelog, int64_t next_offset)
 
 absl::Status StateManager::Flush() {
   for (auto& [name, store] : stores_) {
-    if (absl::Status s = store->Flush(); !s.ok()) return s;
+    if (absl::Status s = store->Flush(); !s.ok()) {
+      TraceMark("cover", "store flush failed");
+      return s;
+    }
   }
   flushed_ = pending_;
   RS_OBSERVE(OnFlushed, *this);
@@ -152,6 +166,7 @@ absl::Status StateManager::Checkpoint() {
   }
   RS_OBSERVE(OnCheckpointWritten, *this, flushed_);
   absl::Status s = WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
+  if (!s.ok()) TraceMark("cover", "checkpoint write failed");
   RS_OBSERVE(OnCheckpointResult, *this, s.ok());
   return s;
 }

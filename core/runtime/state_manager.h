@@ -118,6 +118,7 @@ class StateManager {
 
  private:
   TopicPartition ChangelogOf(const std::string& store) const;
+  absl::Status OpenStores();
   absl::Status ReadCheckpointOrNote();
 
   const TaskId id_;

@@ -79,21 +79,33 @@ absl::StatusOr<size_t> Task::Process(Producer& producer, size_t records_max) {
   RS_CHECK(type() == TaskType::kActive && state_ == TaskState::kRunning,
            "task {} processes as {} in {}", incarnation_.ToString(), TaskTypeName(type()),
            TaskStateName(state_));
-  const TopicPartition changelog{ChangelogTopic(state_manager_->application_id(),
-                                                kCountsStoreName),
-                                 incarnation_.id.partition};
-  KeyValueStore* store = state_manager_->StoreForChangelog(changelog);
-  RS_CHECK(store != nullptr, "task {} has no counts store", incarnation_.ToString());
+  // Every store of the topology, with its changelog.
+  struct Target {
+    KeyValueStore* store;
+    TopicPartition changelog;
+  };
+  std::vector<Target> targets;
+  for (const std::string& name : state_manager_->StoreNames()) {
+    TopicPartition changelog{ChangelogTopic(state_manager_->application_id(), name),
+                             incarnation_.id.partition};
+    KeyValueStore* store = state_manager_->StoreForChangelog(changelog);
+    RS_CHECK(store != nullptr, "task {} has no store for {}", incarnation_.ToString(),
+             changelog.ToString());
+    targets.push_back({store, std::move(changelog)});
+  }
+  RS_CHECK(!targets.empty(), "task {} processes without stores", incarnation_.ToString());
   RS_OBSERVE(OnProcess, *this, buffered_.size() < records_max ? buffered_.size() : records_max);
   size_t processed = 0;
   while (processed < records_max && !buffered_.empty()) {
     const ConsumerRecord& input = buffered_.front();
-    absl::StatusOr<std::optional<std::string>> current = store->Get(input.key);
-    if (!current.ok()) return current.status();
-    if (std::optional<KeyValueWrite> w = CountUpdate(input, *current)) {
-      absl::Status s = w->value ? store->Put(w->key, *w->value) : store->Delete(w->key);
+    for (const Target& t : targets) {
+      absl::StatusOr<std::optional<std::string>> current = t.store->Get(input.key);
+      if (!current.ok()) return current.status();
+      std::optional<KeyValueWrite> w = StoreUpdate(t.store->name(), input, *current);
+      if (!w) continue;
+      absl::Status s = w->value ? t.store->Put(w->key, *w->value) : t.store->Delete(w->key);
       if (!s.ok()) return s;
-      s = producer.Send(changelog, w->key, w->value, input.timestamp_ms);
+      s = producer.Send(t.changelog, w->key, w->value, input.timestamp_ms);
       if (!s.ok()) return s;
     }
     consumed_offset_ = input.offset + 1;

@@ -56,6 +56,9 @@ class Task {
   // ---- active processing ----
   void Buffer(std::vector<ConsumerRecord> records);
   size_t buffered() const { return buffered_.size(); }
+  // Drops what was fetched and not processed (its partition was revoked: the next owner, or
+  // this task once the partition is back, fetches it again from the committed offset).
+  void DropBuffered() { buffered_.clear(); }
   // Processes up to `records_max` buffered records. REQUIRES: an active task in RUNNING.
   absl::StatusOr<size_t> Process(Producer& producer, size_t records_max);
   // The next input offset to commit, once something was processed.

@@ -96,6 +96,9 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
   for (const TaskId& id : info->standby_tasks) {
     if (!wanted_active_.contains(id)) wanted_standby_.insert(id);
   }
+  // A revoked running task assigned again (a later generation in the same poll) runs on; its
+  // input resumes from its commit.
+  for (const TaskId& id : wanted_active_) revoked_running_.erase(id);
   ReportAssignment();
   // Input of tasks that are not running yet waits until they are restored.
   if (!to_pause.empty()) {
@@ -107,10 +110,23 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
 void TaskManager::OnPartitionsRevoked(const std::vector<TopicPartition>& partitions) {
   ++rebalances_handled_;
   for (const TopicPartition& tp : partitions) {
-    if (tp.topic == config_.input_topic) wanted_active_.erase(TaskId{0, tp.partition});
+    if (tp.topic != config_.input_topic) continue;
+    const TaskId id{0, tp.partition};
+    wanted_active_.erase(id);
+    auto it = running_.find(id);
+    if (it == running_.end()) continue;
+    // Commit while the partition is still owned; what becomes of the task is decided by the
+    // assignment that follows (close, recycle to a standby, or keep).
+    absl::Status s = CommitForClose(*it->second);
+    if (!s.ok()) errors_.push_back(s);
+    it->second->DropBuffered();
+    revoked_running_[id] = s.ok();
+    TraceMark("task", "revoked " + it->second->incarnation().ToString());
   }
   ReportAssignment();
-  Reconcile();  // running tasks commit and close while their partitions are still owned
+  in_revocation_ = true;
+  Reconcile();  // everything else now; the revoked running tasks at the assignment
+  in_revocation_ = false;
 }
 
 void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions) {
@@ -123,6 +139,7 @@ void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions
   ReportAssignment();
   for (const TopicPartition& tp : partitions) {
     const TaskId id{0, tp.partition};
+    revoked_running_.erase(id);
     if (tp.topic == config_.input_topic && running_.contains(id)) {
       CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost);  // no commit: not owned
     }
@@ -136,14 +153,22 @@ void TaskManager::Reconcile() {
   std::set<TaskId> ids(wanted_active_.begin(), wanted_active_.end());
   ids.insert(wanted_standby_.begin(), wanted_standby_.end());
   for (const auto& [id, t] : running_) ids.insert(id);
+  for (const auto& [id, t] : restored_) ids.insert(id);
   for (const auto& [id, t] : pending_init_) ids.insert(id);
   for (const auto& [id, t] : in_restore_) ids.insert(id);
   for (const std::unique_ptr<Task>& t : ready_) ids.insert(t->id());
   for (const TaskId& id : ids) {
     const std::optional<TaskType> want = Wanted(id);
     if (awaiting_.contains(id)) continue;  // decided when the task comes back
+    if (restored_.contains(id)) {
+      if (want == TaskType::kActive) continue;  // retried at the next drain
+      CloseRestored(id);
+      if (want) pending_init_[id] = NewTask(id, *want);
+      continue;
+    }
     if (running_.contains(id)) {
-      ReconcileRunning(id, want);
+      // A revoked running task waits for the assignment of its rebalance.
+      if (!(in_revocation_ && revoked_running_.contains(id))) ReconcileRunning(id, want);
       continue;
     }
     if (auto it = pending_init_.find(id); it != pending_init_.end()) {
@@ -185,29 +210,47 @@ void TaskManager::Reconcile() {
 }
 
 void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
+  // Revoked: committed already (true), or its commit failed (false: it closes dirty).
+  std::optional<bool> revoked;
+  if (auto it = revoked_running_.find(id); it != revoked_running_.end()) {
+    revoked = it->second;
+    revoked_running_.erase(it);
+  }
   if (want == TaskType::kActive) return;
-  if (!want) {
-    CloseRunning(id, /*clean=*/true, TaskDecision::kClose);
+  if (!want || revoked == false) {
+    CloseRunning(id, /*clean=*/revoked.value_or(true), TaskDecision::kClose,
+                 /*commit=*/!revoked.has_value());
     return;
   }
   // Active -> standby: commit, suspend, and recycle keeping the stores; the CLOSE of the old
   // incarnation and the CREATE of the new one travel in the same round.
   std::unique_ptr<Task> task = std::move(running_.at(id));
   running_.erase(id);
-  if (absl::Status s = CommitForClose(*task); !s.ok()) errors_.push_back(s);
+  if (!revoked.has_value()) {
+    if (absl::Status s = CommitForClose(*task); !s.ok()) errors_.push_back(s);
+  }
   task->TransitionTo(TaskState::kSuspended);
   const TaskIncarnation old = task->incarnation();
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
+  TraceMark("cover", "running active recycled to a standby");
   ready_.push_back(Recycle(std::move(task), TaskType::kStandby));
   SendClose(old, std::move(captured));
 }
 
-void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision) {
+void TaskManager::SettleRevoked() {
+  while (!revoked_running_.empty()) {
+    const TaskId id = revoked_running_.begin()->first;
+    ReconcileRunning(id, Wanted(id));
+  }
+}
+
+void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit) {
   std::unique_ptr<Task> task = std::move(running_.at(id));
   running_.erase(id);
+  revoked_running_.erase(id);
   RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
            task->incarnation().ToString(), TaskStateName(task->state()));
-  if (clean) {
+  if (clean && commit) {
     if (absl::Status s = CommitForClose(*task); !s.ok()) {
       errors_.push_back(s);
       clean = false;

@@ -5,12 +5,20 @@
 //
 // Single ownership: every open task of this stream thread is in exactly one of
 //   running_        active tasks the stream thread processes (RUNNING), owned here;
+//   restored_       restored, waiting to read their input's committed offset (a retryable
+//                   failure of that read is retried at the next drain), owned here;
 //   pending_init_   created here, stores not yet registered, owned here;
 //   ready_          initialised, to be sent to the restore thread this round, owned here;
 //   in_restore_     owned by the restore thread (bookkeeping only: incarnation and type);
 // and a CLOSE sent for a task the restore thread owns is remembered in awaiting_ until the
 // task comes back (removed, restored or corrupted) — whatever the assignment says by then
 // decides what happens to it.
+//
+// Revocation, as Kafka Streams' handleRevocation/handleAssignment do it: a running active
+// whose partition is revoked commits at once (its partition is still owned) and its fate waits
+// for the assignment that follows in the same poll — closed if nothing of it is wanted,
+// recycled in place if a standby of it is (its CLOSE and its standby's CREATE then share one
+// round), kept if it is assigned again.
 //
 // Thread-safety: the stream thread only (rebalance callbacks run inside its consumer poll).
 #ifndef RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
@@ -97,8 +105,9 @@ class TaskManager final : public RebalanceListener {
   std::set<TaskId> wanted_active() const { return wanted_active_; }
   std::set<TaskId> wanted_standby() const { return wanted_standby_; }
   const TaskManagerStats& stats() const { return stats_; }
-  // Store contents of a running task (tests).
-  absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(TaskId id);
+  // Store contents of a running task (tests): its counts store, or the store named.
+  absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(
+      TaskId id, std::string_view store = "counts");
   const std::vector<absl::Status>& errors() const { return errors_; }
   // Rebalance callbacks handled so far (the stream thread's state follows them).
   int64_t rebalances_handled() const { return rebalances_handled_; }
@@ -114,8 +123,10 @@ class TaskManager final : public RebalanceListener {
   std::unique_ptr<Task> Recycle(std::unique_ptr<Task> task, TaskType type);
   void Reconcile();
   void ReconcileRunning(TaskId id, std::optional<TaskType> want);
+  // Decides revoked running actives still waiting for the assignment (there was none).
+  void SettleRevoked();
   // `decision` says why, for observers (kClose, kCloseLost, kCloseStale, kRevive, ...).
-  void CloseRunning(TaskId id, bool clean, TaskDecision decision);
+  void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true);
   void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
                   bool wipe = false);
   void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs);
@@ -124,6 +135,12 @@ class TaskManager final : public RebalanceListener {
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
   void StartRunning(std::unique_ptr<Task> task);
+  // Reads the input's committed offset (Kafka initialises a task's offsets from it) and starts
+  // the task, or parks it in restored_ when the read fails.
+  void TryStartRunning(std::unique_ptr<Task> task);
+  // Retries parked restored tasks still wanted; closes the others.
+  void RetryRestored();
+  void CloseRestored(TaskId id);
   absl::Status CommitTask(Task& task);
   // CommitTask for a clean close or recycle: retries retryable failures (see
   // TaskManagerConfig::close_commit_timeout_ns).
@@ -144,11 +161,16 @@ class TaskManager final : public RebalanceListener {
   std::set<TaskId> wanted_active_;
   std::set<TaskId> wanted_standby_;
   std::map<TaskId, std::unique_ptr<Task>> running_;
+  std::map<TaskId, std::unique_ptr<Task>> restored_;
   std::map<TaskId, std::unique_ptr<Task>> pending_init_;
   std::vector<std::unique_ptr<Task>> ready_;
   std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
   std::map<TaskId, TaskIncarnation> awaiting_;
   std::vector<TaskItem> close_items_;
+  // Running actives whose partition was revoked, committed (true) or not (the commit failed:
+  // they close dirty), waiting for the assignment of the same rebalance.
+  std::map<TaskId, bool> revoked_running_;
+  bool in_revocation_ = false;
   // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
   std::vector<std::unique_ptr<Task>> parked_;
   int64_t rebalances_handled_ = 0;

@@ -63,7 +63,9 @@ absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
     StateManager& sm = task->state_manager();
     if (absl::Status s = sm.Flush(); !s.ok()) return s;
     if (!config_.exactly_once) {
-      if (absl::Status s = sm.Checkpoint(); !s.ok()) return s;
+      // As Kafka's ProcessorStateManager: a checkpoint that cannot be written is a warning —
+      // the last one written stays, behind the data, and the commit goes on.
+      if (absl::Status s = sm.Checkpoint(); !s.ok()) errors_.push_back(s);
     }
     if (task->consumed_offset().has_value()) offsets[task->input()] = *task->consumed_offset();
   }
@@ -106,6 +108,12 @@ absl::Status TaskManager::CloseAll(bool clean) {
   std::vector<TaskId> ids;
   for (const auto& [id, task] : running_) ids.push_back(id);
   for (const TaskId& id : ids) CloseRunning(id, clean, TaskDecision::kCloseShutdown);
+  while (!restored_.empty()) {
+    std::unique_ptr<Task> task = std::move(restored_.begin()->second);
+    restored_.erase(restored_.begin());
+    task->TransitionTo(TaskState::kSuspended);
+    CloseOwned(std::move(task), clean, TaskDecision::kCloseShutdown);
+  }
   for (RestoreEvent& e : restore_thread_.DrainEvents()) {
     if (e.task != nullptr) CloseOwned(std::move(e.task), clean, TaskDecision::kCloseShutdown);
   }
@@ -162,7 +170,12 @@ void TaskManager::ReportView() const {
   if (observer == nullptr) return;
   std::vector<TaskView> view;
   for (const auto& [id, t] : running_) {
-    view.push_back({t->incarnation(), t->effective_type(), TaskView::Where::kRunning});
+    view.push_back({t->incarnation(), t->effective_type(),
+                    revoked_running_.contains(id) ? TaskView::Where::kRevoked
+                                                  : TaskView::Where::kRunning});
+  }
+  for (const auto& [id, t] : restored_) {
+    view.push_back({t->incarnation(), t->effective_type(), TaskView::Where::kRestored});
   }
   for (const auto& [id, t] : pending_init_) {
     view.push_back({t->incarnation(), t->effective_type(), TaskView::Where::kPendingInit});
@@ -191,13 +204,14 @@ std::set<TaskId> TaskManager::in_restore() const {
   return ids;
 }
 
-absl::StatusOr<std::map<std::string, std::string>> TaskManager::RunningStoreContents(TaskId id) {
+absl::StatusOr<std::map<std::string, std::string>> TaskManager::RunningStoreContents(
+    TaskId id, std::string_view store_name) {
   auto it = running_.find(id);
   if (it == running_.end()) {
     return absl::NotFoundError(fmt::format("task {} is not running", id.ToString()));
   }
-  KeyValueStore* store = it->second->state_manager().Store(kCountsStoreName);
-  if (store == nullptr) return absl::NotFoundError("no counts store");
+  KeyValueStore* store = it->second->state_manager().Store(store_name);
+  if (store == nullptr) return absl::NotFoundError(fmt::format("no {} store", store_name));
   return store->ReadAll();
 }
 

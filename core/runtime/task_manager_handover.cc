@@ -12,10 +12,13 @@
 namespace restoresim {
 
 absl::Status TaskManager::HandOver() {
+  SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
     absl::Status s = it->second->state_manager().RegisterStores();
     if (!s.ok()) {  // retried next round
       // A directory still locked by another thread's closing incarnation is expected.
+      TraceMark("cover", absl::IsAborted(s) ? "initialisation retried: directory locked"
+                                            : "initialisation retried: stores failed to open");
       if (!absl::IsAborted(s)) errors_.push_back(s);
       ++it;
       continue;
@@ -59,6 +62,8 @@ absl::Status TaskManager::HandOver() {
 void TaskManager::TakeBackRestoredAfterClose(std::unique_ptr<Task> task) {
   task->TransitionTo(TaskState::kSuspended);
   const std::optional<TaskType> want = Wanted(task->id());
+  TraceMark("cover", want ? "restored after its CLOSE was sent, wanted again"
+                          : "restored after its CLOSE was sent");
   // Mutation stale-pending-action (KAFKA-15690): the close decided when the CLOSE was sent is
   // applied, although the assignment wants the task again by now.
   if (want && RS_MUTANT(kStalePendingAction)) {
@@ -76,7 +81,7 @@ void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) 
   if (close_sent) {
     TakeBackRestoredAfterClose(std::move(task));
   } else if (Wanted(task->id()) == TaskType::kActive && task->type() == TaskType::kActive) {
-    StartRunning(std::move(task));
+    TryStartRunning(std::move(task));
   } else {
     task->TransitionTo(TaskState::kSuspended);
     SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
@@ -87,10 +92,18 @@ void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) 
 absl::Status TaskManager::HandleRestoreEvents() {
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
   std::map<TaskIncarnation, std::unique_ptr<Task>> corrupted_tasks;
+  // Mutation restored-listed-twice (KAFKA-17402): the booking of a restored task is dropped
+  // one drain late, so until then it is listed as running and as in the restore thread.
+  if (RS_MUTANT(kRestoredListedTwice)) {
+    for (auto it = in_restore_.begin(); it != in_restore_.end();) {
+      it = running_.contains(it->first) ? in_restore_.erase(it) : std::next(it);
+    }
+  }
   for (RestoreEvent& e : restore_thread_.DrainEvents()) {
     const TaskId id = e.incarnation.id;
+    const bool late = e.kind == RestoreEvent::Kind::kRestored && RS_MUTANT(kRestoredListedTwice);
     if (auto it = in_restore_.find(id); it != in_restore_.end() &&
-                                        it->second.first == e.incarnation) {
+                                        it->second.first == e.incarnation && !late) {
       in_restore_.erase(it);
     }
     bool close_sent = false;
@@ -128,12 +141,14 @@ absl::Status TaskManager::HandleRestoreEvents() {
       Revive(std::move(task), corrupted[who]);
     } else {
       ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
+      TraceMark("cover", "corruption report for an incarnation no longer wanted");
       CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale);
     }
   }
   for (const auto& [who, changelogs] : corrupted) {
     if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
   }
+  RetryRestored();
   Reconcile();
   return absl::OkStatus();
 }
@@ -180,6 +195,50 @@ void TaskManager::Revive(std::unique_ptr<Task> task, const std::set<TopicPartiti
     return;
   }
   pending_init_[id] = std::move(revived);
+}
+
+void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
+  const TopicPartition input = task->input();
+  absl::StatusOr<std::map<TopicPartition, int64_t>> committed = consumer_.Committed({input});
+  absl::Status s = committed.status();
+  if (s.ok()) {
+    // The input resumes where the group committed it (nothing: auto.offset.reset).
+    if (auto it = committed->find(input); it != committed->end()) s = consumer_.Seek(input, it->second);
+  }
+  if (!s.ok()) {
+    // Retried at the next drain (Kafka retries until task.timeout.ms); a retryable error is
+    // expected, anything else is also recorded.
+    if (!IsRetryable(s)) errors_.push_back(s);
+    TraceMark("cover", "committed-offset read failed before running");
+    restored_[task->id()] = std::move(task);
+    return;
+  }
+  StartRunning(std::move(task));
+}
+
+void TaskManager::RetryRestored() {
+  std::vector<TaskId> ids;
+  for (const auto& [id, task] : restored_) ids.push_back(id);
+  for (const TaskId& id : ids) {
+    std::unique_ptr<Task> task = std::move(restored_.at(id));
+    restored_.erase(id);
+    if (Wanted(id) == TaskType::kActive) {
+      TryStartRunning(std::move(task));
+    } else {
+      restored_[id] = std::move(task);
+      CloseRestored(id);
+    }
+  }
+}
+
+// A restored task no longer wanted as an active: its completed changelogs are still
+// registered in the restore thread, so it closes with a CLOSE, as when it comes back unwanted.
+void TaskManager::CloseRestored(TaskId id) {
+  std::unique_ptr<Task> task = std::move(restored_.at(id));
+  restored_.erase(id);
+  task->TransitionTo(TaskState::kSuspended);
+  SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
+  CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
 }
 
 void TaskManager::StartRunning(std::unique_ptr<Task> task) {

@@ -77,7 +77,8 @@ class AssignmentChecker final : public Checker {
     auto w = ledger().wanted.find(thread);
     if (w == ledger().wanted.end()) return;
     for (const TaskView& t : tasks) {
-      if (t.where == TaskView::Where::kAwaiting) continue;
+      // Decided later: when the restore thread returns it, or at the rebalance's assignment.
+      if (t.where == TaskView::Where::kAwaiting || t.where == TaskView::Where::kRevoked) continue;
       if (w->second.Of(t.who.id) != t.type) {
         Violation(t.who.ToString(), fmt::format("{} holds it as {} ({}) while its assignment has "
                                                 "it {}",
