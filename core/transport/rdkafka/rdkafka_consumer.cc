@@ -160,6 +160,27 @@ absl::Status ConsumerCore::SeekLib(
 
 absl::Status ConsumerCore::Sync() { return mode_ == Mode::kNoGroup ? SyncNoGroup() : SyncGroup(); }
 
+absl::Status ConsumerCore::UnassignLib(const std::vector<TopicPartition>& partitions) {
+  if (partitions.empty()) return absl::OkStatus();
+  ListPtr list = ToList(partitions);
+  return ToStatus(rd_kafka_incremental_unassign(rk_, list.get()), "unassign");
+}
+
+absl::Status ConsumerCore::AssignLib(
+    const std::vector<std::pair<TopicPartition, int64_t>>& offsets) {
+  if (offsets.empty()) return absl::OkStatus();
+  ListPtr list = ToList(offsets);
+  if (absl::Status s = ToStatus(rd_kafka_incremental_assign(rk_, list.get()), "assign"); !s.ok()) {
+    return s;
+  }
+  for (const auto& [tp, offset] : offsets) {
+    PartitionState& state = partitions_.at(tp);
+    state.needs_seek = false;
+    state.reassign = false;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ConsumerCore::SyncNoGroup() {
   std::set<TopicPartition> wanted;
   std::vector<std::pair<TopicPartition, int64_t>> to_assign;
@@ -167,8 +188,8 @@ absl::Status ConsumerCore::SyncNoGroup() {
   for (auto& [tp, state] : partitions_) {
     if (state.paused || state.out_of_range) continue;
     if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
-    wanted.insert(tp);
-    if (!lib_assigned_.contains(tp)) {
+    if (!state.reassign) wanted.insert(tp);
+    if (!lib_assigned_.contains(tp) || state.reassign) {
       to_assign.emplace_back(tp, *state.position);
     } else if (state.needs_seek) {
       to_seek.emplace_back(tp, *state.position);
@@ -178,26 +199,24 @@ absl::Status ConsumerCore::SyncNoGroup() {
   for (const TopicPartition& tp : lib_assigned_) {
     if (!wanted.contains(tp)) to_unassign.push_back(tp);
   }
-  if (!to_unassign.empty()) {
-    ListPtr list = ToList(to_unassign);
-    if (absl::Status s = ToStatus(rd_kafka_incremental_unassign(rk_, list.get()), "unassign");
-        !s.ok()) {
-      return s;
-    }
-    for (const TopicPartition& tp : to_unassign) lib_assigned_.erase(tp);
-  }
-  if (!to_assign.empty()) {
-    ListPtr list = ToList(to_assign);
-    if (absl::Status s = ToStatus(rd_kafka_incremental_assign(rk_, list.get()), "assign");
-        !s.ok()) {
-      return s;
-    }
-    for (const auto& [tp, offset] : to_assign) {
-      lib_assigned_.insert(tp);
-      partitions_.at(tp).needs_seek = false;
-    }
-  }
+  if (absl::Status s = UnassignLib(to_unassign); !s.ok()) return s;
+  for (const TopicPartition& tp : to_unassign) lib_assigned_.erase(tp);
+  if (absl::Status s = AssignLib(to_assign); !s.ok()) return s;
+  for (const auto& [tp, offset] : to_assign) lib_assigned_.insert(tp);
   return SeekLib(to_seek);
+}
+
+absl::Status ConsumerCore::Reassign() {
+  std::vector<TopicPartition> partitions;
+  std::vector<std::pair<TopicPartition, int64_t>> offsets;
+  for (auto& [tp, state] : partitions_) {
+    if (!state.reassign || state.out_of_range || !state.position.has_value()) continue;
+    partitions.push_back(tp);
+    offsets.emplace_back(tp, *state.position);
+    state.lib_paused = false;  // a new assignment starts unpaused
+  }
+  if (absl::Status s = UnassignLib(partitions); !s.ok()) return s;
+  return AssignLib(offsets);
 }
 
 absl::Status ConsumerCore::SyncGroup() {
@@ -209,10 +228,11 @@ absl::Status ConsumerCore::SyncGroup() {
     if (state.pending_seek.has_value()) {
       if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
     }
-    if (!state.paused && state.needs_seek && state.position.has_value()) {
+    if (!state.paused && !state.reassign && state.needs_seek && state.position.has_value()) {
       to_seek.emplace_back(tp, *state.position);
     }
   }
+  if (absl::Status s = Reassign(); !s.ok()) return s;
   for (bool pause : {true, false}) {
     std::vector<TopicPartition>& partitions = pause ? to_pause : to_resume;
     if (partitions.empty()) continue;
@@ -240,6 +260,7 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
       if (fetching) {
         it->second.out_of_range = true;
+        it->second.reassign = true;
         out_of_range.insert(*tp);
       }
     } else if (error.ok()) {

@@ -80,6 +80,9 @@ class ConsumerCore {
     bool out_of_range = false;  // reported; nothing is fetched until the next seek
     bool needs_seek = false;    // librdkafka's fetch position must be set to `position`
     bool lib_paused = false;    // kGroup: paused in librdkafka
+    // Went out of range in librdkafka, whose partition is then in an error state that refuses
+    // seeks: it is unassigned and assigned again at its new position instead.
+    bool reassign = false;
   };
 
   absl::Status CheckAssigned(const TopicPartition& partition, std::string_view call) const;
@@ -89,6 +92,12 @@ class ConsumerCore {
   absl::Status SyncNoGroup();
   absl::Status SyncGroup();
   absl::Status SeekLib(const std::vector<std::pair<TopicPartition, int64_t>>& offsets);
+  // librdkafka's incremental unassign / assign (at the given offsets).
+  absl::Status UnassignLib(const std::vector<TopicPartition>& partitions);
+  absl::Status AssignLib(const std::vector<std::pair<TopicPartition, int64_t>>& offsets);
+  // kGroup: assigns again at their positions the partitions that went out of range and were
+  // sought since.
+  absl::Status Reassign();
   // Takes one librdkafka message (and destroys it) into `records`/`out_of_range`/`error`.
   void Take(rd_kafka_message_t* message, std::map<TopicPartition, PartitionRecords>& records,
             std::set<TopicPartition>& out_of_range, absl::Status& error, size_t& count);
