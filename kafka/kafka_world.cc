@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "core/port/posix_file_system.h"
@@ -93,9 +94,11 @@ absl::StatusOr<AppTopics> KafkaWorld::CreateApp(const std::string& base, int32_t
 
 absl::Status KafkaWorld::Produce(const TopicPartition& partition,
                                  const std::vector<TestRecord>& records) {
-  int64_t timestamp_ms = 1;
+  // Wall-clock timestamps, as a real producer's: a broker with time retention keeps them.
+  const int64_t timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
   for (const TestRecord& r : records) {
-    if (absl::Status s = producer_->Send(partition, r.key, r.value, timestamp_ms++); !s.ok()) {
+    if (absl::Status s = producer_->Send(partition, r.key, r.value, timestamp_ms); !s.ok()) {
       return s;
     }
   }

@@ -174,9 +174,8 @@ absl::Status ConsumerCore::AssignLib(
     return s;
   }
   for (const auto& [tp, offset] : offsets) {
-    PartitionState& state = partitions_.at(tp);
-    state.needs_seek = false;
-    state.reassign = false;
+    partitions_.at(tp).needs_seek = false;
+    lib_broken_.erase(tp);
   }
   return absl::OkStatus();
 }
@@ -188,8 +187,9 @@ absl::Status ConsumerCore::SyncNoGroup() {
   for (auto& [tp, state] : partitions_) {
     if (state.paused || state.out_of_range) continue;
     if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
-    if (!state.reassign) wanted.insert(tp);
-    if (!lib_assigned_.contains(tp) || state.reassign) {
+    const bool broken = lib_broken_.contains(tp);
+    if (!broken) wanted.insert(tp);
+    if (!lib_assigned_.contains(tp) || broken) {
       to_assign.emplace_back(tp, *state.position);
     } else if (state.needs_seek) {
       to_seek.emplace_back(tp, *state.position);
@@ -210,7 +210,7 @@ absl::Status ConsumerCore::Reassign() {
   std::vector<TopicPartition> partitions;
   std::vector<std::pair<TopicPartition, int64_t>> offsets;
   for (auto& [tp, state] : partitions_) {
-    if (!state.reassign || state.out_of_range || !state.position.has_value()) continue;
+    if (!lib_broken_.contains(tp) || state.out_of_range || !state.position.has_value()) continue;
     partitions.push_back(tp);
     offsets.emplace_back(tp, *state.position);
     state.lib_paused = false;  // a new assignment starts unpaused
@@ -228,7 +228,8 @@ absl::Status ConsumerCore::SyncGroup() {
     if (state.pending_seek.has_value()) {
       if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
     }
-    if (!state.paused && !state.reassign && state.needs_seek && state.position.has_value()) {
+    if (!state.paused && !lib_broken_.contains(tp) && state.needs_seek &&
+        state.position.has_value()) {
       to_seek.emplace_back(tp, *state.position);
     }
   }
@@ -260,7 +261,7 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
       if (fetching) {
         it->second.out_of_range = true;
-        it->second.reassign = true;
+        lib_broken_.insert(*tp);
         out_of_range.insert(*tp);
       }
     } else if (error.ok()) {

@@ -80,9 +80,6 @@ class ConsumerCore {
     bool out_of_range = false;  // reported; nothing is fetched until the next seek
     bool needs_seek = false;    // librdkafka's fetch position must be set to `position`
     bool lib_paused = false;    // kGroup: paused in librdkafka
-    // Went out of range in librdkafka, whose partition is then in an error state that refuses
-    // seeks: it is unassigned and assigned again at its new position instead.
-    bool reassign = false;
   };
 
   absl::Status CheckAssigned(const TopicPartition& partition, std::string_view call) const;
@@ -110,6 +107,11 @@ class ConsumerCore {
   rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (messages, errors, rebalances)
   std::map<TopicPartition, PartitionState> partitions_;
   std::set<TopicPartition> lib_assigned_;  // kNoGroup: librdkafka's assignment
+  // Partitions that went out of range in librdkafka, which then holds them in an error state
+  // that refuses seeks: they are unassigned and assigned again at their new position instead.
+  // Kept apart from partitions_, because the port's assignment may drop and re-add a partition
+  // (the runtime's corruption path does) while librdkafka still holds it.
+  std::set<TopicPartition> lib_broken_;
 };
 
 }  // namespace restoresim::rdkafka
