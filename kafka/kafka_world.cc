@@ -224,7 +224,9 @@ void KafkaWorld::ExpectStoreEqualsChangelog(const std::string& state_dir, const 
         << "task 0_" << p << " in " << state_dir << " (checkpoint " << offset << ")";
     absl::StatusOr<int64_t> end = EndOffset(changelog);
     ASSERT_TRUE(end.ok()) << end.status();
-    if (at_end) EXPECT_EQ(offset, *end) << "task 0_" << p << ": the last owner checkpoints the end";
+  if (at_end) {
+    EXPECT_EQ(offset, *end) << "task 0_" << p << ": the last owner checkpoints the end";
+  }
 }
 
 absl::StatusOr<int32_t> KafkaWorld::Leader(const TopicPartition& partition) {
