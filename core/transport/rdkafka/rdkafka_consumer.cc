@@ -267,8 +267,15 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     } else if (error.ok()) {
       error = status;
     }
-  } else if (fetching && (!it->second.position.has_value() ||
-                          message->offset >= *it->second.position)) {
+  } else if (!fetching) {
+    // Dropped (paused, or a seek is pending). A group member's partition that had no position
+    // yet starts here: librdkafka began at the committed offset, so Resume seeks back to it
+    // instead of losing this record.
+    if (it != partitions_.end() && !it->second.position.has_value()) {
+      it->second.position = message->offset;
+      it->second.needs_seek = true;
+    }
+  } else if (!it->second.position.has_value() || message->offset >= *it->second.position) {
     PartitionRecords& batch = records[*tp];
     batch.partition = *tp;
     ConsumerRecord& r = batch.records.emplace_back();
