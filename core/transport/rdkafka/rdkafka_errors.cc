@@ -97,4 +97,12 @@ absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context) {
   return absl::Status(code, message);
 }
 
+absl::Status FatalError(rd_kafka_t* rk, std::string_view context) {
+  char reason[512];
+  const rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk, reason, sizeof(reason));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  return absl::AbortedError(
+      fmt::format("{}: fatal client error {}: {}", context, rd_kafka_err2name(err), reason));
+}
+
 }  // namespace restoresim::rdkafka

@@ -14,7 +14,8 @@
 //   UNKNOWN_TOPIC_OR_PART, __UNKNOWN_TOPIC, __UNKNOWN_PARTITION   kNotFound          no
 //   TOPIC_ALREADY_EXISTS                                        kAlreadyExists     no
 //   PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, __FENCED,
-//     INVALID_PRODUCER_ID_MAPPING, OUT_OF_ORDER_SEQUENCE_NUMBER  kAborted           no (producer)
+//     INVALID_PRODUCER_ID_MAPPING, OUT_OF_ORDER_SEQUENCE_NUMBER,
+//     any fatal error (rd_kafka_fatal_error)                    kAborted           no (producer)
 //   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS,
 //     FENCED_INSTANCE_ID, __ASSIGNMENT_LOST, __STATE, __DESTROY,
 //     __UNKNOWN_GROUP                                           kFailedPrecondition no: poll, rejoin
@@ -50,6 +51,10 @@ absl::Status ToStatus(rd_kafka_resp_err_t err, std::string_view context);
 // An rd_kafka_error_t (admin and transactional calls): its code, its own message. Takes
 // ownership and destroys it. OK for null.
 absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context);
+
+// The client's fatal error (an idempotent producer fenced or out of sequence), if it has one:
+// kAborted whatever its code, since the client can do nothing more. OK otherwise.
+absl::Status FatalError(rd_kafka_t* rk, std::string_view context);
 
 }  // namespace restoresim::rdkafka
 

@@ -55,14 +55,8 @@ void RdKafkaProducer::DeliveryCallback(rd_kafka_t* /*rk*/, const rd_kafka_messag
 absl::Status RdKafkaProducer::Enter(std::string_view call) const {
   if (closed_) return ClosedError(call);
   if (!init_status_.ok()) return init_status_;
-  char reason[512];
-  if (rd_kafka_resp_err_t err = rd_kafka_fatal_error(handle_.get(), reason, sizeof(reason));
-      err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    // A fatal error of an idempotent producer (fenced, sequence lost): final, like a fence.
-    return absl::AbortedError(fmt::format("{}: fatal producer error {}: {}", call,
-                                          rd_kafka_err2name(err), reason));
-  }
-  return absl::OkStatus();
+  // A fatal error of an idempotent producer (fenced, sequence lost) is final, like a fence.
+  return FatalError(handle_.get(), call);
 }
 
 absl::Status RdKafkaProducer::Send(const TopicPartition& partition, std::string key,
