@@ -79,7 +79,8 @@ std::vector<Setting> SettingsFor(ClientKind kind, const RdKafkaOptions& options,
                    "what does not move, and revokes before the partition is assigned elsewhere"});
       s.push_back({"session.timeout.ms", "10000",
                    "a member that died leaves the group in 10 s (default 45 s)"});
-      s.push_back({"heartbeat.interval.ms", "1000", "a third of a second of the session, at most"});
+      s.push_back({"heartbeat.interval.ms", "1000",
+                   "well under a third of the session timeout, as Kafka asks"});
       break;
     case ClientKind::kAdmin:
       // A consumer-type handle that never assigns or subscribes: admin requests, metadata and
