@@ -33,7 +33,8 @@ void RestoreThroughFailure(KafkaWorld& world, const std::string& base,
   absl::StatusOr<AppTopics> app = world.CreateApp(base, kPartitions);
   ASSERT_TRUE(app.ok()) << app.status();
   for (int32_t p = 0; p < kPartitions; ++p) {
-    ASSERT_TRUE(world.Produce(app->Changelog(p), ChangelogRecords("", kChangelogRecords, 100)).ok());
+    ASSERT_TRUE(
+        world.Produce(app->Changelog(p), ChangelogRecords("", kChangelogRecords, 100)).ok());
     ASSERT_TRUE(world.Produce(app->Input(p), InputRecords(100, 5)).ok());
   }
   const std::string dir = world.NewStateDir(base);

@@ -68,8 +68,8 @@ class KafkaRuntimeTest : public ::testing::Test {
       absl::StatusOr<std::vector<ConsumerRecord>> input = world_->ReadAll(app.Input(p));
       ASSERT_TRUE(changelog.ok() && input.ok());
       ASSERT_GE(changelog->size(), initial);
-      const std::vector<ConsumerRecord> before(changelog->begin(),
-                                               changelog->begin() + static_cast<ptrdiff_t>(initial));
+      const auto initial_end = changelog->begin() + static_cast<ptrdiff_t>(initial);
+      const std::vector<ConsumerRecord> before(changelog->begin(), initial_end);
       EXPECT_EQ(FoldChangelog(*changelog), ReferenceCounts(*input, FoldChangelog(before)))
           << "partition " << p;
     }
@@ -163,7 +163,8 @@ TEST_F(KafkaRuntimeTest, TwoInstancesShareTheGroupAndHandPartitionsOver) {
   GatedRestoreListener listener_a;
   GatedRestoreListener listener_b;
   std::unique_ptr<Runtime> a = Start(world_->Config(app, dir_a), &listener_a);
-  ASSERT_TRUE(WaitUntil(world_->clock(), kWaitNs, [&]() { return world_->InputFullyCommitted(app); }))
+  auto committed = [&]() { return world_->InputFullyCommitted(app); };
+  ASSERT_TRUE(WaitUntil(world_->clock(), kWaitNs, committed))
       << "instance a alone did not process its input";
   EXPECT_EQ(listener_a.ends(), kPartitions) << "instance a owned every task";
 
@@ -173,7 +174,7 @@ TEST_F(KafkaRuntimeTest, TwoInstancesShareTheGroupAndHandPartitionsOver) {
   ASSERT_TRUE(WaitUntil(world_->clock(), kWaitNs, [&]() { return listener_b.ends() > 0; }))
       << "no task moved to instance b";
   for (int32_t p = 0; p < kPartitions; ++p) Produce(app.Input(p), InputRecords(200, 5));
-  EXPECT_TRUE(WaitUntil(world_->clock(), kWaitNs, [&]() { return world_->InputFullyCommitted(app); }));
+  EXPECT_TRUE(WaitUntil(world_->clock(), kWaitNs, committed));
   Close(*b);
   Close(*a);
   // Every hand-over was a clean revocation (it commits), so no record was processed twice.

@@ -141,8 +141,8 @@ absl::StatusOr<int64_t> KafkaWorld::EndOffset(const TopicPartition& partition) {
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaWorld::Committed(
-    const std::string& group, const std::vector<TopicPartition>& tps) {
-  return admin_->CommittedOffsets(group, tps);
+    const std::string& group, const std::vector<TopicPartition>& partitions) {
+  return admin_->CommittedOffsets(group, partitions);
 }
 
 bool KafkaWorld::InputFullyCommitted(const AppTopics& app) {
@@ -209,21 +209,21 @@ std::vector<int32_t> KafkaWorld::ExpectStoresEqualChangelogs(const std::string& 
 
 void KafkaWorld::ExpectStoreEqualsChangelog(const std::string& state_dir, const AppTopics& app,
                                             int32_t p, bool at_end) {
-    const TopicPartition changelog = app.Changelog(p);
-    absl::StatusOr<CheckpointOffsets> checkpoint = ReadCheckpoint(
-        *PosixFileSystem::Default(), fmt::format("{}/{}/0_{}/.checkpoint", state_dir, app.app_id, p));
-    ASSERT_TRUE(checkpoint.ok()) << "task 0_" << p << ": " << checkpoint.status();
-    ASSERT_TRUE(checkpoint->contains(changelog)) << "task 0_" << p << ": no changelog offset";
-    const int64_t offset = checkpoint->at(changelog);
-    absl::StatusOr<std::vector<ConsumerRecord>> log = ReadAll(changelog);
-    ASSERT_TRUE(log.ok()) << log.status();
-    std::erase_if(*log, [&](const ConsumerRecord& r) { return r.offset >= offset; });
-    absl::StatusOr<std::map<std::string, std::string>> store = ReadStore(state_dir, app, p);
-    ASSERT_TRUE(store.ok()) << store.status();
-    EXPECT_EQ(*store, FoldChangelog(*log))
-        << "task 0_" << p << " in " << state_dir << " (checkpoint " << offset << ")";
-    absl::StatusOr<int64_t> end = EndOffset(changelog);
-    ASSERT_TRUE(end.ok()) << end.status();
+  const TopicPartition changelog = app.Changelog(p);
+  const std::string path = fmt::format("{}/{}/0_{}/.checkpoint", state_dir, app.app_id, p);
+  absl::StatusOr<CheckpointOffsets> checkpoint = ReadCheckpoint(*PosixFileSystem::Default(), path);
+  ASSERT_TRUE(checkpoint.ok()) << "task 0_" << p << ": " << checkpoint.status();
+  ASSERT_TRUE(checkpoint->contains(changelog)) << "task 0_" << p << ": no changelog offset";
+  const int64_t offset = checkpoint->at(changelog);
+  absl::StatusOr<std::vector<ConsumerRecord>> log = ReadAll(changelog);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::erase_if(*log, [&](const ConsumerRecord& r) { return r.offset >= offset; });
+  absl::StatusOr<std::map<std::string, std::string>> store = ReadStore(state_dir, app, p);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*store, FoldChangelog(*log))
+      << "task 0_" << p << " in " << state_dir << " (checkpoint " << offset << ")";
+  absl::StatusOr<int64_t> end = EndOffset(changelog);
+  ASSERT_TRUE(end.ok()) << end.status();
   if (at_end) {
     EXPECT_EQ(offset, *end) << "task 0_" << p << ": the last owner checkpoints the end";
   }

@@ -70,8 +70,8 @@ class KafkaWorld {
   // Every record from the log start to the end offset.
   absl::StatusOr<std::vector<ConsumerRecord>> ReadAll(const TopicPartition& partition);
   absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition);
-  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(const std::string& group,
-                                                              const std::vector<TopicPartition>& tps);
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::string& group, const std::vector<TopicPartition>& partitions);
   // Whether the group committed every input partition up to its end offset.
   bool InputFullyCommitted(const AppTopics& app);
 

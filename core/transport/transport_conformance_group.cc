@@ -263,15 +263,17 @@ TEST_P(TransportConformanceTest, CommitOfAPartitionNotOwnedIsRefused) {
     const std::string other = env().UniqueTopic("notsubscribed");
     ASSERT_TRUE(CreateTopic(env(), *admin, other, 1));
     const std::string group = env().UniqueGroup("notowned");
-    auto member = env().transport().NewMainConsumer(group, MainConfig("no-1", OffsetReset::kEarliest));
+    auto member =
+        env().transport().NewMainConsumer(group, MainConfig("no-1", OffsetReset::kEarliest));
     ASSERT_TRUE(member->Subscribe({topic}, nullptr).ok());
     const std::vector<TopicPartition> mine = PartitionsOf(topic, 1);
-    ASSERT_TRUE(
-        PollUntilSettled(env(), {member.get()}, [&](const Assignments& a) { return a[0] == mine; }));
+    ASSERT_TRUE(PollUntilSettled(env(), {member.get()},
+                                 [&](const Assignments& a) { return a[0] == mine; }));
     absl::Status refused = member->CommitSync({{TopicPartition{other, 0}, 1}});
     EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
-    absl::StatusOr<Offsets> committed = RetryUntilOk(
-        env().clock(), [&]() { return admin->CommittedOffsets(group, {TopicPartition{other, 0}}); });
+    const std::vector<TopicPartition> others = {TopicPartition{other, 0}};
+    absl::StatusOr<Offsets> committed =
+        RetryUntilOk(env().clock(), [&]() { return admin->CommittedOffsets(group, others); });
     ASSERT_TRUE(committed.ok()) << committed.status();
     EXPECT_TRUE(committed->empty()) << "the refused commit reached the group";
   });

@@ -118,7 +118,8 @@ absl::Status ConsumerCore::Resolve(const TopicPartition& partition, PartitionSta
   OffsetReset where = state.pending_seek.value_or(config_.auto_offset_reset);
   if (!state.pending_seek.has_value() && mode_ == Mode::kGroup) {
     ListPtr list = ToList({partition});
-    rd_kafka_resp_err_t err = rd_kafka_committed(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
+    rd_kafka_resp_err_t err =
+        rd_kafka_committed(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = list->elems[0].err;
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return ToStatus(err, fmt::format("committed offset of {}", partition.ToString()));
@@ -280,7 +281,9 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     batch.partition = *tp;
     ConsumerRecord& r = batch.records.emplace_back();
     r.offset = message->offset;
-    if (message->key != nullptr) r.key.assign(static_cast<const char*>(message->key), message->key_len);
+    if (message->key != nullptr) {
+      r.key.assign(static_cast<const char*>(message->key), message->key_len);
+    }
     if (message->payload != nullptr) {
       r.value.emplace(static_cast<const char*>(message->payload), message->len);
     }

@@ -18,7 +18,7 @@
 //     any fatal error (rd_kafka_fatal_error)                    kAborted           no (producer)
 //   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS,
 //     FENCED_INSTANCE_ID, __ASSIGNMENT_LOST, __STATE, __DESTROY,
-//     __UNKNOWN_GROUP                                           kFailedPrecondition no: poll, rejoin
+//     __UNKNOWN_GROUP                                           kFailedPrecondition no: rejoin
 //   __INVALID_ARG, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
 //     TOPIC_EXCEPTION, POLICY_VIOLATION, INVALID_REQUEST,
 //     MSG_SIZE_TOO_LARGE, __BAD_MSG                             kInvalidArgument   no

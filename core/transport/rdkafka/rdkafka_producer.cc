@@ -19,7 +19,8 @@ constexpr int kCloseFlushMs = 30'000;
 
 }  // namespace
 
-RdKafkaProducer::RdKafkaProducer(const std::vector<Setting>& settings, const RdKafkaOptions& options)
+RdKafkaProducer::RdKafkaProducer(const std::vector<Setting>& settings,
+                                 const RdKafkaOptions& options)
     : options_(options) {
   absl::StatusOr<rd_kafka_conf_t*> conf = NewConf(settings);
   if (!conf.ok()) {
