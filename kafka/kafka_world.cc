@@ -20,6 +20,22 @@ namespace {
 constexpr TimeNs kFlushTimeoutNs = 60 * kSecond;
 constexpr TimeNs kReadTimeoutNs = 60 * kSecond;
 constexpr int kCreateAttemptsMax = 50;
+// The test's own reads retry retryable errors for this long, as a real client would: after a
+// leader was killed, the check's EndOffsets was seen to time out (10 s, __TIMED_OUT) once the
+// runtime had already restored through the failover.
+constexpr TimeNs kRetryForNs = 60 * kSecond;
+constexpr TimeNs kRetryBackoffNs = 200 * kMillisecond;
+
+template <typename Call>
+auto Retry(Clock& clock, Call&& call) -> decltype(call()) {
+  const TimeNs deadline = DeadlineAfter(clock.NowNs(), kRetryForNs);
+  auto result = call();
+  while (!result.ok() && IsRetryable(result.status()) && clock.NowNs() < deadline) {
+    clock.SleepFor(kRetryBackoffNs);
+    result = call();
+  }
+  return result;
+}
 
 }  // namespace
 
@@ -106,6 +122,11 @@ absl::Status KafkaWorld::Produce(const TopicPartition& partition,
 }
 
 absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAll(const TopicPartition& partition) {
+  return Retry(clock(), [&]() { return ReadAllOnce(partition); });
+}
+
+absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAllOnce(
+    const TopicPartition& partition) {
   absl::StatusOr<std::map<TopicPartition, int64_t>> end = admin_->EndOffsets({partition});
   if (!end.ok()) return end.status();
   auto consumer = transport_->NewRestoreConsumer({.client_id = "test-reader",
@@ -135,14 +156,15 @@ absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAll(const TopicParti
 }
 
 absl::StatusOr<int64_t> KafkaWorld::EndOffset(const TopicPartition& partition) {
-  absl::StatusOr<std::map<TopicPartition, int64_t>> end = admin_->EndOffsets({partition});
+  absl::StatusOr<std::map<TopicPartition, int64_t>> end =
+      Retry(clock(), [&]() { return admin_->EndOffsets({partition}); });
   if (!end.ok()) return end.status();
   return end->at(partition);
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaWorld::Committed(
     const std::string& group, const std::vector<TopicPartition>& partitions) {
-  return admin_->CommittedOffsets(group, partitions);
+  return Retry(clock(), [&]() { return admin_->CommittedOffsets(group, partitions); });
 }
 
 bool KafkaWorld::InputFullyCommitted(const AppTopics& app) {

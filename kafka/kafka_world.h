@@ -67,7 +67,8 @@ class KafkaWorld {
   absl::StatusOr<AppTopics> CreateApp(const std::string& base, int32_t partitions);
   absl::Status Produce(const TopicPartition& partition, const std::vector<TestRecord>& records);
   absl::Status DeleteRecords(const TopicPartition& partition, int64_t before_offset);
-  // Every record from the log start to the end offset.
+  // Every record from the log start to the end offset. This and the other reads retry
+  // retryable errors for up to a minute.
   absl::StatusOr<std::vector<ConsumerRecord>> ReadAll(const TopicPartition& partition);
   absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition);
   absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
@@ -96,6 +97,7 @@ class KafkaWorld {
 
  private:
   explicit KafkaWorld(std::string bootstrap);
+  absl::StatusOr<std::vector<ConsumerRecord>> ReadAllOnce(const TopicPartition& partition);
   void ExpectStoreEqualsChangelog(const std::string& state_dir, const AppTopics& app,
                                   int32_t partition, bool at_end);
 
