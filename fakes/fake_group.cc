@@ -168,24 +168,33 @@ bool GroupCoordinator::HeldByOther(const TopicPartition& tp, const std::string& 
 }
 
 bool GroupCoordinator::ReleaseHeld() {
+  std::map<std::string, std::vector<TopicPartition>> grants;
   bool granted_any = false;
   for (const std::string& id : join_order_) {
-    Member& m = members_.at(id);
+    const Member& m = members_.at(id);
     std::vector<TopicPartition> grant = m.owned;
     for (const TopicPartition& tp : Minus(m.target.partitions, m.owned)) {
       if (!HeldByOther(tp, id)) grant.push_back(tp);
     }
     grant = Sorted(std::move(grant));
-    if (grant == m.owned) continue;
-    RebalanceEvent e;  // the follow-up round of an incremental cooperative rebalance
-    e.generation = ++generation_;
-    e.assigned.user_data = m.target.user_data;
-    e.assigned.partitions = grant;
-    m.owned = grant;
-    Push(m, std::move(e));
-    granted_any = true;
+    granted_any = granted_any || grant != m.owned;
+    grants[id] = std::move(grant);
   }
-  return granted_any;
+  if (!granted_any) return false;
+  // The follow-up round of an incremental cooperative rebalance is one generation that every
+  // member takes part in (as in Kafka, where all members rejoin): each is told its whole
+  // assignment, changed or not.
+  ++generation_;
+  for (const std::string& id : join_order_) {
+    Member& m = members_.at(id);
+    RebalanceEvent e;
+    e.generation = generation_;
+    e.assigned.user_data = m.target.user_data;
+    e.assigned.partitions = grants.at(id);
+    m.owned = e.assigned.partitions;
+    Push(m, std::move(e));
+  }
+  return true;
 }
 
 bool GroupCoordinator::Acknowledge(const std::string& member_id) {

@@ -74,6 +74,30 @@ TEST(FakeGroupTest, DefaultAssignorSplitsRoundRobinAndTheFirstMemberSeesRevokedT
   });
 }
 
+// Found by running the conformance suite against Kafka: the follow-up generation of a
+// cooperative rebalance is one generation of the whole group (every member rejoins), so a
+// member whose assignment did not change is told it again. The fake used to tell only the
+// member that gained partitions, each follow-up under its own generation number.
+TEST(FakeGroupTest, FollowUpGenerationIsDeliveredToEveryMemberAsInKafka) {
+  WithBroker([](FakeBroker& broker) {
+    TextListener first_events;
+    TextListener second_events;
+    auto first = broker.NewMainConsumer("g", Config("a"));
+    auto second = broker.NewMainConsumer("g", Config("b"));
+    ASSERT_TRUE(first->Subscribe({"t"}, &first_events).ok());
+    PollOnce(*first);
+    ASSERT_TRUE(second->Subscribe({"t"}, &second_events).ok());
+    PollOnce(*first);   // revokes t-1 and t-3: the follow-up generation starts
+    EXPECT_EQ(broker.Generation("g"), 3) << "one follow-up generation for the whole group";
+    PollOnce(*second);
+    PollOnce(*first);
+    EXPECT_THAT(first_events.events,
+                ElementsAre("assigned[t-0,t-1,t-2,t-3]", "revoked[t-1,t-3]", "assigned[t-0,t-2]",
+                            "assigned[t-0,t-2]"));
+    EXPECT_THAT(second_events.events, ElementsAre("assigned[]", "assigned[t-1,t-3]"));
+  });
+}
+
 TEST(FakeGroupTest, TwoRebalancesBetweenTwoPollsAreBothDeliveredInOrder) {
   WithBroker([](FakeBroker& broker) {
     broker.SetManualAssignment("g", true);
@@ -131,6 +155,9 @@ TEST(FakeGroupTest, SettledOnlyOnceEveryMemberTookAndAcknowledgedEveryGeneration
     EXPECT_FALSE(broker.PeekGroupSettled("g")) << "b's follow-up generation is pending";
     PollOnce(*b);
     EXPECT_EQ(b->Assignment().size(), 3u);
+    // The follow-up generation is every member's (as in Kafka): a takes part in it too.
+    EXPECT_FALSE(broker.PeekGroupSettled("g")) << "a has not polled the follow-up generation";
+    PollOnce(*a);
     EXPECT_TRUE(broker.PeekGroupSettled("g"));
   });
 }

@@ -2,7 +2,8 @@
 """Keeps core/ honest: it sees only ports. Fails (exit 1) when a file under core/
   * includes a higher layer (sim/, fakes/, scenarios/, properties/, tools/), or
   * reaches around a port: reads a clock, sleeps, starts a std::thread, or draws randomness
-    directly, outside the port adapters that exist for exactly that.
+    directly, outside the port adapters that exist for exactly that, or
+  * includes librdkafka outside the librdkafka transport adapter (core/transport/rdkafka/).
 Run by `meson test` (suite core); usage: check_layering.py REPO_ROOT
 """
 import pathlib
@@ -16,6 +17,9 @@ AROUND_PORTS = re.compile(
     r'bernoulli)_distribution|\bgettimeofday\(|\bclock_gettime\(|\busleep\(|\bnanosleep\(')
 # The adapters that implement the ports on the real world.
 ADAPTERS = {'core/port/system_clock.cc', 'core/sync/os_thread.cc', 'core/port/random.cc'}
+RDKAFKA = re.compile(r'#include\s+[<"]librdkafka/|#include\s+[<"]rdkafka')
+# The transport adapter over librdkafka: the only files that may include its headers.
+RDKAFKA_ADAPTER_DIR = 'core/transport/rdkafka/'
 
 
 def main() -> int:
@@ -29,6 +33,8 @@ def main() -> int:
             code = line.split('//', 1)[0]
             if HIGHER.search(code):
                 problems.append(f'{rel}:{number}: core/ includes a higher layer: {line.strip()}')
+            if RDKAFKA.search(code) and not rel.startswith(RDKAFKA_ADAPTER_DIR):
+                problems.append(f'{rel}:{number}: librdkafka outside its adapter: {line.strip()}')
             if rel not in ADAPTERS and AROUND_PORTS.search(code):
                 problems.append(f'{rel}:{number}: reaches around a port: {line.strip()}')
     for p in problems:

@@ -9,6 +9,9 @@ RESTORESIM_PACKAGES=(
   libgtest-dev libgmock-dev librapidcheck-dev
   libabsl-dev librocksdb-dev libbenchmark-dev librdkafka-dev libboost-context-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  # The local Kafka cluster of the kafka suite (tools/kafka/broker): Maven fetches the broker's
+  # jars; the JDK (not only the JRE) runs the readiness probe as a single-file Java program.
+  maven openjdk-17-jdk-headless
 )
 
 log() { printf '[restoresim] %s\n' "$*" >&2; }

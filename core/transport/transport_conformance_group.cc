@@ -1,5 +1,6 @@
 // The conformance suite, part 2: consumer groups — committed offsets and the rebalance
-// callbacks of the default assignor as members join and leave. Each member polls on its own
+// callbacks of the default assignor as members join and leave, pausing from a callback, and
+// commits of partitions the member does not own. Each member polls on its own
 // thread, as a real client must for a rebalance to complete.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -199,6 +200,82 @@ TEST_P(TransportConformanceTest, SecondMemberJoiningSplitsThePartitionsAndLeavin
         PollUntilSettled(env(), {first.get()}, [&](const Assignments& a) { return a[0] == all; }))
         << env().Describe() << ": " << first_listener.ToString();
     EXPECT_EQ(first_listener.events().back().kind, Kind::kAssigned) << first_listener.ToString();
+  });
+}
+
+// Pauses every partition it is given, from inside the callback, as Kafka Streams pauses the
+// input of tasks that are not restored yet.
+class PausingListener final : public RebalanceListener {
+ public:
+  explicit PausingListener(MainConsumer*& consumer) : consumer_(consumer) {}
+  void OnPartitionsRevoked(const std::vector<TopicPartition>&) override {}
+  void OnPartitionsAssigned(const Assignment& assignment) override {
+    if (!assignment.partitions.empty()) pause_status_ = consumer_->Pause(assignment.partitions);
+  }
+  void OnPartitionsLost(const std::vector<TopicPartition>&) override {}
+  const absl::Status& pause_status() const { return pause_status_; }
+
+ private:
+  MainConsumer*& consumer_;
+  absl::Status pause_status_;
+};
+
+// Found against Kafka: librdkafka fetches a newly assigned partition from the committed offset
+// before the callback's pause takes effect; the records it fetched meanwhile must not be lost
+// when the partition is resumed.
+TEST_P(TransportConformanceTest, PausedInTheAssignedCallbackThenResumedLosesNothing) {
+  env().Run([&]() {
+    auto admin = env().transport().NewAdmin("conformance-admin");
+    const std::string topic = env().UniqueTopic("pauseassigned");
+    ASSERT_TRUE(CreateTopic(env(), *admin, topic, 2));
+    const std::vector<TopicPartition> all = PartitionsOf(topic, 2);
+    auto producer = env().transport().NewProducer("conformance-producer");
+    Produce(env(), *producer, all[0], MakeRecords("pa0", 6));
+    Produce(env(), *producer, all[1], MakeRecords("pa1", 4));
+    MainConsumer* raw = nullptr;
+    PausingListener listener(raw);
+    auto member = env().transport().NewMainConsumer(env().UniqueGroup("pauseassigned"),
+                                                    MainConfig("pa-1", OffsetReset::kEarliest));
+    raw = member.get();
+    ASSERT_TRUE(member->Subscribe({topic}, &listener).ok());
+    ASSERT_TRUE(
+        PollUntilSettled(env(), {member.get()}, [&](const Assignments& a) { return a[0] == all; }));
+    ASSERT_TRUE(listener.pause_status().ok()) << listener.pause_status();
+    Polled paused = conformance::PollUntil(env(), PollOf(*member), 1000,
+                                           [](const Polled& p) { return p.polls >= 5; });
+    EXPECT_EQ(paused.total(), 0u) << "paused partitions returned records";
+    ASSERT_TRUE(member->Resume(all).ok());
+    Polled polled = PollRecords(env(), PollOf(*member), 1000, 6 + 4);
+    ASSERT_FALSE(polled.records[all[0]].empty());
+    ASSERT_FALSE(polled.records[all[1]].empty());
+    EXPECT_EQ(polled.records[all[0]].front().offset, 0);
+    EXPECT_EQ(polled.records[all[1]].front().offset, 0);
+  });
+}
+
+// The port refuses a commit of a partition the member does not own (a real broker would take
+// it from any member of the current generation: the Kafka adapter refuses it itself).
+TEST_P(TransportConformanceTest, CommitOfAPartitionNotOwnedIsRefused) {
+  env().Run([&]() {
+    auto admin = env().transport().NewAdmin("conformance-admin");
+    const std::string topic = env().UniqueTopic("notowned");
+    ASSERT_TRUE(CreateTopic(env(), *admin, topic, 1));
+    const std::string other = env().UniqueTopic("notsubscribed");
+    ASSERT_TRUE(CreateTopic(env(), *admin, other, 1));
+    const std::string group = env().UniqueGroup("notowned");
+    auto member =
+        env().transport().NewMainConsumer(group, MainConfig("no-1", OffsetReset::kEarliest));
+    ASSERT_TRUE(member->Subscribe({topic}, nullptr).ok());
+    const std::vector<TopicPartition> mine = PartitionsOf(topic, 1);
+    ASSERT_TRUE(PollUntilSettled(env(), {member.get()},
+                                 [&](const Assignments& a) { return a[0] == mine; }));
+    absl::Status refused = member->CommitSync({{TopicPartition{other, 0}, 1}});
+    EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+    const std::vector<TopicPartition> others = {TopicPartition{other, 0}};
+    absl::StatusOr<Offsets> committed =
+        RetryUntilOk(env().clock(), [&]() { return admin->CommittedOffsets(group, others); });
+    ASSERT_TRUE(committed.ok()) << committed.status();
+    EXPECT_TRUE(committed->empty()) << "the refused commit reached the group";
   });
 }
 

@@ -1,0 +1,172 @@
+// The librdkafka clients behind the transport port: what RdKafkaTransport (rdkafka_transport.h)
+// creates. Each owns one librdkafka handle. Semantics are the port's (transport.h); where
+// librdkafka or Kafka would do otherwise, the adapter makes them the port's, and says so here:
+//   - a call after Close is kFailedPrecondition (Close itself is idempotent);
+//   - a poll with nothing assigned waits out its timeout and returns nothing (Kafka's Java
+//     consumer throws IllegalStateException instead);
+//   - MainConsumer::CommitSync of a partition the member does not own fails kFailedPrecondition
+//     before anything is sent (a real broker accepts a commit of any partition from a member
+//     of the current generation; the runtime relies on the refusal, as on Java's
+//     CommitFailedException after a rebalance);
+//   - MainConsumer::MemberId is the member id the coordinator gave, or before the first join
+//     completes the client's own unique name (Kafka assigns member ids at JoinGroup);
+//   - MainConsumer::Close leaves the group without rebalance callbacks;
+//   - Assignment::user_data is always empty: librdkafka's assignors carry no Kafka Streams
+//     assignment info, so a runtime over this transport creates no standby tasks.
+//
+// Thread-safety: as the port says, one thread at a time per client object.
+#ifndef RESTORESIM_CORE_TRANSPORT_RDKAFKA_RDKAFKA_CLIENTS_H_
+#define RESTORESIM_CORE_TRANSPORT_RDKAFKA_RDKAFKA_CLIENTS_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/port/clock.h"
+#include "core/transport/rdkafka/rdkafka_consumer.h"
+#include "core/transport/rdkafka/rdkafka_handle.h"
+#include "core/transport/rdkafka/rdkafka_settings.h"
+#include "core/transport/transport.h"
+
+namespace restoresim::rdkafka {
+
+absl::Status ClosedError(std::string_view call);
+// A consumer or admin handle built from `settings` (RD_KAFKA_CONSUMER: admin requests work on
+// any handle, and a consumer's carries isolation.level to ListOffsets).
+absl::StatusOr<HandlePtr> NewConsumerHandle(const std::vector<Setting>& settings);
+
+class RdKafkaRestoreConsumer final : public RestoreConsumer {
+ public:
+  // A failure to build the client is reported by every call.
+  RdKafkaRestoreConsumer(const std::vector<Setting>& settings, const ConsumerConfig& config,
+                         const RdKafkaOptions& options, Clock& clock);
+  ~RdKafkaRestoreConsumer() override;
+
+  absl::Status Assign(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Unassign() override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::Status SeekToBeginning(const std::vector<TopicPartition>& partitions) override;
+  absl::Status SeekToEnd(const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  std::vector<TopicPartition> Paused() const override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  void Close() override;
+
+ private:
+  absl::Status Enter(std::string_view call) const;
+
+  absl::Status init_status_;
+  HandlePtr handle_;
+  const RdKafkaOptions options_;
+  std::unique_ptr<ConsumerCore> core_;
+  bool closed_ = false;
+};
+
+class RdKafkaMainConsumer final : public MainConsumer {
+ public:
+  // Builds its own handle (it installs the rebalance callback); a failure is reported by every
+  // call.
+  RdKafkaMainConsumer(const std::vector<Setting>& settings, const ConsumerConfig& config,
+                      const RdKafkaOptions& options, Clock& clock);
+  ~RdKafkaMainConsumer() override;
+
+  absl::Status Subscribe(const std::vector<std::string>& topics,
+                         RebalanceListener* listener) override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions) override;
+  std::string MemberId() const override;
+  void Close() override;
+
+ private:
+  static void RebalanceCallback(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                rd_kafka_topic_partition_list_t* partitions, void* opaque);
+  void OnRebalance(rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions);
+  void Assigned(rd_kafka_topic_partition_list_t* partitions);
+  void Revoked(rd_kafka_topic_partition_list_t* partitions);
+  absl::Status Enter(std::string_view call) const;
+  void CloseNow();
+
+  absl::Status init_status_;
+  HandlePtr handle_;
+  const RdKafkaOptions options_;
+  std::unique_ptr<ConsumerCore> core_;
+  RebalanceListener* listener_ = nullptr;
+  bool subscribed_ = false;
+  bool closed_ = false;
+  bool closing_ = false;      // inside rd_kafka_consumer_close: no listener calls
+  bool in_callback_ = false;  // a Close from a callback is finished when the callback returns
+  bool close_requested_ = false;
+};
+
+class RdKafkaAdmin final : public Admin {
+ public:
+  // A failure to build the client is reported by every call.
+  RdKafkaAdmin(const std::vector<Setting>& settings, const RdKafkaOptions& options);
+  ~RdKafkaAdmin() override;
+
+  absl::Status CreateTopic(const std::string& topic, int32_t partitions) override;
+  absl::StatusOr<int32_t> PartitionCount(const std::string& topic) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
+      const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
+      const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
+      const std::string& group, const std::vector<TopicPartition>& partitions) override;
+  absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets) override;
+
+ private:
+  // ListOffsets of every partition at once: `which` is RD_KAFKA_OFFSET_END or _BEGINNING.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> ListOffsets(
+      const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call);
+  rd_kafka_AdminOptions_t* Options(rd_kafka_admin_op_t op) const;
+
+  absl::Status init_status_;
+  HandlePtr handle_;
+  const RdKafkaOptions options_;
+  QueuePtr results_;  // admin results arrive here
+};
+
+class RdKafkaProducer final : public Producer {
+ public:
+  // A failure to build the client is reported by every call.
+  RdKafkaProducer(const std::vector<Setting>& settings, const RdKafkaOptions& options);
+  ~RdKafkaProducer() override;
+
+  absl::Status Send(const TopicPartition& partition, std::string key,
+                    std::optional<std::string> value, int64_t timestamp_ms) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override;
+  void Close() override;
+
+ private:
+  static void DeliveryCallback(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque);
+  absl::Status Enter(std::string_view call) const;
+
+  absl::Status init_status_;
+  HandlePtr handle_;
+  const RdKafkaOptions options_;
+  bool closed_ = false;
+  // Written by DeliveryCallback, which librdkafka calls on this client's thread (inside
+  // rd_kafka_poll / rd_kafka_flush), so no lock.
+  std::map<TopicPartition, int64_t> acked_;  // last acknowledged offset since the last Flush
+  absl::Status delivery_error_;              // the first failed delivery since the last Flush
+};
+
+}  // namespace restoresim::rdkafka
+
+#endif  // RESTORESIM_CORE_TRANSPORT_RDKAFKA_RDKAFKA_CLIENTS_H_

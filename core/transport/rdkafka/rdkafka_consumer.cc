@@ -1,0 +1,342 @@
+#include "core/transport/rdkafka/rdkafka_consumer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/transport/rdkafka/rdkafka_errors.h"
+#include "core/util/check.h"
+
+namespace restoresim::rdkafka {
+
+ConsumerCore::ConsumerCore(rd_kafka_t* rk, Mode mode, const ConsumerConfig& config,
+                           const RdKafkaOptions& options, Clock& clock)
+    : rk_(rk), mode_(mode), config_(config), options_(options), clock_(clock) {
+  // Errors and rebalances come through the consumer queue too, so one batch call serves all.
+  rd_kafka_poll_set_consumer(rk_);
+  queue_ = rd_kafka_queue_get_consumer(rk_);
+  RS_CHECK(queue_ != nullptr, "a consumer handle without a consumer queue");
+}
+
+ConsumerCore::~ConsumerCore() { rd_kafka_queue_destroy(queue_); }
+
+void ConsumerCore::SetAssignment(const std::vector<TopicPartition>& partitions) {
+  std::map<TopicPartition, PartitionState> next;
+  for (const TopicPartition& tp : partitions) {
+    auto it = partitions_.find(tp);
+    next[tp] = it == partitions_.end() ? PartitionState{} : it->second;
+  }
+  partitions_ = std::move(next);
+}
+
+void ConsumerCore::Add(const std::vector<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) partitions_.try_emplace(tp);
+}
+
+void ConsumerCore::Remove(const std::vector<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) partitions_.erase(tp);
+}
+
+bool ConsumerCore::IsAssigned(const TopicPartition& partition) const {
+  return partitions_.contains(partition);
+}
+
+std::vector<TopicPartition> ConsumerCore::Assignment() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) out.push_back(tp);
+  return out;
+}
+
+std::vector<TopicPartition> ConsumerCore::Paused() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) {
+    if (state.paused) out.push_back(tp);
+  }
+  return out;
+}
+
+absl::Status ConsumerCore::CheckAssigned(const TopicPartition& partition,
+                                         std::string_view call) const {
+  if (partitions_.contains(partition)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      fmt::format("{}: partition {} is not assigned to this consumer", call, partition.ToString()));
+}
+
+absl::Status ConsumerCore::Seek(const TopicPartition& partition, int64_t offset) {
+  if (offset < 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("seek: negative offset {} for {}", offset, partition.ToString()));
+  }
+  if (absl::Status s = CheckAssigned(partition, "seek"); !s.ok()) return s;
+  PartitionState& state = partitions_.at(partition);
+  state.position = offset;
+  state.pending_seek.reset();
+  state.out_of_range = false;
+  state.needs_seek = true;
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerCore::SeekTo(const std::vector<TopicPartition>& partitions,
+                                  OffsetReset where) {
+  RS_CHECK(where != OffsetReset::kNone);
+  const char* call = where == OffsetReset::kEarliest ? "seek to beginning" : "seek to end";
+  for (const TopicPartition& tp : partitions) {
+    if (absl::Status s = CheckAssigned(tp, call); !s.ok()) return s;
+  }
+  for (const TopicPartition& tp : partitions) {
+    PartitionState& state = partitions_.at(tp);
+    state.pending_seek = where;
+    state.out_of_range = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerCore::SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
+  for (const TopicPartition& tp : partitions) {
+    if (absl::Status s = CheckAssigned(tp, paused ? "pause" : "resume"); !s.ok()) return s;
+  }
+  for (const TopicPartition& tp : partitions) {
+    PartitionState& state = partitions_.at(tp);
+    // Resumed: librdkafka may have fetched (and the adapter dropped) records past the position.
+    if (state.paused && !paused && state.position.has_value()) state.needs_seek = true;
+    state.paused = paused;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> ConsumerCore::Position(const TopicPartition& partition) {
+  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
+  PartitionState& state = partitions_.at(partition);
+  if (absl::Status s = Resolve(partition, state); !s.ok()) return s;
+  return *state.position;
+}
+
+absl::Status ConsumerCore::Resolve(const TopicPartition& partition, PartitionState& state) {
+  if (!state.pending_seek.has_value() && state.position.has_value()) return absl::OkStatus();
+  OffsetReset where = state.pending_seek.value_or(config_.auto_offset_reset);
+  if (!state.pending_seek.has_value() && mode_ == Mode::kGroup) {
+    ListPtr list = ToList({partition});
+    rd_kafka_resp_err_t err =
+        rd_kafka_committed(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) err = list->elems[0].err;
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return ToStatus(err, fmt::format("committed offset of {}", partition.ToString()));
+    }
+    if (list->elems[0].offset >= 0) {
+      state.position = list->elems[0].offset;  // where librdkafka starts too
+      return absl::OkStatus();
+    }
+  }
+  if (where == OffsetReset::kNone) {
+    return absl::FailedPreconditionError(fmt::format(
+        "no position for {} and auto_offset_reset is none: seek it first", partition.ToString()));
+  }
+  absl::StatusOr<std::pair<int64_t, int64_t>> marks =
+      Watermarks(rk_, partition, options_.request_timeout_ns);
+  if (!marks.ok()) return marks.status();
+  state.position = where == OffsetReset::kEarliest ? marks->first : marks->second;
+  state.pending_seek.reset();
+  state.needs_seek = true;
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerCore::SeekLib(
+    const std::vector<std::pair<TopicPartition, int64_t>>& offsets) {
+  if (offsets.empty()) return absl::OkStatus();
+  ListPtr list = ToList(offsets);
+  rd_kafka_error_t* error =
+      rd_kafka_seek_partitions(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
+  if (absl::Status s = ToStatus(error, "seek"); !s.ok()) return s;
+  for (int i = 0; i < list->cnt; ++i) {
+    if (list->elems[i].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return ToStatus(list->elems[i].err,
+                      fmt::format("seek of {}", PartitionOf(list->elems[i]).ToString()));
+    }
+    partitions_.at(PartitionOf(list->elems[i])).needs_seek = false;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerCore::Sync() { return mode_ == Mode::kNoGroup ? SyncNoGroup() : SyncGroup(); }
+
+absl::Status ConsumerCore::UnassignLib(const std::vector<TopicPartition>& partitions) {
+  if (partitions.empty()) return absl::OkStatus();
+  ListPtr list = ToList(partitions);
+  return ToStatus(rd_kafka_incremental_unassign(rk_, list.get()), "unassign");
+}
+
+absl::Status ConsumerCore::AssignLib(
+    const std::vector<std::pair<TopicPartition, int64_t>>& offsets) {
+  if (offsets.empty()) return absl::OkStatus();
+  ListPtr list = ToList(offsets);
+  if (absl::Status s = ToStatus(rd_kafka_incremental_assign(rk_, list.get()), "assign"); !s.ok()) {
+    return s;
+  }
+  for (const auto& [tp, offset] : offsets) {
+    partitions_.at(tp).needs_seek = false;
+    lib_broken_.erase(tp);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerCore::SyncNoGroup() {
+  std::set<TopicPartition> wanted;
+  std::vector<std::pair<TopicPartition, int64_t>> to_assign;
+  std::vector<std::pair<TopicPartition, int64_t>> to_seek;
+  for (auto& [tp, state] : partitions_) {
+    if (state.paused || state.out_of_range) continue;
+    if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
+    const bool broken = lib_broken_.contains(tp);
+    if (!broken) wanted.insert(tp);
+    if (!lib_assigned_.contains(tp) || broken) {
+      to_assign.emplace_back(tp, *state.position);
+    } else if (state.needs_seek) {
+      to_seek.emplace_back(tp, *state.position);
+    }
+  }
+  std::vector<TopicPartition> to_unassign;
+  for (const TopicPartition& tp : lib_assigned_) {
+    if (!wanted.contains(tp)) to_unassign.push_back(tp);
+  }
+  if (absl::Status s = UnassignLib(to_unassign); !s.ok()) return s;
+  for (const TopicPartition& tp : to_unassign) lib_assigned_.erase(tp);
+  if (absl::Status s = AssignLib(to_assign); !s.ok()) return s;
+  for (const auto& [tp, offset] : to_assign) lib_assigned_.insert(tp);
+  return SeekLib(to_seek);
+}
+
+absl::Status ConsumerCore::Reassign() {
+  std::vector<TopicPartition> partitions;
+  std::vector<std::pair<TopicPartition, int64_t>> offsets;
+  for (auto& [tp, state] : partitions_) {
+    if (!lib_broken_.contains(tp) || state.out_of_range || !state.position.has_value()) continue;
+    partitions.push_back(tp);
+    offsets.emplace_back(tp, *state.position);
+    state.lib_paused = false;  // a new assignment starts unpaused
+  }
+  if (absl::Status s = UnassignLib(partitions); !s.ok()) return s;
+  return AssignLib(offsets);
+}
+
+absl::Status ConsumerCore::SyncGroup() {
+  std::vector<TopicPartition> to_pause;
+  std::vector<TopicPartition> to_resume;
+  std::vector<std::pair<TopicPartition, int64_t>> to_seek;
+  for (auto& [tp, state] : partitions_) {
+    if (state.paused != state.lib_paused) (state.paused ? to_pause : to_resume).push_back(tp);
+    if (state.pending_seek.has_value()) {
+      if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
+    }
+    if (!state.paused && !lib_broken_.contains(tp) && state.needs_seek &&
+        state.position.has_value()) {
+      to_seek.emplace_back(tp, *state.position);
+    }
+  }
+  if (absl::Status s = Reassign(); !s.ok()) return s;
+  for (bool pause : {true, false}) {
+    std::vector<TopicPartition>& partitions = pause ? to_pause : to_resume;
+    if (partitions.empty()) continue;
+    ListPtr list = ToList(partitions);
+    const rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(rk_, list.get())
+                                          : rd_kafka_resume_partitions(rk_, list.get());
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return ToStatus(err, pause ? "pause" : "resume");
+    for (const TopicPartition& tp : partitions) partitions_.at(tp).lib_paused = pause;
+  }
+  return SeekLib(to_seek);
+}
+
+void ConsumerCore::Take(rd_kafka_message_t* message,
+                        std::map<TopicPartition, PartitionRecords>& records,
+                        std::set<TopicPartition>& out_of_range, absl::Status& error,
+                        size_t& count) {
+  std::optional<TopicPartition> tp;
+  if (message->rkt != nullptr) tp = TopicPartition{rd_kafka_topic_name(message->rkt),
+                                                   message->partition};
+  auto it = tp.has_value() ? partitions_.find(*tp) : partitions_.end();
+  const bool fetching = it != partitions_.end() && !it->second.paused &&
+                        !it->second.out_of_range && !it->second.needs_seek;
+  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const absl::Status status = ToStatus(message->err, rd_kafka_message_errstr(message));
+    if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
+      if (fetching) {
+        it->second.out_of_range = true;
+        lib_broken_.insert(*tp);
+        out_of_range.insert(*tp);
+      }
+    } else if (error.ok()) {
+      error = status;
+    }
+  } else if (!fetching) {
+    // Dropped (paused, or a seek is pending). A group member's partition that had no position
+    // yet starts here: librdkafka began at the committed offset, so Resume seeks back to it
+    // instead of losing this record.
+    if (it != partitions_.end() && !it->second.position.has_value()) {
+      it->second.position = message->offset;
+      it->second.needs_seek = true;
+    }
+  } else if (!it->second.position.has_value() || message->offset >= *it->second.position) {
+    PartitionRecords& batch = records[*tp];
+    batch.partition = *tp;
+    ConsumerRecord& r = batch.records.emplace_back();
+    r.offset = message->offset;
+    if (message->key != nullptr) {
+      r.key.assign(static_cast<const char*>(message->key), message->key_len);
+    }
+    if (message->payload != nullptr) {
+      r.value.emplace(static_cast<const char*>(message->payload), message->len);
+    }
+    r.timestamp_ms = rd_kafka_message_timestamp(message, nullptr);
+    it->second.position = message->offset + 1;
+    ++count;
+  }
+  rd_kafka_message_destroy(message);
+}
+
+absl::StatusOr<PollResult> ConsumerCore::Poll(TimeNs timeout_ns, const bool* interrupted) {
+  if (timeout_ns < 0) return absl::InvalidArgumentError("poll: negative timeout");
+  if (config_.max_poll_records < 1) {
+    return absl::InvalidArgumentError(fmt::format("consumer {}: max_poll_records {} < 1",
+                                                  config_.client_id, config_.max_poll_records));
+  }
+  const TimeNs deadline_ns = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  std::map<TopicPartition, PartitionRecords> records;
+  std::set<TopicPartition> out_of_range;
+  absl::Status error;
+  size_t count = 0;
+  const size_t want = static_cast<size_t>(config_.max_poll_records);
+  std::array<rd_kafka_message_t*, kBatchMessagesMax> batch;
+  for (;;) {
+    if (absl::Status s = Sync(); !s.ok()) return s;
+    const TimeNs now_ns = clock_.NowNs();
+    const int wait_ms = TimeoutMs(deadline_ns > now_ns ? deadline_ns - now_ns : 0);
+    // The first message waits; the rest are what is queued already (a batch call waits until
+    // its batch is full or the timeout passes, so one call would sit out partial batches).
+    ssize_t n = rd_kafka_consume_batch_queue(queue_, wait_ms, batch.data(), 1);
+    if (n == 1 && want - count > 1) {
+      const ssize_t more = rd_kafka_consume_batch_queue(
+          queue_, 0, batch.data() + 1, std::min(kBatchMessagesMax, want - count) - 1);
+      if (more > 0) n += more;
+    }
+    for (ssize_t i = 0; i < std::max<ssize_t>(n, 0); ++i) {
+      Take(batch[static_cast<size_t>(i)], records, out_of_range, error, count);
+    }
+    if (interrupted != nullptr && *interrupted) break;
+    if (count > 0 || !out_of_range.empty() || clock_.NowNs() >= deadline_ns) break;
+    if (!error.ok()) return error;  // nothing else came: the failure is the answer
+  }
+  PollResult result;
+  for (auto& [tp, batch_records] : records) result.partitions.push_back(std::move(batch_records));
+  result.out_of_range.assign(out_of_range.begin(), out_of_range.end());
+  return result;
+}
+
+void ConsumerCore::UnassignAll() {
+  if (mode_ != Mode::kNoGroup || lib_assigned_.empty()) return;
+  ListPtr list = ToList(std::vector<TopicPartition>(lib_assigned_.begin(), lib_assigned_.end()));
+  (void)ToStatus(rd_kafka_incremental_unassign(rk_, list.get()), "unassign");
+  lib_assigned_.clear();
+}
+
+}  // namespace restoresim::rdkafka

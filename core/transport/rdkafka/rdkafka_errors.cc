@@ -1,0 +1,108 @@
+#include "core/transport/rdkafka/rdkafka_errors.h"
+
+#include <fmt/format.h>
+
+namespace restoresim::rdkafka {
+
+absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
+  using C = absl::StatusCode;
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      return C::kOk;
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+      return C::kDeadlineExceeded;
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR_NETWORK_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_REPLICA_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__WAIT_COORD:
+    case RD_KAFKA_RESP_ERR__QUEUE_FULL:
+    case RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR:
+    case RD_KAFKA_RESP_ERR_FENCED_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_LEADER_EPOCH:
+    case RD_KAFKA_RESP_ERR_OFFSET_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR__IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__PREV_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR__RETRY:
+    case RD_KAFKA_RESP_ERR__WAIT_CACHE:
+    case RD_KAFKA_RESP_ERR__OUTDATED:
+      return C::kUnavailable;
+    case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+    case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+      return C::kOutOfRange;
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      return C::kNotFound;
+    case RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS:
+      return C::kAlreadyExists;
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING:
+    case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+      return C::kAborted;
+    case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
+    case RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID:
+    case RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST:
+    case RD_KAFKA_RESP_ERR__STATE:
+    case RD_KAFKA_RESP_ERR__DESTROY:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_GROUP:
+      return C::kFailedPrecondition;
+    case RD_KAFKA_RESP_ERR__INVALID_ARG:
+    case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
+    case RD_KAFKA_RESP_ERR_INVALID_REPLICATION_FACTOR:
+    case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+    case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+    case RD_KAFKA_RESP_ERR_INVALID_REQUEST:
+    case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+    case RD_KAFKA_RESP_ERR__BAD_MSG:
+      return C::kInvalidArgument;
+    default:
+      return C::kInternal;
+  }
+}
+
+absl::Status ToStatus(rd_kafka_resp_err_t err, std::string_view context) {
+  const absl::StatusCode code = StatusCodeOf(err);
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  return absl::Status(code, fmt::format("{}: {}: {}", context, rd_kafka_err2name(err),
+                                        rd_kafka_err2str(err)));
+}
+
+absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context) {
+  if (error == nullptr) return absl::OkStatus();
+  const rd_kafka_resp_err_t err = rd_kafka_error_code(error);
+  absl::StatusCode code = StatusCodeOf(err);
+  // A fatal error (an idempotent producer that lost its sequence) is final whatever its code.
+  if (rd_kafka_error_is_fatal(error)) code = absl::StatusCode::kAborted;
+  const std::string message =
+      fmt::format("{}: {}: {}", context, rd_kafka_error_name(error), rd_kafka_error_string(error));
+  rd_kafka_error_destroy(error);
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  return absl::Status(code, message);
+}
+
+absl::Status FatalError(rd_kafka_t* rk, std::string_view context) {
+  char reason[512];
+  const rd_kafka_resp_err_t err = rd_kafka_fatal_error(rk, reason, sizeof(reason));
+  if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return absl::OkStatus();
+  return absl::AbortedError(
+      fmt::format("{}: fatal client error {}: {}", context, rd_kafka_err2name(err), reason));
+}
+
+}  // namespace restoresim::rdkafka

@@ -1,0 +1,308 @@
+#include "kafka/kafka_world.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/port/posix_file_system.h"
+#include "core/port/system_clock.h"
+#include "core/state/checkpoint_file.h"
+#include "core/runtime/count_topology.h"
+#include "core/state/rocksdb_store.h"
+#include "kafka/kafka_env.h"
+
+namespace restoresim::kafka_test {
+namespace {
+
+constexpr TimeNs kFlushTimeoutNs = 60 * kSecond;
+constexpr TimeNs kReadTimeoutNs = 60 * kSecond;
+constexpr int kCreateAttemptsMax = 50;
+// The test's own reads retry retryable errors for this long, as a real client would: after a
+// leader was killed, the check's EndOffsets was seen to time out (10 s, __TIMED_OUT) once the
+// runtime had already restored through the failover.
+constexpr TimeNs kRetryForNs = 60 * kSecond;
+constexpr TimeNs kRetryBackoffNs = 200 * kMillisecond;
+
+template <typename Call>
+auto Retry(Clock& clock, Call&& call) -> decltype(call()) {
+  const TimeNs deadline = DeadlineAfter(clock.NowNs(), kRetryForNs);
+  auto result = call();
+  while (!result.ok() && IsRetryable(result.status()) && clock.NowNs() < deadline) {
+    clock.SleepFor(kRetryBackoffNs);
+    result = call();
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<TestRecord> ChangelogRecords(const std::string& prefix, int n, int keys) {
+  std::vector<TestRecord> out;
+  for (int i = 0; i < n; ++i) {
+    TestRecord r{fmt::format("{}k{}", prefix, i % keys), std::to_string(i)};
+    if (i % 10 == 9) r.value.reset();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<TestRecord> InputRecords(int n, int keys) {
+  std::vector<TestRecord> out;
+  for (int i = 0; i < n; ++i) out.push_back(TestRecord{fmt::format("k{}", i % keys), "1"});
+  return out;
+}
+
+bool WaitUntil(Clock& clock, TimeNs timeout_ns, const std::function<bool()>& done) {
+  const TimeNs deadline = DeadlineAfter(clock.NowNs(), timeout_ns);
+  while (!done()) {
+    if (clock.NowNs() >= deadline) return done();
+    clock.SleepFor(20 * kMillisecond);
+  }
+  return true;
+}
+
+StoreOpener RocksDbOpener() {
+  return [](const std::string& dir,
+            const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+    auto store = RocksDbStore::Open(dir, name);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<KeyValueStore>(std::move(*store));
+  };
+}
+
+absl::StatusOr<std::unique_ptr<KafkaWorld>> KafkaWorld::Connect(const char* env_var) {
+  absl::StatusOr<std::string> bootstrap = Bootstrap(env_var);
+  if (!bootstrap.ok()) return bootstrap.status();
+  return std::unique_ptr<KafkaWorld>(new KafkaWorld(*bootstrap));
+}
+
+KafkaWorld::KafkaWorld(std::string bootstrap) : bootstrap_(std::move(bootstrap)) {
+  rdkafka::RdKafkaOptions options;
+  options.bootstrap_servers = bootstrap_;
+  transport_ = std::make_unique<rdkafka::RdKafkaTransport>(options, clock());
+  admin_ = transport_->NewAdmin("test-admin");
+  producer_ = transport_->NewProducer("test-producer");
+}
+
+Clock& KafkaWorld::clock() { return *SystemClock::Default(); }
+
+absl::StatusOr<AppTopics> KafkaWorld::CreateApp(const std::string& base, int32_t partitions) {
+  AppTopics app;
+  app.app_id = UniqueName(base);
+  app.input = app.app_id + "-input";
+  app.changelog = ChangelogTopic(app.app_id, kCountsStoreName);
+  app.partitions = partitions;
+  for (const std::string& topic : {app.input, app.changelog}) {
+    if (absl::Status s = admin_->CreateTopic(topic, partitions); !s.ok()) return s;
+    // Metadata reaches every broker asynchronously: wait until the topic is visible.
+    absl::StatusOr<int32_t> count = absl::NotFoundError(topic);
+    for (int i = 0; i < kCreateAttemptsMax && !count.ok(); ++i) {
+      count = admin_->PartitionCount(topic);
+      if (!count.ok()) clock().SleepFor(100 * kMillisecond);
+    }
+    if (!count.ok()) return count.status();
+  }
+  return app;
+}
+
+absl::Status KafkaWorld::Produce(const TopicPartition& partition,
+                                 const std::vector<TestRecord>& records) {
+  // Wall-clock timestamps, as a real producer's: a broker with time retention keeps them.
+  const int64_t timestamp_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch()).count();
+  for (const TestRecord& r : records) {
+    if (absl::Status s = producer_->Send(partition, r.key, r.value, timestamp_ms); !s.ok()) {
+      return s;
+    }
+  }
+  return producer_->Flush(kFlushTimeoutNs).status();
+}
+
+absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAll(const TopicPartition& partition) {
+  return Retry(clock(), [&]() { return ReadAllOnce(partition); });
+}
+
+absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAllOnce(
+    const TopicPartition& partition) {
+  absl::StatusOr<std::map<TopicPartition, int64_t>> end = admin_->EndOffsets({partition});
+  if (!end.ok()) return end.status();
+  auto consumer = transport_->NewRestoreConsumer({.client_id = "test-reader",
+                                                  .max_poll_records = 10000});
+  if (absl::Status s = consumer->Assign({partition}); !s.ok()) return s;
+  if (absl::Status s = consumer->SeekToBeginning({partition}); !s.ok()) return s;
+  std::vector<ConsumerRecord> out;
+  const TimeNs deadline = DeadlineAfter(clock().NowNs(), kReadTimeoutNs);
+  absl::StatusOr<int64_t> position = consumer->Position(partition);
+  while (position.ok() && *position < end->at(partition) && clock().NowNs() < deadline) {
+    absl::StatusOr<PollResult> polled = consumer->Poll(200 * kMillisecond);
+    if (!polled.ok() && !IsRetryable(polled.status())) return polled.status();
+    if (polled.ok()) {
+      for (PartitionRecords& batch : polled->partitions) {
+        for (ConsumerRecord& r : batch.records) out.push_back(std::move(r));
+      }
+    }
+    position = consumer->Position(partition);
+  }
+  if (!position.ok()) return position.status();
+  if (*position < end->at(partition)) {
+    return absl::DeadlineExceededError(fmt::format("read of {} stopped at {} of {}",
+                                                   partition.ToString(), *position,
+                                                   end->at(partition)));
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> KafkaWorld::EndOffset(const TopicPartition& partition) {
+  absl::StatusOr<std::map<TopicPartition, int64_t>> end =
+      Retry(clock(), [&]() { return admin_->EndOffsets({partition}); });
+  if (!end.ok()) return end.status();
+  return end->at(partition);
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaWorld::Committed(
+    const std::string& group, const std::vector<TopicPartition>& partitions) {
+  return Retry(clock(), [&]() { return admin_->CommittedOffsets(group, partitions); });
+}
+
+bool KafkaWorld::InputFullyCommitted(const AppTopics& app) {
+  std::vector<TopicPartition> inputs;
+  for (int32_t p = 0; p < app.partitions; ++p) inputs.push_back(app.Input(p));
+  absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_->EndOffsets(inputs);
+  absl::StatusOr<std::map<TopicPartition, int64_t>> committed = Committed(app.app_id, inputs);
+  if (!ends.ok() || !committed.ok()) return false;
+  for (const TopicPartition& tp : inputs) {
+    auto it = committed->find(tp);
+    if (it == committed->end() || it->second != ends->at(tp)) return false;
+  }
+  return true;
+}
+
+std::string KafkaWorld::NewStateDir(const std::string& base) {
+  const std::string dir = ::testing::TempDir() + "/restoresim-kafka/" + UniqueName(base);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+RuntimeConfig KafkaWorld::Config(const AppTopics& app, const std::string& state_dir) const {
+  RuntimeConfig config;
+  config.application_id = app.app_id;
+  config.input_topic = app.input;
+  config.state_dir = state_dir;
+  config.commit_interval_ms = 200;
+  config.poll_ms = 50;
+  config.checkpoint_interval_ms = 500;
+  return config;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> KafkaWorld::ReadStore(
+    const std::string& state_dir, const AppTopics& app, int32_t partition) {
+  const std::string dir = fmt::format("{}/{}/0_{}/{}", state_dir, app.app_id, partition,
+                                      kCountsStoreName);
+  absl::StatusOr<std::unique_ptr<RocksDbStore>> store =
+      RocksDbStore::Open(dir, std::string(kCountsStoreName));
+  if (!store.ok()) return store.status();
+  absl::StatusOr<std::map<std::string, std::string>> contents = (*store)->ReadAll();
+  (void)(*store)->Close();
+  return contents;
+}
+
+bool KafkaWorld::HasStore(const std::string& state_dir, const AppTopics& app, int32_t partition) {
+  return std::filesystem::exists(fmt::format("{}/{}/0_{}/{}", state_dir, app.app_id, partition,
+                                             kCountsStoreName));
+}
+
+absl::Status KafkaWorld::DeleteRecords(const TopicPartition& partition, int64_t before_offset) {
+  return admin_->DeleteRecords({{partition, before_offset}});
+}
+
+std::vector<int32_t> KafkaWorld::ExpectStoresEqualChangelogs(const std::string& state_dir,
+                                                             const AppTopics& app, bool at_end) {
+  std::vector<int32_t> checked;
+  for (int32_t p = 0; p < app.partitions; ++p) {
+    if (!HasStore(state_dir, app, p)) continue;
+    checked.push_back(p);
+    ExpectStoreEqualsChangelog(state_dir, app, p, at_end);
+  }
+  return checked;
+}
+
+void KafkaWorld::ExpectStoreEqualsChangelog(const std::string& state_dir, const AppTopics& app,
+                                            int32_t p, bool at_end) {
+  const TopicPartition changelog = app.Changelog(p);
+  const std::string path = fmt::format("{}/{}/0_{}/.checkpoint", state_dir, app.app_id, p);
+  absl::StatusOr<CheckpointOffsets> checkpoint = ReadCheckpoint(*PosixFileSystem::Default(), path);
+  ASSERT_TRUE(checkpoint.ok()) << "task 0_" << p << ": " << checkpoint.status();
+  ASSERT_TRUE(checkpoint->contains(changelog)) << "task 0_" << p << ": no changelog offset";
+  const int64_t offset = checkpoint->at(changelog);
+  absl::StatusOr<std::vector<ConsumerRecord>> log = ReadAll(changelog);
+  ASSERT_TRUE(log.ok()) << log.status();
+  std::erase_if(*log, [&](const ConsumerRecord& r) { return r.offset >= offset; });
+  absl::StatusOr<std::map<std::string, std::string>> store = ReadStore(state_dir, app, p);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*store, FoldChangelog(*log))
+      << "task 0_" << p << " in " << state_dir << " (checkpoint " << offset << ")";
+  absl::StatusOr<int64_t> end = EndOffset(changelog);
+  ASSERT_TRUE(end.ok()) << end.status();
+  if (at_end) {
+    EXPECT_EQ(offset, *end) << "task 0_" << p << ": the last owner checkpoints the end";
+  }
+}
+
+absl::StatusOr<int32_t> KafkaWorld::Leader(const TopicPartition& partition) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap_.c_str(), error, sizeof(error));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
+  if (rk == nullptr) return absl::InternalError(error);
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, partition.topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  absl::StatusOr<int32_t> leader = absl::NotFoundError("no leader in the metadata");
+  if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
+        if (md->topics[t].partitions[p].id == partition.partition) {
+          leader = md->topics[t].partitions[p].leader;
+        }
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+  }
+  rd_kafka_topic_destroy(rkt);
+  rd_kafka_destroy(rk);
+  return leader;
+}
+
+bool GatedRestoreListener::WaitHeld(TimeNs timeout_ns) {
+  return held_.WaitForNotificationWithTimeout(absl::Nanoseconds(timeout_ns));
+}
+
+void GatedRestoreListener::Release() {
+  hold_.store(false);
+  if (!released_.HasBeenNotified()) released_.Notify();
+}
+
+void GatedRestoreListener::OnRestoreStart(const TopicPartition&, std::string_view, int64_t,
+                                          int64_t) {
+  starts_.fetch_add(1);
+}
+
+void GatedRestoreListener::OnBatchRestored(const TopicPartition&, std::string_view, int64_t,
+                                           int64_t records) {
+  records_.fetch_add(records);
+  if (!hold_.load() || held_.HasBeenNotified()) return;
+  held_.Notify();
+  released_.WaitForNotificationWithTimeout(absl::Nanoseconds(kHoldNsMax));
+}
+
+void GatedRestoreListener::OnRestoreEnd(const TopicPartition&, std::string_view, int64_t) {
+  ends_.fetch_add(1);
+}
+
+void GatedRestoreListener::OnRestoreSuspended(const TopicPartition&, std::string_view, int64_t) {
+  suspended_.fetch_add(1);
+}
+
+}  // namespace restoresim::kafka_test
