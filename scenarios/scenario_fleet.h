@@ -74,6 +74,7 @@ struct FleetOptions {
   int32_t threads_per_instance = 1;
   int32_t restore_max_poll_records = 20;
   TimeNs checkpoint_interval_ns = 500 * kMillisecond;
+  StoreOpener open_store;  // empty: the world's LogStores
 };
 
 // One member's part of a generation.

@@ -53,6 +53,7 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   result.replay_diverged = replay != nullptr && replay->diverged();
   result.choices = simulation->choices();
   result.choice_infos = simulation->choice_infos();
+  result.coverage = simulation->coverage();
   if (config.trace_mode == TraceMode::kFull) result.simulation = std::move(simulation);
   return result;
 }

@@ -101,13 +101,20 @@ absl::Status TaskManager::HandleRestoreEvents() {
   }
   for (RestoreEvent& e : restore_thread_.DrainEvents()) {
     const TaskId id = e.incarnation.id;
+    // Only an event that carries its task moves it back: an error about a task (a checkpoint
+    // the restore thread could not write) leaves it there. Dropping its booking on any event
+    // made the stream thread create a second incarnation of a task its restore thread still
+    // restored (found by scenario.storage_faults_on_a_live_instance, pct:3 seed 242:
+    // "[invariant:single_owner] ... lists task 0_0 twice: running and pending initialisation").
+    const bool moves_back = e.task != nullptr;
     const bool late = e.kind == RestoreEvent::Kind::kRestored && RS_MUTANT(kRestoredListedTwice);
-    if (auto it = in_restore_.find(id); it != in_restore_.end() &&
+    if (auto it = in_restore_.find(id); moves_back && it != in_restore_.end() &&
                                         it->second.first == e.incarnation && !late) {
       in_restore_.erase(it);
     }
     bool close_sent = false;
-    if (auto it = awaiting_.find(id); it != awaiting_.end() && it->second == e.incarnation) {
+    if (auto it = awaiting_.find(id);
+        moves_back && it != awaiting_.end() && it->second == e.incarnation) {
       awaiting_.erase(it);
       close_sent = true;
     }
