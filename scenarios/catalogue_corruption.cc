@@ -17,7 +17,6 @@ using sim::RunEnv;
 using testing::RuntimeWorld;
 
 constexpr size_t kA = 0;
-constexpr size_t kB = 1;
 
 // A checkpoint for task 0_q in `state_dir` below a harmless truncation of its changelog(s):
 // restoring from it goes out of range. REQUIRES: records >= 20.
@@ -31,14 +30,17 @@ void CorruptFromCheckpoint(RuntimeWorld& w, RunEnv& env, const std::string& stat
 }
 
 // scenario.corruption_report_while_revoked
-//   a's checkpoint of task 0_0 lies below its (truncated) log start, so a's restore thread
-//   reports 0_0 corrupted as soon as it starts restoring it. A drawn 0-9 ms after a handed 0_0
-//   over, a generation changes 0_0's fate — moved to b, recycled on a to a standby (active on
-//   b), or revoked to nobody and given back to a 1-3 ms later — so the report may still be in
-//   flight when a handles the generation.
-//   Must hold: a report about an incarnation a no longer wants in that form closes it dirty and
-//   applies nothing (no revive, no recycle of it: the assignment invariant checks every
-//   decision against the assignment of the moment); every oracle invariant; exact counts.
+//   a's restore thread reports task 0_0 corrupted: either a's checkpoint of it lies below its
+//   (truncated) log start, or (drawn) it restores from scratch and its changelog is truncated
+//   above the restore position while it restores. a and b have two stream threads each; a's
+//   first holds 0_0. A drawn 0-9 ms after a handed 0_0 over, a generation changes
+//   0_0's fate — moved to b, recycled on a to a standby (active on b), revoked to nobody and
+//   given back to a 1-3 ms later, or moved to a's other thread, over the same task directory —
+//   so the report may still be in flight when a handles the generation.
+//   Must hold: a report about an incarnation a no longer wants in that form closes it dirty,
+//   wipes it and applies nothing else (no revive, no recycle of it: the assignment invariant
+//   checks every decision against the assignment of the moment), so another thread's
+//   incarnation never opens the corrupted directory (checkpoint); exact counts.
 //   Coverage: "corruption report for an incarnation no longer wanted".
 void CorruptionReportWhileRevoked(RunEnv& env) {
   const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
@@ -46,28 +48,38 @@ void CorruptionReportWhileRevoked(RunEnv& env) {
   const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
   const int input_records = static_cast<int>(env.Choose(20));
   const TimeNs change_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
-  const uint64_t fate = env.Choose(3);  // 0 moved to b, 1 recycled on a, 2 revoked and back
+  // 0 moved to b, 1 recycled on a, 2 revoked and back, 3 moved to a's other thread
+  const uint64_t fate = env.Choose(4);
   const TimeNs back_after_ns = (1 + static_cast<TimeNs>(env.Choose(3))) * kMillisecond;
+  const bool while_restoring = env.Choose(2) == 1;  // truncated mid-restoration from scratch
   NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                         "change_after_ms={} fate={} back_after_ms={}",
+                         "change_after_ms={} fate={} back_after_ms={} while_restoring={}",
                          partitions, records, restore_batch, input_records,
-                         change_after_ns / kMillisecond, fate, back_after_ns / kMillisecond));
+                         change_after_ns / kMillisecond, fate, back_after_ns / kMillisecond,
+                         while_restoring));
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
     ProduceInput(w, env.random, q, input_records);
   }
   const Baselines baselines = BaselinesNow(w, partitions);
-  CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
-  Fleet fleet(w, {.restore_max_poll_records = restore_batch});
+  if (!while_restoring) CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
+  Fleet fleet(w, {.threads_per_instance = 2, .restore_max_poll_records = restore_batch});
   fleet.Start();
+  constexpr size_t kA2 = 1;        // a's second thread
+  constexpr size_t kBFirst = 2;    // b's first thread
   Generation g = fleet.AllOn(kA, partitions, /*standbys=*/false);
   RS_CHECK(fleet.Rebalance(g).ok());
   fleet.AwaitHandedOver(env, kA, {0});
+  if (while_restoring) {
+    w.clock.SleepFor(2 * kMillisecond);  // a few batches in
+    TruncateHarmlessly(w, 0, HarmlessTruncationMax(w, 0));
+  }
   w.clock.SleepFor(change_after_ns);
   g[kA].actives.erase(0);
-  if (fate == 0 || fate == 1) g[kB].actives.insert(0);
+  if (fate == 0 || fate == 1) g[kBFirst].actives.insert(0);
   if (fate == 1) g[kA].standbys.insert(0);
+  if (fate == 3) g[kA2].actives.insert(0);
   RS_CHECK(fleet.Rebalance(g).ok());
   if (fate == 2) {
     w.clock.SleepFor(back_after_ns);

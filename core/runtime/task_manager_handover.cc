@@ -147,9 +147,14 @@ absl::Status TaskManager::HandleRestoreEvents() {
     if (Wanted(who.id) == task->type()) {
       Revive(std::move(task), corrupted[who]);
     } else {
-      ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
+      // No longer ours to revive: close it and revive nothing — but wipe it, as a revive
+      // would: its directory stays this instance's, and another thread's incarnation of the
+      // task (it may have moved there) would open the corrupted stores and checkpoint (found
+      // by scenario.swarm, pct:3 seed 192: "[invariant:checkpoint] ... checkpoint names
+      // app-counts-changelog-1, reported corrupted and not wiped since").
+      ++stats_.stale_reports;
       TraceMark("cover", "corruption report for an incarnation no longer wanted");
-      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale);
+      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale, /*wipe=*/true);
     }
   }
   for (const auto& [who, changelogs] : corrupted) {
