@@ -47,7 +47,11 @@ const std::vector<BugProgram>& Table() {
 
 }  // namespace
 
-std::span<const BugProgram> BugPrograms() { return Table(); }
+// Built with -Dmutations=disabled, the mutation sites are the correct code: no bug programs.
+std::span<const BugProgram> BugPrograms() {
+  if (!RESTORESIM_MUTATIONS) return {};
+  return Table();
+}
 
 std::string BugProgramName(Mutation mutation) {
   std::string name = "bug." + std::string(InfoOf(mutation).name);
@@ -58,7 +62,7 @@ std::string BugProgramName(Mutation mutation) {
 }
 
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry) {
-  for (const BugProgram& bug : Table()) {
+  for (const BugProgram& bug : BugPrograms()) {
     const sim::Program* base = registry.Find(bug.base);
     if (base == nullptr) {
       return absl::NotFoundError(fmt::format("bug program {}: no base scenario {}",
