@@ -18,12 +18,12 @@ class ThreadConfinementChecker final : public Checker {
   explicit ThreadConfinementChecker(OracleContext& c) : Checker(c, "thread_confinement") {}
 
   void OnTransportCall(std::string_view client_id, std::string_view call) override {
-    auto owner = ledger().client_owner.find(Str(client_id));
+    auto owner = ledger().client_owner.find(client_id);
     if (owner == ledger().client_owner.end()) return;
-    const std::string current = context().CurrentThreadName();
+    const std::string_view current = context().CurrentThreadView();
     if (current == owner->second || ledger().finished_threads.contains(owner->second)) return;
-    Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", Str(call),
-                                   Str(client_id), owner->second));
+    Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", call, client_id,
+                                   owner->second));
   }
 
   void OnTaskTransition(const Task& task, TaskState from, TaskState to) override {
