@@ -230,7 +230,24 @@ std::vector<std::string> BugProgramNames() {
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, BugProgramTest, ::testing::ValuesIn(BugProgramNames()), TestName);
+// Each named after its source and mutation: Zoo/BugProgramTest.FoundWithinBoundNamingItsInvariant/
+// KAFKA_10391_stale_checkpoint_after_corruption, PR_8988_review_create_before_close, ...
+std::string SourceTestName(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name;
+  for (const BugProgram& bug : BugPrograms()) {
+    if (BugProgramName(bug.mutation) == info.param) {
+      const MutationInfo& m = InfoOf(bug.mutation);
+      name = std::string(m.source) + "_" + std::string(m.name);
+    }
+  }
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Zoo, BugProgramTest, ::testing::ValuesIn(BugProgramNames()),
+                         SourceTestName);
 
 // Every bug program is in the table, and nothing else is bug_expected among the runtime's.
 TEST(CatalogueTest, BugProgramsComeFromTheTable) {
@@ -240,7 +257,9 @@ TEST(CatalogueTest, BugProgramsComeFromTheTable) {
         << "two rows for " << InfoOf(bug.mutation).name;
   }
   for (const sim::Program* p : Registry().All()) {
-    if (p->bug_expected) EXPECT_TRUE(from_table.contains(p->name)) << p->name;
+    if (p->bug_expected) {
+      EXPECT_TRUE(from_table.contains(p->name)) << p->name;
+    }
   }
 }
 

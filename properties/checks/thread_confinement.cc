@@ -26,7 +26,7 @@ class ThreadConfinementChecker final : public Checker {
                                    owner->second));
   }
 
-  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override {
+  void OnTaskTransition(const Task& task, TaskState, TaskState to) override {
     if (to != TaskState::kRunning) return;
     const TaskRecord* record = ledger().Find(task.incarnation());
     if (record == nullptr) return;
@@ -39,7 +39,7 @@ class ThreadConfinementChecker final : public Checker {
     }
   }
 
-  void OnRegistered(std::string_view reader, const TopicPartition& tp, const TaskIncarnation&,
+  void OnRegistered(std::string_view reader, const TopicPartition&, const TaskIncarnation&,
                     TaskType) override {
     CheckReaderThread(reader, "registers");
   }
