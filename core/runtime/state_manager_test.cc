@@ -173,5 +173,35 @@ TEST_F(StateManagerTest, TaskDirectoryIsLockedByOneStateManagerAtATime) {
   EXPECT_EQ(directory.Holder(config.task_dir) != 0, true);
 }
 
+// Two stores, the second failing to open once: the first is closed again, so the retry opens
+// both afresh (it used to abort with "registers its stores twice").
+TEST_F(StateManagerTest, AStoreThatFailsToOpenLeavesNothingOpenAndTheRetryOpensAll) {
+  StateManagerConfig c = Config();
+  c.store_names = {"counts", "latest"};
+  int latest_failures = 1;
+  int open_stores = 0;
+  const auto open = c.open_store;
+  c.open_store = [&](const std::string& dir, const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+    if (name == "latest" && latest_failures > 0) {
+      --latest_failures;
+      return absl::UnavailableError("latest: cannot open (injected)");
+    }
+    ++open_stores;
+    return open(dir, name);
+  };
+  StateManager sm({0, 1}, TaskType::kActive, c);
+  const absl::Status first = sm.RegisterStores();
+  EXPECT_TRUE(absl::IsUnavailable(first)) << first;
+  EXPECT_FALSE(sm.registered());
+  EXPECT_EQ(sm.StoreForChangelog(changelog_), nullptr);
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(open_stores, 3);  // counts twice, latest once
+  EXPECT_NE(sm.Store("counts"), nullptr);
+  EXPECT_NE(sm.Store("latest"), nullptr);
+  EXPECT_THAT(sm.StoreNames(), ::testing::ElementsAre("counts", "latest"));
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+}
+
 }  // namespace
 }  // namespace restoresim
