@@ -153,6 +153,7 @@ RuntimeMetrics Runtime::Metrics() const {
   for (const auto& t : threads_) {
     m.remaining_records += t->restore_thread().RemainingRecords();
     m.standby_records_updated += t->restore_thread().StandbyRecordsUpdated();
+    m.stores_wiped_on_open += t->task_manager().stores_wiped_on_open();
   }
   TimeNs started;
   {

@@ -120,6 +120,9 @@ TEST_F(StateManagerTest, AtLeastOnceKeepsDataWithoutCheckpointAndRestoresFromScr
     StateManager sm({0, 1}, TaskType::kActive, Config());
     ASSERT_TRUE(sm.RegisterStores().ok());
     ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "v").ok());
+    // The store flushed (a store keeps only what it flushed), the task closed dirty: data
+    // without a checkpoint.
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Flush().ok());
     ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
   }
   StateManager sm({0, 1}, TaskType::kActive, Config());
@@ -201,6 +204,27 @@ TEST_F(StateManagerTest, AStoreThatFailsToOpenLeavesNothingOpenAndTheRetryOpensA
   EXPECT_NE(sm.Store("latest"), nullptr);
   EXPECT_THAT(sm.StoreNames(), ::testing::ElementsAre("counts", "latest"));
   ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+}
+
+// A store the checkpoint names has lost its directory: the claim is withdrawn on disk before a
+// new store is created, and the store restores from the beginning (never from the checkpoint's
+// offset into an empty store).
+TEST_F(StateManagerTest, AStoreWhoseDirectoryIsGoneRestoresFromTheBeginning) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+    sm.Advance(changelog_, 10);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  }
+  std::filesystem::remove_all(dir_ + "/app/0_1/counts");
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("its directory is missing"));
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            CheckpointOffsets{});
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
 }
 
 }  // namespace
