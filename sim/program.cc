@@ -1,4 +1,5 @@
 #include "sim/program.h"
+#include "core/util/shown.h"
 
 #include <fmt/format.h>
 
@@ -55,7 +56,7 @@ absl::StatusOr<std::vector<const Program*>> ProgramRegistry::Select(
   if (selected.empty()) {
     std::vector<std::string> names;
     for (const Program* p : All()) names.push_back(p->name);
-    return absl::NotFoundError(fmt::format("no scenario matches '{}'; known: all, {}", pattern,
+    return absl::NotFoundError(fmt::format("no scenario matches '{}'; known: all, {}", Shown(pattern),
                                            absl::StrJoin(names, ", ")));
   }
   return selected;

@@ -403,8 +403,8 @@ std::string ReproToJson(const Repro& repro) {
 
 absl::StatusOr<Repro> ReproFromJson(std::string_view text) { return ParseRepro(text, "repro"); }
 
-absl::Status WriteRepro(FileSystem& fs, const std::string& path, const Repro& repro) {
-  const std::string text = ReproToJson(repro);
+absl::StatusOr<std::string> ReproToCheckedJson(const Repro& repro, const std::string& path) {
+  std::string text = ReproToJson(repro);
   // Checked when written and when read back: never write a file the reader rejects.
   absl::StatusOr<Repro> check = ParseRepro(text, fmt::format("repro for {}", path));
   if (!check.ok()) {
@@ -412,7 +412,13 @@ absl::Status WriteRepro(FileSystem& fs, const std::string& path, const Repro& re
         fmt::format("refusing to write an unreadable {}", StdView(check.status().message()));
     return absl::InvalidArgumentError(AbslView(message));
   }
-  return WriteFileAtomically(fs, path, text);
+  return text;
+}
+
+absl::Status WriteRepro(FileSystem& fs, const std::string& path, const Repro& repro) {
+  absl::StatusOr<std::string> text = ReproToCheckedJson(repro, path);
+  if (!text.ok()) return text.status();
+  return WriteFileAtomically(fs, path, *text);
 }
 
 absl::StatusOr<Repro> ReadRepro(FileSystem& fs, const std::string& path) {

@@ -75,6 +75,10 @@ std::string ReproToJson(const Repro& repro);
 // Parses and validates a repro file's text.
 absl::StatusOr<Repro> ReproFromJson(std::string_view text);
 
+// The repro as JSON text, checked to read back (InvalidArgument otherwise); `path` only names
+// it in the message.
+absl::StatusOr<std::string> ReproToCheckedJson(const Repro& repro, const std::string& path);
+
 // Writes the repro with WriteFileAtomically. Refuses (InvalidArgument) a repro that would not
 // read back, e.g. steps past kReproStepsMax or an unknown outcome.
 [[nodiscard]] absl::Status WriteRepro(FileSystem& fs, const std::string& path,

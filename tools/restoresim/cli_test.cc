@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 namespace {
 
 using ::testing::HasSubstr;
@@ -29,9 +31,9 @@ std::string Bin() {
   return bin != nullptr ? bin : "build/tools/restoresim";
 }
 
-Result RunCli(const std::string& args) {
+Result RunCli(const std::string& args, bool stdout_only = false) {
   Result r;
-  const std::string command = Bin() + " " + args + " 2>&1";
+  const std::string command = Bin() + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buffer;
@@ -151,12 +153,29 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"frobnicate", "unknown command 'frobnicate'"},
       {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
       {"bench --seeds 0", "must be positive"},
+      // Negative values are errors, not wrapped to 2^64-1 (issue 12).
+      {"explore --seed-start -5 --seeds 3", "'-5' (for --seed-start): no option takes a negative"},
+      {"replay demo.lost_update --seed=-1", "'-1': no option takes a negative"},
+      {"explore --jobs -2", "no option takes a negative"},
+      // Long bad values are echoed as a bounded prefix with their length.
+      {"explore --scenario " + std::string(3000, 'x'), "... (3000 bytes)"},
+      {"explore --scenario " + std::string(5000, 'x'), "argument 3 is 5000 bytes long"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
-    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args.substr(0, 100);
+    EXPECT_LT(r.out.size(), 2000u) << c.args.substr(0, 100);
   }
+  // A FIFO or a directory as a repro file is refused at once, not waited on.
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  for (const std::string& command : {"replay --repro ", "shrink "}) {
+    const Result fifo = RunCli(command + dir_ + "/fifo");
+    EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
+    EXPECT_THAT(fifo.out, HasSubstr("not a regular file (a FIFO)"));
+  }
+  const Result directory = RunCli("replay --repro " + dir_);
+  EXPECT_THAT(directory.out, HasSubstr("not a regular file (a directory)"));
   // A corrupt repro file is rejected, never crashes.
   std::ofstream(dir_ + "/bad.json") << "{\"format\": \"restoresim-repro\", \"version\": 99}";
   const Result r = RunCli("replay --repro " + dir_ + "/bad.json");
@@ -274,8 +293,45 @@ TEST_F(CliTest, ShrinkBadInputGivesAClearErrorAndExitCode2) {
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
-    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args.substr(0, 100);
+    EXPECT_LT(r.out.size(), 2000u) << c.args.substr(0, 100);
   }
+}
+
+// Outputs (issue 12): a symlink is written through, not replaced; "-" is standard output with
+// the report on stderr; a read-only file, a directory or a missing directory is refused with
+// exit 2 before any work, and a refused file keeps its contents.
+TEST_F(CliTest, OutputPathsFollowLinksHonourDashAndRefuseWhatTheyMustNotReplace) {
+  const std::string replay = "replay demo.abba_deadlock --seed 12 --strategy pct:3 --timeline ";
+  std::filesystem::create_symlink("real.json", dir_ + "/link.json");
+  Result r = RunCli(replay + dir_ + "/link.json");
+  EXPECT_EQ(r.exit_code, 1) << r.out;  // the deadlock was replayed
+  EXPECT_TRUE(std::filesystem::is_symlink(dir_ + "/link.json"));
+  std::ifstream real(dir_ + "/real.json");
+  EXPECT_TRUE(nlohmann::json::parse(real).contains("traceEvents"));
+
+  r = RunCli(replay + "-", /*stdout_only=*/true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(nlohmann::json::parse(r.out).contains("traceEvents")) << r.out.substr(0, 200);
+
+  const std::string ro = dir_ + "/ro.json";
+  { std::ofstream(ro) << "keep"; }
+  std::filesystem::permissions(ro, std::filesystem::perms::owner_read |
+                                       std::filesystem::perms::group_read |
+                                       std::filesystem::perms::others_read);
+  r = RunCli(replay + ro);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("not writable"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("outcome:"))) << "refused before the run";
+  std::ifstream kept(ro);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "keep");
+
+  r = RunCli(replay + dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("is a directory"));
+  r = RunCli(replay + dir_ + "/missing/t.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.out, HasSubstr("does not exist"));
 }
 
 TEST_F(CliTest, ScenariosListsEveryDemo) {

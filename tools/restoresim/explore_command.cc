@@ -18,8 +18,10 @@
 #include "core/port/posix_file_system.h"
 #include "sim/failure_signature.h"
 #include "sim/repro.h"
+#include "core/util/shown.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/output_file.h"
 #include "tools/restoresim/run_options.h"
 
 namespace restoresim::tools {
@@ -48,7 +50,7 @@ absl::Status ParseShard(const std::string& text, uint32_t& index, uint32_t& coun
   if (slash == std::string::npos || !parse(std::string_view(text).substr(0, slash), index) ||
       !parse(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
     return absl::InvalidArgumentError(
-        fmt::format("--shard '{}': expected I/N with 0 <= I < N, e.g. 0/4", text));
+        fmt::format("--shard '{}': expected I/N with 0 <= I < N, e.g. 0/4", Shown(text)));
   }
   return absl::OkStatus();
 }
@@ -126,7 +128,8 @@ SavedRepro SaveRepro(const ExploreOptions& o, const sim::Program& program,
     return saved;
   }
   saved.path = fmt::format("{}/{}-seed{}.json", o.repro_dir, program.name, f.seed);
-  if (absl::Status s = sim::WriteRepro(fs, saved.path, repro); !s.ok()) {
+  absl::StatusOr<std::string> text = sim::ReproToCheckedJson(repro, saved.path);
+  if (absl::Status s = text.ok() ? WriteOutput(saved.path, *text) : text.status(); !s.ok()) {
     saved.error = std::string(s.message());
     saved.path.clear();
   }
@@ -218,6 +221,7 @@ int RunExplore(const ExploreOptions& o) {
 
   nlohmann::json failures = nlohmann::json::array();
   bool all_reproduced = true;
+  bool all_saved = true;  // every repro that should have been saved was
   for (const sim::ProgramSweepStats& s : result.programs) {
     for (size_t i = 0; i < s.failures.size(); ++i) {
       const sim::SweepFailure& f = s.failures[i];
@@ -233,13 +237,16 @@ int RunExplore(const ExploreOptions& o) {
         const SavedRepro saved = SaveRepro(o, *s.program, f, config.run);
         entry["repro"] = saved.path;
         entry["reproduced"] = saved.reproduced;
-        if (!saved.error.empty()) entry["repro_error"] = saved.error;
+        if (!saved.error.empty()) {
+          entry["repro_error"] = saved.error;
+          all_saved = false;
+        }
         all_reproduced = all_reproduced && saved.reproduced;
       }
       failures.push_back(std::move(entry));
     }
   }
-  const bool ok = result.AllAsExpected() && all_reproduced;
+  const bool ok = result.AllAsExpected() && all_reproduced && all_saved;
 
   if (o.json) {
     nlohmann::json scenarios = nlohmann::json::array();
@@ -293,6 +300,9 @@ int RunExplore(const ExploreOptions& o) {
         if (!f["repro"].get<std::string>().empty()) {
           std::printf("  repro:  %s\n", f["repro"].get<std::string>().c_str());
         }
+        if (f.contains("repro_error")) {
+          std::printf("  repro NOT SAVED: %s\n", f["repro_error"].get<std::string>().c_str());
+        }
         if (!f["reproduced"].get<bool>()) {
           std::printf("  NOT REPRODUCED: a re-run gave another trace (non-determinism)\n");
         }
@@ -300,7 +310,9 @@ int RunExplore(const ExploreOptions& o) {
     }
   }
   std::printf("\n%s\n", ok ? "verdict: every scenario behaved as expected"
-                           : "verdict: UNEXPECTED results (see the table above)");
+                           : !result.AllAsExpected() || !all_reproduced
+                                 ? "verdict: UNEXPECTED results (see the table above)"
+                                 : "verdict: repro files could not be saved (see above)");
   return ok ? kExitOk : kExitFindings;
 }
 

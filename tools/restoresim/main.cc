@@ -10,8 +10,15 @@
 //   restoresim zoo --strategy random,pct:3 --budget-s 10
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
+#include "core/util/shown.h"
 #include "tools/restoresim/commands.h"
+
+namespace {
+constexpr size_t kArgumentBytesMax = 4096;  // PATH_MAX
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace restoresim::tools;
@@ -31,8 +38,28 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, replay, scenarios, "
                  "shrink, bench, zoo (see --help)\n",
-                 argv[1]);
+                 restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
+  }
+  // Before CLI11 sees them: no option takes a negative number (CLI11 would wrap "-1" to
+  // 2^64-1 for a 64-bit option), and no argument is longer than a path may be.
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > kArgumentBytesMax) {
+      std::fprintf(stderr, "restoresim: argument %d is %zu bytes long (at most %zu): %s\n", i,
+                   arg.size(), kArgumentBytesMax, restoresim::Shown(arg).c_str());
+      return kExitUsage;
+    }
+    const size_t eq = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
+    const std::string_view value = eq == std::string_view::npos ? arg : arg.substr(eq + 1);
+    if (value.size() >= 2 && value[0] == '-' && value[1] >= '0' && value[1] <= '9') {
+      std::fprintf(stderr, "restoresim: '%s'%s: no option takes a negative number\n",
+                   restoresim::Shown(value).c_str(),
+                   i > 1 && eq == std::string_view::npos
+                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
+                       : "");
+      return kExitUsage;
+    }
   }
   try {
     app.parse(argc, argv);

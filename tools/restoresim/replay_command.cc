@@ -9,9 +9,11 @@
 
 #include "core/port/posix_file_system.h"
 #include "sim/chrome_trace.h"
+#include "core/util/shown.h"
 #include "sim/failure_signature.h"
 #include "sim/repro.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/output_file.h"
 #include "tools/restoresim/run_options.h"
 
 namespace restoresim::tools {
@@ -32,12 +34,22 @@ int Usage(const std::string& message) {
 }
 
 int RunReplay(const ReplayOptions& o) {
+  if (!o.timeline_path.empty()) {
+    // Checked before the run; "-" sends the timeline to standard output, the report to stderr.
+    if (absl::Status s = CheckOutputPath(o.timeline_path); !s.ok()) {
+      return Usage(std::string(s.message()));
+    }
+    if (o.timeline_path == "-") ReserveStdoutForData();
+  }
   sim::RunConfig config;
   std::string scenario = o.scenario;
   std::optional<sim::Repro> repro;
   if (!o.repro_path.empty()) {
     if (!o.scenario.empty() || o.seed.has_value()) {
       return Usage("give either --repro FILE or SCENARIO --seed N, not both");
+    }
+    if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) {
+      return Usage(std::string(s.message()));
     }
     absl::StatusOr<sim::Repro> loaded = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
     if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
@@ -56,7 +68,7 @@ int RunReplay(const ReplayOptions& o) {
   }
   const sim::Program* program = Programs().Find(scenario);
   if (program == nullptr) {
-    return Usage(fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", scenario));
+    return Usage(fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", Shown(scenario)));
   }
   const sim::SeedStreams streams = sim::SeedStreams::Derive(config.seed);
   std::printf("%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
@@ -86,8 +98,7 @@ int RunReplay(const ReplayOptions& o) {
     sim::ChromeTraceInfo info{program->name, config.seed, r.strategy.ToString(),
                               std::string(sim::OutcomeKindName(r.outcome.kind)),
                               r.outcome.message};
-    absl::Status s = sim::WriteChromeTrace(*PosixFileSystem::Default(), o.timeline_path,
-                                           *r.simulation, info);
+    absl::Status s = WriteOutput(o.timeline_path, sim::ChromeTraceJson(*r.simulation, info));
     if (!s.ok()) return Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
     std::printf("timeline: %s (open in https://ui.perfetto.dev)\n", o.timeline_path.c_str());
   }

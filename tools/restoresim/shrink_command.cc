@@ -14,8 +14,10 @@
 
 #include "core/port/posix_file_system.h"
 #include "sim/repro.h"
+#include "core/util/shown.h"
 #include "sim/shrink.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/output_file.h"
 
 namespace restoresim::tools {
 namespace {
@@ -68,18 +70,25 @@ void PrintSummary(const sim::ShrinkResult& r, const std::string& out) {
 
 int RunShrink(const ShrinkOptions& o) {
   FileSystem& fs = *PosixFileSystem::Default();
+  if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) {
+    return Usage(std::string(s.message()));
+  }
   absl::StatusOr<sim::Repro> input = sim::ReadRepro(fs, o.repro_path);
   if (!input.ok()) return Usage(std::string(input.status().message()));
   const sim::Program* program = Programs().Find(input->scenario);
   if (program == nullptr) {
     return Usage(fmt::format("{}: unknown scenario '{}' (see `restoresim scenarios`)", o.repro_path,
-                             input->scenario));
+                             Shown(input->scenario)));
   }
   const std::string out = o.out_path.empty() ? sim::ShrunkReproPath(o.repro_path) : o.out_path;
   std::error_code same_error;
   if (out == o.repro_path || std::filesystem::equivalent(out, o.repro_path, same_error)) {
     return Usage("--out names the input file; write elsewhere");
   }
+  // Checked before the work starts; "-" sends the repro to standard output, the report to
+  // standard error.
+  if (absl::Status s = CheckOutputPath(out); !s.ok()) return Usage(std::string(s.message()));
+  if (out == "-") ReserveStdoutForData();
   const uint32_t jobs = o.jobs != 0 ? o.jobs
                                     : std::clamp(std::thread::hardware_concurrency(), 1u,
                                                  sim::kShrinkJobsMax);
@@ -121,8 +130,10 @@ int RunShrink(const ShrinkOptions& o) {
     return Usage(message);
   }
   result->repro.replay_command = fmt::format("restoresim replay --repro {}", out);
-  if (absl::Status s = sim::WriteRepro(fs, out, result->repro); !s.ok()) {
-    return Usage(fmt::format("cannot write {}: {}", out, std::string(s.message())));
+  absl::StatusOr<std::string> text = sim::ReproToCheckedJson(result->repro, out);
+  absl::Status written = text.ok() ? WriteOutput(out, *text) : text.status();
+  if (!written.ok()) {
+    return Usage(fmt::format("cannot write {}: {}", out, std::string(written.message())));
   }
   if (o.json) {
     nlohmann::json passes = nlohmann::json::array();
