@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -328,6 +329,7 @@ absl::Status MemFileSystem::FileSync(const File& file) {
     return Injected(absl::StatusCode::kInternal, "fsync", file.path());
   }
   if (auto it = inodes_.find(file.inode()); it != inodes_.end()) {
+    if (damage_.lost_write_per_mille > 0) it->second.previous_durable = it->second.durable;
     it->second.durable = it->second.current;
   }
   return absl::OkStatus();
@@ -569,10 +571,68 @@ absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) 
   return absl::OkStatus();
 }
 
+void MemFileSystem::SetDamage(const MemFileSystemDamage& damage) {
+  RS_CHECK(damage.torn_write_per_mille <= kPerMille && damage.lost_write_per_mille <= kPerMille &&
+               damage.bit_flip_per_mille <= kPerMille &&
+               damage.zeroed_sector_per_mille <= kPerMille &&
+               damage.vanished_entry_per_mille <= kPerMille,
+           "damage rates are per mille");
+  MutexLock lock(mu_);
+  damage_ = damage;
+}
+
+MemFileSystemDamageDone MemFileSystem::last_damage() {
+  MutexLock lock(mu_);
+  return last_damage_;
+}
+
+void MemFileSystem::DamageDurable() {
+  last_damage_ = {};
+  constexpr size_t kSector = 512;
+  for (auto& [id, node] : inodes_) {
+    if (node.is_dir) {
+      for (auto it = node.durable_entries.begin(); it != node.durable_entries.end();) {
+        if (Inject(damage_.vanished_entry_per_mille)) {
+          it = node.durable_entries.erase(it);
+          ++last_damage_.vanished_entries;
+        } else {
+          ++it;
+        }
+      }
+      continue;
+    }
+    const bool appended = node.current.size() > node.durable.size() &&
+                          std::string_view(node.current).starts_with(node.durable);
+    if (appended && Inject(damage_.torn_write_per_mille)) {
+      const size_t unsynced = node.current.size() - node.durable.size();
+      node.durable = node.current.substr(0, node.durable.size() + random_->Uniform(unsynced));
+      ++last_damage_.torn_writes;
+    }
+    if (node.durable != node.previous_durable && Inject(damage_.lost_write_per_mille)) {
+      node.durable = node.previous_durable;
+      ++last_damage_.lost_writes;
+    }
+    if (!node.durable.empty() && Inject(damage_.bit_flip_per_mille)) {
+      const size_t at = random_->Uniform(node.durable.size());
+      node.durable[at] = static_cast<char>(node.durable[at] ^ (1 << random_->Uniform(8)));
+      ++last_damage_.bit_flips;
+    }
+    if (!node.durable.empty() && Inject(damage_.zeroed_sector_per_mille)) {
+      const size_t sectors = (node.durable.size() + kSector - 1) / kSector;
+      const size_t from = random_->Uniform(sectors) * kSector;
+      const size_t to = std::min(node.durable.size(), from + kSector);
+      std::fill(node.durable.begin() + static_cast<ptrdiff_t>(from),
+                node.durable.begin() + static_cast<ptrdiff_t>(to), '\0');
+      ++last_damage_.zeroed_sectors;
+    }
+  }
+}
+
 void MemFileSystem::Crash() {
   if (crash_observer_) crash_observer_();
   MutexLock lock(mu_);
   ++crash_epoch_;
+  DamageDurable();
   for (auto& [id, node] : inodes_) {
     if (node.is_dir) {
       node.current_entries = node.durable_entries;

@@ -26,6 +26,20 @@
 // kUnavailable (nothing happened, a retry is safe); Sync, SyncDir and RenameFile with kInternal
 // (the durable state is unchanged; callers should not assume a retry fixes it).
 //
+// Damage at a crash (MemFileSystemDamage; all 0 by default: no damage, no draws). At each
+// Crash(), before the unsynced changes are dropped, every file and every durable directory
+// entry, in inode order, may be damaged — one draw per kind whose rate is not 0, the top
+// `rate` answers of 1000 damaging, so 0 is always "no damage":
+//  * torn write: a file with unsynced appends keeps a drawn prefix of them (0: none of them);
+//  * lost write: the file's last Sync never reached the disk (misdirected or dropped by the
+//    device): its durable contents are those of the Sync before;
+//  * bit flip: one drawn bit of the durable contents flips;
+//  * zeroed sector: one drawn 512-byte sector of the durable contents reads as zeros;
+//  * vanished entry: a durable directory entry (a file, or a directory with all below it)
+//    disappears.
+// Damage happens to the durable version only, so it shows after the crash, where a restarted
+// instance recovers: the stores must detect it and restore from their changelogs.
+//
 // Mutation points: NewWritableFile ("create"), Append ("append"), Sync ("sync"), RenameFile
 // ("rename", with the destination path), DeleteFile ("delete"), CreateDirIfMissing ("mkdir"),
 // DeleteDirRecursively ("delete_dir") and SyncDir ("syncdir") each count one write_ops() and
@@ -75,6 +89,27 @@ struct MemFileSystemFaults {
   uint32_t read_error_per_mille = 0;
 };
 
+// Rates of damage at a crash, per mille of the files (or durable entries) it may hit.
+struct MemFileSystemDamage {
+  uint32_t torn_write_per_mille = 0;
+  uint32_t lost_write_per_mille = 0;
+  uint32_t bit_flip_per_mille = 0;
+  uint32_t zeroed_sector_per_mille = 0;
+  uint32_t vanished_entry_per_mille = 0;
+};
+
+// What damage a Crash() did, for marks and tests.
+struct MemFileSystemDamageDone {
+  uint32_t torn_writes = 0;
+  uint32_t lost_writes = 0;
+  uint32_t bit_flips = 0;
+  uint32_t zeroed_sectors = 0;
+  uint32_t vanished_entries = 0;
+  uint32_t total() const {
+    return torn_writes + lost_writes + bit_flips + zeroed_sectors + vanished_entries;
+  }
+};
+
 class MemFileSystem final : public FileSystem {
  public:
   using MutationHook = std::function<void(std::string_view op, const std::string& path)>;
@@ -95,8 +130,13 @@ class MemFileSystem final : public FileSystem {
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override;
   absl::Status SyncDir(const std::string& dir) override;
 
-  // Loses every unsynced change (see the crash model above).
+  // Loses every unsynced change (see the crash model above), after the damage the rates set
+  // by SetDamage draw (see "Damage at a crash").
   void Crash();
+  // REQUIRES: each rate <= 1000.
+  void SetDamage(const MemFileSystemDamage& damage);
+  // The damage the last Crash() did.
+  MemFileSystemDamageDone last_damage();
   // Called at the start of every Crash() (the oracle forgets what the disk may have lost).
   // Set before the file system is used.
   void SetCrashObserver(std::function<void()> observer) { crash_observer_ = std::move(observer); }
@@ -135,6 +175,7 @@ class MemFileSystem final : public FileSystem {
     bool is_dir = false;
     std::string current;                             // file contents now
     std::string durable;                             // file contents after a crash
+    std::string previous_durable;                    // before the last Sync (lost writes)
     std::map<std::string, InodeId> current_entries;  // directory entries now
     std::map<std::string, InodeId> durable_entries;  // directory entries after a crash
   };
@@ -190,6 +231,8 @@ class MemFileSystem final : public FileSystem {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the current entries of `dir` and of every directory below it.
   void ClearCurrentTree(InodeId dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Draws and applies the damage of a crash to the durable versions.
+  void DamageDurable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees every inode unreachable from "/" through current and durable entries.
   void CollectGarbage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -201,6 +244,8 @@ class MemFileSystem final : public FileSystem {
   Mutex mu_{"mem_file_system"};
   RandomSource* const random_;
   MemFileSystemFaults faults_ ABSL_GUARDED_BY(mu_);
+  MemFileSystemDamage damage_ ABSL_GUARDED_BY(mu_);
+  MemFileSystemDamageDone last_damage_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
   std::map<InodeId, Inode> inodes_ ABSL_GUARDED_BY(mu_);
   InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;

@@ -41,6 +41,9 @@ const std::vector<BugProgram>& Table() {
        {"liveness_bounds"}},
       {Mutation::kResumeAsRecreate, "scenario.revoke_then_reassign_before_restore_thread_saw_it",
        {"assignment", "no_wasted_work"}},
+      {Mutation::kDamagedStoreRetried, "scenario.crash_with_storage_damage", {"liveness"}},
+      {Mutation::kDamageCutAsTornTail, "scenario.crash_with_storage_damage",
+       {"checkpoint", "store_contents"}},
   };
   return *table;
 }

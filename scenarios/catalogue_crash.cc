@@ -5,6 +5,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
+#include "fakes/mem_file_system.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_fleet.h"
 
@@ -37,7 +38,17 @@ enum class CrashAt : uint64_t {
 //   checkpoint ever names data its stores had not flushed: a crash can then only lose data
 //   that restoration brings back); the restarted instance converges with every store equal to
 //   its changelog and counts equal to the reference.
-void CrashRestartWithStateDir(RunEnv& env) {
+// Which damage the crash does (scenario.crash_with_storage_damage); kNone for the plain story.
+enum class Damage : uint64_t {
+  kTornWrite = 0,
+  kLostWrite = 1,
+  kBitFlip = 2,
+  kZeroedSector = 3,
+  kVanishedEntry = 4,
+  kNone = 5,
+};
+
+void CrashAndRestart(RunEnv& env, bool with_damage) {
   const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
   const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
   const int records = 20 + static_cast<int>(env.Choose(100));
@@ -47,11 +58,17 @@ void CrashRestartWithStateDir(RunEnv& env) {
   const auto crash_at = static_cast<CrashAt>(env.Choose(3));
   const uint64_t crash_mutation = env.Choose(300);
   const TimeNs crash_time_ns = static_cast<TimeNs>(env.Choose(60)) * kMillisecond;
+  // Drawn only by the damage story, so the plain one keeps its schedules.
+  const Damage damage = with_damage ? static_cast<Damage>(env.Choose(5)) : Damage::kNone;
+  const uint32_t damage_per_mille = with_damage ? static_cast<uint32_t>(env.Choose(500)) : 0;
+  const bool exactly_once = with_damage && env.Choose(2) == 1;
   NoteParams(
       fmt::format("partitions={} threads={} records={} restore_batch={} input_before={} "
-                  "input_after={} crash_at={} crash_mutation={} crash_time_ms={}",
+                  "input_after={} crash_at={} crash_mutation={} crash_time_ms={} damage={} "
+                  "damage_per_mille={} exactly_once={}",
                   partitions, threads, records, restore_batch, input_before, input_after,
-                  static_cast<uint64_t>(crash_at), crash_mutation, crash_time_ns / kMillisecond));
+                  static_cast<uint64_t>(crash_at), crash_mutation, crash_time_ns / kMillisecond,
+                  static_cast<uint64_t>(damage), damage_per_mille, exactly_once));
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -59,12 +76,30 @@ void CrashRestartWithStateDir(RunEnv& env) {
   }
   RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
   config.checkpoint_interval_ms = 100;
+  if (exactly_once) config.processing_guarantee = "exactly_once_v2";
+  fakes::MemFileSystemDamage rates;
+  switch (damage) {
+    case Damage::kTornWrite: rates.torn_write_per_mille = damage_per_mille; break;
+    case Damage::kLostWrite: rates.lost_write_per_mille = damage_per_mille; break;
+    case Damage::kBitFlip: rates.bit_flip_per_mille = damage_per_mille; break;
+    case Damage::kZeroedSector: rates.zeroed_sector_per_mille = damage_per_mille; break;
+    // Per durable entry, of which a state directory has many more than files.
+    case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
+    case Damage::kNone: break;
+  }
+  w.fs.SetDamage(rates);
   bool crashed = false;
   auto crash = [&]() {
     if (crashed) return;
     crashed = true;
     TraceMark("scenario", "crash");
     w.fs.Crash();
+    const fakes::MemFileSystemDamageDone done = w.fs.last_damage();
+    if (done.torn_writes > 0) TraceMark("fault", "damage/torn_write");
+    if (done.lost_writes > 0) TraceMark("fault", "damage/lost_write");
+    if (done.bit_flips > 0) TraceMark("fault", "damage/bit_flip");
+    if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
+    if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
   };
   uint64_t mutations = 0;
   if (crash_at == CrashAt::kMutation) {
@@ -105,6 +140,7 @@ void CrashRestartWithStateDir(RunEnv& env) {
     w.oracle.CheckFinal();
   }
   w.fs.SetBeforeMutationHook({});
+  w.fs.SetDamage({});  // one crash, one dose of damage
   Baselines baselines = BaselinesNow(w, partitions);
   const auto committed = w.broker.CommittedOffsets("app");
   for (auto& [q, base] : baselines) {
@@ -118,6 +154,20 @@ void CrashRestartWithStateDir(RunEnv& env) {
   FinishRuntime(env, w, again, config, partitions, baselines);
 }
 
+void CrashRestartWithStateDir(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/false); }
+
+// scenario.crash_with_storage_damage
+//   The crash of scenario.crash_restart_with_state_dir, at the same drawn moments, now also
+//   damages what the disk kept (MemFileSystemDamage, one kind per run at a drawn rate): a torn
+//   last write, a lost write (a Sync that never reached the disk), a flipped bit, a zeroed
+//   sector, or a vanished file or directory entry — under at-least-once or exactly-once.
+//   Must hold: everything scenario.crash_restart_with_state_dir requires. A damaged store is
+//   detected (LogStore: DataLoss; checkpoint files: checksums) and wiped and restored from its
+//   changelog, a checkpoint never names data its store lost, and the restarted instance ends
+//   with every store equal to its changelog and counts equal to the reference — damage costs a
+//   restoration, never a silent loss.
+void CrashWithStorageDamage(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/true); }
+
 }  // namespace
 
 absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry) {
@@ -129,6 +179,13 @@ absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry) {
                                  .steps_hint = 4'000,
                                  .steps_max = 2'000'000,
                                  .body = CrashRestartWithStateDir},
+                    sim::Program{.name = "scenario.crash_with_storage_damage",
+                                 .description = "a crash also tears, loses, flips or zeroes "
+                                                "written data or drops an entry; the restarted "
+                                                "instance detects it and restores",
+                                 .steps_hint = 4'000,
+                                 .steps_max = 2'000'000,
+                                 .body = CrashWithStorageDamage},
                 });
 }
 

@@ -130,6 +130,7 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
            "scenario.restoring_task_moves_and_comes_back",
            "scenario.storage_faults_on_a_live_instance",
            "scenario.main_consumer_faults_when_restored",
+           "scenario.crash_with_storage_damage",
        }) {
     const sim::Program* p = Registry().Find(name);
     ASSERT_NE(p, nullptr) << name;
@@ -206,6 +207,11 @@ INSTANTIATE_TEST_SUITE_P(
         CoverageCase{"scenario.lost_while_restoring",
                      {"scenario/lose", "active RESTORING -> SUSPENDED"}},
         CoverageCase{"scenario.crash_restart_with_state_dir", {"scenario/crash"}},
+        CoverageCase{"scenario.crash_with_storage_damage",
+                     {"fault/damage/torn_write", "fault/damage/lost_write", "fault/damage/bit_flip",
+                      "fault/damage/zeroed_sector", "fault/damage/vanished_entry",
+                      "cover/store damaged on open: wiped",
+                      "cover/store lost: checkpoint claim withdrawn"}},
         CoverageCase{"scenario.broker_faults_during_restoration",
                      {"fault/request_timeout", "fault/disconnect", "fault/slow_fetch",
                       "fault/partial_fetch", "fault/empty_poll", "fault/leader_unavailable"}},

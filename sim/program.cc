@@ -1,4 +1,8 @@
 #include "sim/program.h"
+
+#include <set>
+#include <string>
+
 #include "core/util/shown.h"
 
 #include <fmt/format.h>
@@ -54,10 +58,14 @@ absl::StatusOr<std::vector<const Program*>> ProgramRegistry::Select(
     selected.push_back(p);
   }
   if (selected.empty()) {
-    std::vector<std::string> names;
-    for (const Program* p : All()) names.push_back(p->name);
-    return absl::NotFoundError(fmt::format("no scenario matches '{}'; known: all, {}", Shown(pattern),
-                                           absl::StrJoin(names, ", ")));
+    // The families, not every name: the list of programs grows, an error line should not.
+    std::set<std::string> families;
+    for (const Program* p : All()) families.insert(p->name.substr(0, p->name.find('.')) + ".*");
+    return absl::NotFoundError(fmt::format("no scenario matches '{}'; give all, a name or a "
+                                           "prefix ending in '*' ({}; `restoresim scenarios` "
+                                           "lists the {} programs)",
+                                           Shown(pattern), absl::StrJoin(families, ", "),
+                                           All().size()));
   }
   return selected;
 }

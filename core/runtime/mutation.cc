@@ -61,6 +61,12 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kResumeAsRecreate, "resume-as-recreate", "restoresim",
      "a task handed back by the restore thread and wanted again in the same form is closed and "
      "re-created instead of resumed"},
+    {Mutation::kDamagedStoreRetried, "damaged-store-retried", "restoresim",
+     "a store that reports data loss when opened is opened again every loop instead of wiped "
+     "and restored (the runtime before issue 12)"},
+    {Mutation::kDamageCutAsTornTail, "damage-cut-as-torn-tail", "restoresim",
+     "LogStore recovery takes damage inside flushed data for a torn tail and keeps the records "
+     "before it (the store before issue 12: one flipped bit dropped every later record)"},
 }};
 
 constexpr bool TableInEnumOrder() {

@@ -16,7 +16,8 @@ absl::Status TaskManager::HandOver() {
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
     StateManager& sm = it->second->state_manager();
     absl::Status s = sm.RegisterStores();
-    if (absl::IsDataLoss(s)) {
+    // Mutation damaged-store-retried: the damaged store is retried as it is, forever.
+    if (absl::IsDataLoss(s) && !RS_MUTANT(kDamagedStoreRetried)) {
       // A damaged local store (LogStore or RocksDB corruption): as Kafka Streams does, it is
       // wiped and restored from its changelog — never served, never retried as it is forever.
       RS_CHECK(!sm.registered(), "task {}: stores left open by a failed registration",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/state/log_record.h"
+#include "core/runtime/mutation.h"
 #include "core/state/log_store_manifest.h"
 #include "core/util/check.h"
 
@@ -165,6 +166,11 @@ absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes) {
   while (!in.empty()) {
     DecodedLogRecord r;
     if (DecodeLogRecord(in, r) != DecodeResult::kOk) {
+      // Mutation damage-cut-as-torn-tail: the damage is cut off as if a crash had torn it.
+      if (RS_MUTANT(kDamageCutAsTornTail)) {
+        tail_bytes_dropped_ += contents->size() - at;
+        return absl::OkStatus();
+      }
       return absl::DataLossError(fmt::format(
           "store '{}': segment {} is damaged at byte {}, within the {} bytes a flush made "
           "durable",
