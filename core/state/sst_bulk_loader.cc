@@ -71,11 +71,32 @@ std::vector<SstBulkLoader::Entry> SstBulkLoader::SortedEntries() const {
   return entries;
 }
 
+// Sorted order visits the buffered writes at random: without prefetching, nearly every record
+// costs two or three cache misses (the write, its key, its value), which was most of the time
+// spent writing a chunk. The write `kAhead` entries on is fetched now, and the key and value of
+// the one half as far on (whose write arrived earlier).
+void SstBulkLoader::Prefetch(const std::vector<Entry>& sorted, size_t i) const {
+  constexpr size_t kAhead = 32;
+  if (i + kAhead < sorted.size()) {
+    const KeyValueWrite* w = &writes_[sorted[i + kAhead].index];
+    __builtin_prefetch(w);
+    __builtin_prefetch(reinterpret_cast<const char*>(w) + 64);
+  }
+  if (i + kAhead / 2 < sorted.size()) {
+    const KeyValueWrite& w = writes_[sorted[i + kAhead / 2].index];
+    __builtin_prefetch(w.key.data());
+    if (w.value.has_value()) __builtin_prefetch(w.value->data());
+  }
+}
+
 absl::Status SstBulkLoader::WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
                                       const std::string& path, int64_t& written) {
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options_);
+  // The written pages stay cached (the default drops them): restored data is read soon.
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options_, nullptr,
+                                /*invalidate_page_cache=*/false);
   if (absl::Status s = TranslateRocksDb(writer.Open(path), "open sst " + path); !s.ok()) return s;
   for (size_t i = 0; i < sorted.size(); ++i) {
+    Prefetch(sorted, i);
     const KeyValueWrite& w = writes_[sorted[i].index];
     // A later write of the same key follows: it wins.
     if (i + 1 < sorted.size() && sorted[i + 1].prefix == sorted[i].prefix &&

@@ -77,6 +77,7 @@ class SstBulkLoader {
   };
   std::vector<Entry> SortedEntries() const;
   bool Less(const Entry& a, const Entry& b) const;
+  void Prefetch(const std::vector<Entry>& sorted, size_t i) const;
   absl::Status WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
                          const std::string& path, int64_t& written);
 
