@@ -44,6 +44,8 @@ class OracleContext {
   OracleCounts& counts() { return counts_; }
   WasteBudget& budget() { return budget_; }
   std::string CurrentThreadName() const;
+  // The same without a copy (valid until the next thread is spawned).
+  std::string_view CurrentThreadView() const;
   // Whether a simulated thread of this name exists (has been started) in the run.
   bool ThreadExists(std::string_view name);
   [[noreturn]] void Violation(std::string_view invariant, std::string_view who,

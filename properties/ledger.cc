@@ -44,13 +44,15 @@ const TaskIncarnation* Ledger::OwnerOf(const StateManager& state) const {
   return it == owner_of_.end() ? nullptr : &it->second;
 }
 
+void ChangelogHistory::Append(const ConsumerRecord& record) {
+  if (record.offset < end_) return;  // seen
+  keys_[record.key].push_back(Entry{record.offset, record.value});
+  end_ = record.offset + 1;
+}
+
 void Ledger::OnAppend(const TopicPartition& tp, const ConsumerRecord& record) {
-  std::vector<ConsumerRecord>& log = history[tp];
-  // Offsets are dense from 0 in a fresh topic; keep the index equal to the offset.
-  while (static_cast<int64_t>(log.size()) < record.offset) {
-    log.push_back(ConsumerRecord{.offset = static_cast<int64_t>(log.size())});
-  }
-  if (static_cast<int64_t>(log.size()) == record.offset) log.push_back(record);
+  // Only changelogs are folded; input topics need no history.
+  if (std::string_view(tp.topic).ends_with("-changelog")) history[tp].Append(record);
 }
 
 void Ledger::OnCrash() {
@@ -300,48 +302,39 @@ void Ledger::OnClientOwner(std::string_view client_id, std::string_view thread) 
 
 // ---- history ----
 
-std::string DiffFromHistory(const std::vector<ConsumerRecord>& history, int64_t upto,
+std::string DiffFromHistory(const ChangelogHistory& history, int64_t upto,
                             int64_t compacted_below,
                             const std::map<std::string, std::string>& actual, bool or_later) {
-  // Per key: its value after the last record below `upto` (nullopt: none or a tombstone),
-  // whether that record lies below the compacted range, and what later records say.
-  struct Key {
-    std::optional<std::string> value;
-    bool seen = false;
-    int64_t offset = -1;
-    std::set<std::optional<std::string>> later;
-  };
-  std::map<std::string, Key> keys;
-  for (const ConsumerRecord& r : history) {
-    if (r.key.empty() && !r.value.has_value()) continue;  // a hole in the history
-    Key& k = keys[r.key];
-    if (r.offset < upto) {
-      k.value = r.value;
-      k.seen = true;
-      k.offset = r.offset;
-    } else if (or_later) {
-      k.later.insert(r.value);
-    } else {
-      break;
-    }
-  }
   std::string diff;
   int shown = 0;
   auto note = [&](const std::string& text) {
     if (shown++ < 5) diff += " " + text + ";";
   };
   auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("nothing"); };
-  for (const auto& [key, k] : keys) {
+  using Entry = ChangelogHistory::Entry;
+  for (const auto& [key, entries] : history.keys()) {
+    // The key's last record below `upto`, if any.
+    auto after = std::lower_bound(entries.begin(), entries.end(), upto,
+                                  [](const Entry& e, int64_t o) { return e.offset < o; });
+    if (after == entries.begin() && !or_later) {
+      if (actual.contains(key)) note(fmt::format("{}: expected nothing, found {}", key, actual.at(key)));
+      continue;
+    }
+    const bool seen = after != entries.begin();
+    const std::optional<std::string> expected = seen ? std::prev(after)->value : std::nullopt;
     auto it = actual.find(key);
     const std::optional<std::string> found =
         it == actual.end() ? std::nullopt : std::optional<std::string>(it->second);
-    if (found == k.value) continue;
-    if (!found.has_value() && k.seen && k.offset < compacted_below) continue;  // compacted away
-    if (k.later.contains(found)) continue;  // ahead of `upto` for this key
-    note(fmt::format("{}: expected {}, found {}", key, show(k.value), show(found)));
+    if (found == expected) continue;
+    if (!found.has_value() && seen && std::prev(after)->offset < compacted_below) continue;
+    // Ahead of `upto` for this key: what a later record of it says.
+    if (or_later && std::any_of(after, entries.end(), [&](const Entry& e) { return e.value == found; })) {
+      continue;
+    }
+    note(fmt::format("{}: expected {}, found {}", key, show(expected), show(found)));
   }
   for (const auto& [key, value] : actual) {
-    if (!keys.contains(key)) note(fmt::format("{}: expected nothing, found {}", key, value));
+    if (!history.keys().contains(key)) note(fmt::format("{}: expected nothing, found {}", key, value));
   }
   return diff;
 }

@@ -73,8 +73,24 @@ struct Wanted {
   std::optional<TaskType> Of(TaskId id) const;
 };
 
-// A changelog's whole history (every record ever appended), from offset 0.
-using LogHistory = std::map<TopicPartition, std::vector<ConsumerRecord>>;
+// A changelog's whole history (every record ever appended, from offset 0), indexed by key: what
+// a store must hold at an offset is then a binary search per key, not a scan of the log.
+class ChangelogHistory {
+ public:
+  struct Entry {
+    int64_t offset = 0;
+    std::optional<std::string> value;  // nullopt: a tombstone
+  };
+  void Append(const ConsumerRecord& record);
+  // Every key's records, in offset order.
+  const std::map<std::string, std::vector<Entry>>& keys() const { return keys_; }
+  int64_t end() const { return end_; }
+
+ private:
+  std::map<std::string, std::vector<Entry>> keys_;
+  int64_t end_ = 0;
+};
+using LogHistory = std::map<TopicPartition, ChangelogHistory>;
 
 class Ledger final : public RuntimeObserver {
  public:
@@ -98,14 +114,15 @@ class Ledger final : public RuntimeObserver {
   std::map<ReaderKey, Registration> registered;
   std::set<ReaderKey> listening;
   std::map<std::string, DirRecord> dirs;
-  std::map<std::string, int64_t> events_in_flight;  // per restore thread
+  std::map<std::string, int64_t, std::less<>> events_in_flight;  // per restore thread
   std::set<TaskIncarnation> corruption_reported;
-  std::set<std::string> restore_threads;
-  std::map<std::string, Wanted> wanted;             // per stream thread
-  std::map<std::string, std::string> stream_of;     // restore thread -> its stream thread
-  std::map<std::string, std::string> client_owner;  // client id -> thread
-  std::set<std::string> finished_threads;           // stream threads past their loop, stopped
-                                                    // restore threads
+  std::set<std::string, std::less<>> restore_threads;
+  // (Keyed by name with transparent lookups: a hook's string_view finds without allocating.)
+  std::map<std::string, Wanted, std::less<>> wanted;             // per stream thread
+  std::map<std::string, std::string, std::less<>> stream_of;     // restore thread -> stream
+  std::map<std::string, std::string, std::less<>> client_owner;  // client id -> thread
+  // Stream threads past their loop, stopped restore threads.
+  std::set<std::string, std::less<>> finished_threads;
   LogHistory history;
 
   // Called by the world: every record the broker appended, and crashes of the file system
@@ -167,7 +184,7 @@ class Ledger final : public RuntimeObserver {
 // (removed with the records the log no longer has). With `or_later`, a key may instead hold
 // what a later record of it says (the store is ahead of `upto` for that key: data newer than
 // a checkpoint). Returns "" when `actual` fits, else what differs (at most a few keys).
-std::string DiffFromHistory(const std::vector<ConsumerRecord>& history, int64_t upto,
+std::string DiffFromHistory(const ChangelogHistory& history, int64_t upto,
                             int64_t compacted_below,
                             const std::map<std::string, std::string>& actual,
                             bool or_later = false);

@@ -22,6 +22,10 @@ std::string OracleContext::CurrentThreadName() const {
   return sim_.thread_name(sim_.CurrentThread());
 }
 
+std::string_view OracleContext::CurrentThreadView() const {
+  return sim_.thread_name(sim_.CurrentThread());
+}
+
 bool OracleContext::ThreadExists(std::string_view name) {
   if (thread_names_.size() != sim_.thread_count()) {
     thread_names_.clear();

@@ -20,6 +20,14 @@ using restoresim::testing::RuntimeWorld;
 
 sim::TestRun RunSim(std::function<void()> body) { return sim::RunUnderSim(std::move(body), 7); }
 
+// Reports the hand-off of a task to the restore thread "restore" (as if it had been sent).
+void HandToTheRestoreThread(const Task& task) {
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kStreamThread,
+             TaskHolder::kToRestore);
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kToRestore,
+             TaskHolder::kRestoreThread);
+}
+
 TEST(OracleTest, TwoOpenIncarnationsOfOneTaskDirectory) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);
@@ -142,6 +150,34 @@ TEST(OracleTest, ListenerEndWithoutStart) {
   });
   ASSERT_FALSE(r.outcome.ok());
   EXPECT_THAT(r.outcome.message, StartsWith("[invariant:listener_pairing]"));
+}
+
+TEST(OracleTest, CompletionBeforeTheEndOffsetIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(4, TaskType::kActive);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(4), task->incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnCompleted, "restore", Changelog(4), task->incarnation(), /*position=*/3,
+               /*end_offset=*/5);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:restore_progress]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("completed at 3 before its end offset 5"));
+}
+
+TEST(OracleTest, BatchThatDoesNotMoveForwardIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(5, TaskType::kActive);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(5), task->incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(5), task->incarnation(), TaskType::kActive,
+               /*next_offset=*/0, /*records=*/0);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:restore_progress]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("a batch of 0 records ending at 0"));
 }
 
 TEST(OracleTest, OpenTaskAtTheEndIsReported) {

@@ -25,6 +25,8 @@ absl::Status RegisterLifecycleScenarios(sim::ProgramRegistry& registry);  // cat
 absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry);      // catalogue_crash
 absl::Status RegisterFaultScenarios(sim::ProgramRegistry& registry);      // catalogue_faults
 absl::Status RegisterSwarmScenario(sim::ProgramRegistry& registry);       // catalogue_swarm
+absl::Status RegisterCorruptionScenarios(sim::ProgramRegistry& registry);  // catalogue_corruption
+absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry);     // catalogue_windows
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry);        // catalogue_bugs
 
 // Registers each program in turn, stopping at the first error.

@@ -15,7 +15,7 @@ const std::vector<BugProgram>& Table() {
       {Mutation::kCreateBeforeClose, "scenario.swap_roles_repeatedly", {"registration"}},
       {Mutation::kEarlyTypeFlip, "scenario.swap_roles_repeatedly", {"registration"}},
       {Mutation::kLatePartitionCapture, "scenario.swap_roles_repeatedly", {"registration"}},
-      {Mutation::kPartialUnregisterOnCorruption, "scenario.revive_after_truncation",
+      {Mutation::kPartialUnregisterOnCorruption, "scenario.corruption_of_one_of_two_stores",
        {"registration"}},
       {Mutation::kRevivedNotReadded, "scenario.revive_after_truncation", {"assignment"}},
       {Mutation::kStaleCheckpointAfterCorruption, "scenario.revive_after_truncation",
@@ -27,7 +27,8 @@ const std::vector<BugProgram>& Table() {
       {Mutation::kNoCheckpointAfterRestoration, "scenario.restore_then_process",
        {"checkpoint_progress"}},
       {Mutation::kStalePendingAction, "scenario.two_rebalances_between_polls", {"assignment"}},
-      {Mutation::kRunningBeforeInit, "scenario.restore_then_process", {"running_gate"}},
+      {Mutation::kRunningBeforeInit,
+       "scenario.initialisation_retried_during_corruption_and_rebalance", {"running_gate"}},
       {Mutation::kCheckpointEndNotRestored, "scenario.recycle_active_to_standby_while_restoring",
        {"checkpoint"}},
       {Mutation::kRestoredListedTwice, "scenario.restore_then_process", {"single_owner"}},
@@ -46,7 +47,11 @@ const std::vector<BugProgram>& Table() {
 
 }  // namespace
 
-std::span<const BugProgram> BugPrograms() { return Table(); }
+// Built with -Dmutations=disabled, the mutation sites are the correct code: no bug programs.
+std::span<const BugProgram> BugPrograms() {
+  if (!RESTORESIM_MUTATIONS) return {};
+  return Table();
+}
 
 std::string BugProgramName(Mutation mutation) {
   std::string name = "bug." + std::string(InfoOf(mutation).name);
@@ -57,7 +62,7 @@ std::string BugProgramName(Mutation mutation) {
 }
 
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry) {
-  for (const BugProgram& bug : Table()) {
+  for (const BugProgram& bug : BugPrograms()) {
     const sim::Program* base = registry.Find(bug.base);
     if (base == nullptr) {
       return absl::NotFoundError(fmt::format("bug program {}: no base scenario {}",

@@ -28,10 +28,12 @@ bool Running(const std::vector<Member>& members, TaskId id) {
 // scenario.no_restore_task_with_restoring_task
 //   One Runtime, one stream thread polling every 5 ms, two tasks assigned together: 0_0 with
 //   an empty changelog (nothing to restore) and 0_1 with a long one restored in small batches
-//   (at least 60 restore polls). Both have input.
+//   (at least 60 restore polls). Both have input, and 0_0's keeps arriving (a record every 2 ms)
+//   until 0_1 runs: the stream thread processes while the other task restores.
 //   Must hold: 0_0 is RUNNING before 0_1 finished restoring (a restored task does not wait for
-//   the others: per-task readiness, the point of a separate restore thread); then both run
-//   with counts equal to the reference model.
+//   the others: per-task readiness, the point of a separate restore thread); the restore
+//   thread's events are handled within two stream loops even while input flows
+//   (liveness_bounds); then both run with counts equal to the reference model.
 void NoRestoreTaskWithRestoringTask(RunEnv& env) {
   const int long_records = 300 + static_cast<int>(env.Choose(300));
   const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
@@ -50,9 +52,11 @@ void NoRestoreTaskWithRestoringTask(RunEnv& env) {
   const std::vector<Member> members = MembersOf(runtime, config);
   const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
   bool short_ran = false;
-  while (!Running(members, TaskId{0, 1})) {
+  constexpr int kFedRecordsMax = 1000;
+  for (int fed = 0; !Running(members, TaskId{0, 1}); ++fed) {
     short_ran = short_ran || Running(members, TaskId{0, 0});
     if (w.clock.NowNs() >= deadline) break;  // AwaitConverged reports it below
+    if (fed < kFedRecordsMax && fed % 2 == 0) ProduceInput(w, env.random, 0, 1);
     w.clock.SleepFor(1 * kMillisecond);
   }
   if (!short_ran) {

@@ -109,7 +109,9 @@ void ReviveAfterTruncation(RunEnv& env) {
 //   its (truncated) log start, so a's first incarnation of it is corrupted and revived; every
 //   other task is, at a drawn moment, either recycled (a: active -> standby, b: standby ->
 //   active) or revoked from a and given back to it in the next generation — two generations
-//   a sees in one poll, while the revive of 0_0 may be in flight.
+//   a sees in one poll, while the revive of 0_0 may be in flight. When drawn, the moment comes
+//   once a runs those tasks: a running active recycled in place sends its CLOSE and its
+//   standby's CREATE in one round.
 //   Must hold: within a round every CLOSE is applied before any CREATE (no changelog
 //   registered twice, none registered after its incarnation's CLOSE), and every oracle
 //   invariant; at the end every task runs with counts equal to the reference model.
@@ -123,15 +125,16 @@ void CloseAndCreateSameRound(RunEnv& env) {
   const Truncation t = Truncation::Draw(env, records);
   const TimeNs burst_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
   const bool standbys = env.Choose(2) == 1;
+  const bool when_running = env.Choose(2) == 1;
   std::set<int32_t> recycled;
   std::set<int32_t> reassigned;
   for (int32_t q = 1; q < partitions; ++q) (env.Choose(2) == 0 ? recycled : reassigned).insert(q);
   NoteParams(
       fmt::format("partitions={} records={} restore_batch={} input_records={} "
                   "checkpoint_at={} truncate_below={} burst_after_ms={} standbys={} "
-                  "recycled=[{}] revoked_and_reassigned=[{}]",
+                  "when_running={} recycled=[{}] revoked_and_reassigned=[{}]",
                   partitions, records, restore_batch, input_records, t.checkpoint_at, t.below,
-                  burst_after_ns / kMillisecond, standbys, fmt::join(recycled, ","),
+                  burst_after_ns / kMillisecond, standbys, when_running, fmt::join(recycled, ","),
                   fmt::join(reassigned, ",")));
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
@@ -145,6 +148,15 @@ void CloseAndCreateSameRound(RunEnv& env) {
   fleet.Start();
   Generation g = fleet.AllOn(kA, partitions, standbys);
   RS_CHECK(fleet.Rebalance(g).ok());
+  if (when_running) {
+    const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
+    TaskManager& tm = fleet.thread(kA).task_manager();
+    for (int32_t q = 1; q < partitions; ++q) {
+      while (!tm.running().contains(TaskId{0, q}) && w.clock.NowNs() < deadline) {
+        w.clock.SleepFor(1 * kMillisecond);
+      }
+    }
+  }
   w.clock.SleepFor(burst_after_ns);
   for (int32_t q : recycled) {
     g[kA].actives.erase(q);

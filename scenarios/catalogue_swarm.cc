@@ -19,8 +19,9 @@ enum class SwarmEvent : uint64_t {
   kSwap = 2,        // every task with a standby swaps it with its active (recycles both ways)
   kLoseMember = 3,  // a drawn member is lost, then a generation over the others
   kBackToBack = 4,  // two or three generations before any member polls
+  kTruncate = 5,    // a changelog truncated (compaction-like): checkpoints below it corrupt
 };
-constexpr uint64_t kSwarmEvents = 5;
+constexpr uint64_t kSwarmEvents = 6;
 
 struct SwarmParams {
   int32_t instances = 1;             // 1 + Choose(3)
@@ -31,6 +32,7 @@ struct SwarmParams {
   int32_t restore_batch = 1;         // 1 + Choose(50)
   bool faults = false;               // a drawn broker fault profile: Choose(2) == 1
   int rounds = 0;                    // Choose(7)
+  bool two_stores = false;           // tasks with "counts" and "latest": Choose(2) == 1
 
   static SwarmParams Draw(RunEnv& env) {
     SwarmParams p;
@@ -42,14 +44,15 @@ struct SwarmParams {
     p.restore_batch = 1 + static_cast<int32_t>(env.Choose(50));
     p.faults = env.Choose(2) == 1;
     p.rounds = static_cast<int>(env.Choose(7));
+    p.two_stores = env.Choose(2) == 1;
     return p;
   }
   std::string ToString() const {
     return fmt::format(
         "instances={} threads_per_instance={} partitions={} standbys={} records={} "
-        "restore_batch={} faults={} rounds={}",
+        "restore_batch={} faults={} rounds={} two_stores={}",
         instances, threads_per_instance, partitions, standbys, records, restore_batch, faults,
-        rounds);
+        rounds, two_stores);
   }
 };
 
@@ -73,10 +76,11 @@ Generation Swapped(Generation g) {
 
 // scenario.swarm
 //   The seed draws the topology (1-6 partitions), the fleet (1-3 instances of 1-2 stream
-//   threads), standbys, the data volume and restore batch size, a broker fault profile (or
-//   none), and 0-6 rounds, each one event — input only, a drawn generation, a swap of actives
-//   and standbys (recycles both ways), a lost member, or generations back to back — then input
-//   and a pause.
+//   threads), one or two stores per task, standbys, the data volume and restore batch size, a
+//   broker fault profile (or none), and 0-6 rounds, each one event — input only, a drawn
+//   generation, a swap of actives and standbys (recycles both ways), a lost member,
+//   generations back to back, or a compaction-like truncation of a changelog (a checkpoint
+//   below it is corruption: revive) — then input and a pause.
 //   Must hold: every oracle invariant throughout; after the fault-free tail every task runs,
 //   every store equals its changelog, standbys caught up, the shutdown is clean and in time,
 //   and the counts equal the reference model.
@@ -84,7 +88,9 @@ void Swarm(RunEnv& env) {
   const SwarmParams p = SwarmParams::Draw(env);
   const fakes::BrokerFaults faults = p.faults ? DrawBrokerFaults(env) : fakes::BrokerFaults{};
   NoteParams(fmt::format("{} broker faults: {}", p.ToString(), faults.ToString()));
-  RuntimeWorld w(/*faults=*/false, p.partitions);
+  RuntimeWorld w(/*faults=*/false, p.partitions, kMillisecond,
+                 p.two_stores ? std::vector<std::string>{"counts", "latest"}
+                              : std::vector<std::string>{"counts"});
   for (int32_t q = 0; q < p.partitions; ++q) {
     w.WriteChangelog(q, p.records);
     ProduceInput(w, env.random, q, static_cast<int>(env.Choose(20)));
@@ -129,6 +135,16 @@ void Swarm(RunEnv& env) {
         fleet.AwaitAllActive(env);
         g = fleet.Draw(env, p.partitions, p.standbys);
         RS_CHECK(fleet.Rebalance(g).ok());
+        break;
+      }
+      case SwarmEvent::kTruncate: {
+        // Harmless (every key deleted has a later record): below every key's last record.
+        const int32_t q = static_cast<int32_t>(env.Choose(p.partitions));
+        for (const std::string& store : w.stores) {
+          const int64_t harmless = HarmlessTruncationMax(w, q, store);
+          if (harmless <= 1) continue;
+          TruncateHarmlessly(w, q, 1 + static_cast<int64_t>(env.Choose(harmless)), store);
+        }
         break;
       }
       case SwarmEvent::kBackToBack: {

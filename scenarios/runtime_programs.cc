@@ -97,7 +97,8 @@ absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
       });
   for (auto add : {RegisterRecycleScenarios, RegisterReviveScenarios, RegisterRebalanceScenarios,
                    RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
-                   RegisterSwarmScenario, RegisterBugScenarios}) {
+                   RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
+                   RegisterBugScenarios}) {
     if (s.ok()) s = add(registry);
   }
   return s;

@@ -58,7 +58,8 @@ struct RuntimeWorld {
   sim::VirtualClock clock;
   sim::ChoiceRandom faults_random{*static_cast<sim::Simulation*>(CurrentSim())};
   fakes::FakeBroker broker;
-  fakes::MemFileSystem fs;
+  // Storage faults are off (no draws) until a scenario sets rates (fs.SetFaults).
+  fakes::MemFileSystem fs{&faults_random};
   uint64_t next_incarnation = 1;
   // The topology's stores: "counts", and "latest" for tasks with two stores on two changelogs.
   std::vector<std::string> stores;

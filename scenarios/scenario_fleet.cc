@@ -42,6 +42,17 @@ void LeaveCheckpoint(RuntimeWorld& w, const std::string& state_dir, int32_t p, i
   sm.Clear();
 }
 
+int64_t HarmlessTruncationMax(RuntimeWorld& w, int32_t p, std::string_view store) {
+  const TopicPartition tp = testing::ChangelogOf(store, p);
+  const int64_t start = *w.broker.LogStartOffset(tp);
+  std::map<std::string, int64_t> last;
+  const std::vector<ConsumerRecord> log = *w.broker.ReadLog(tp, start, kLogRecordsMax);
+  for (const ConsumerRecord& r : log) last[r.key] = r.offset;
+  int64_t harmless = *w.broker.EndOffset(tp);
+  for (const auto& [key, offset] : last) harmless = std::min(harmless, offset);
+  return harmless;
+}
+
 int64_t TruncateHarmlessly(RuntimeWorld& w, int32_t p, int64_t before, std::string_view store) {
   const TopicPartition tp = testing::ChangelogOf(store, p);
   const int64_t start = *w.broker.LogStartOffset(tp);
@@ -117,6 +128,7 @@ Fleet::Fleet(RuntimeWorld& w, const FleetOptions& options)
       c.commit_interval_ns = kCommitIntervalNs;
       c.restore.max_poll_records = options.restore_max_poll_records;
       c.restore.checkpoint_interval_ns = options.checkpoint_interval_ns;
+      if (options.open_store) c.tasks.open_store = options.open_store;
       state_dirs_.push_back(c.tasks.state_dir);
       instance_of_.push_back(i);
       threads_.push_back(

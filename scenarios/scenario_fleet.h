@@ -54,6 +54,10 @@ void LeaveCheckpoint(testing::RuntimeWorld& w, const std::string& state_dir, int
 // below the initial changelog's end is harmless (RS_CHECKed). Returns the new log start.
 int64_t TruncateHarmlessly(testing::RuntimeWorld& w, int32_t p, int64_t before,
                            std::string_view store = "counts");
+// The highest `before` TruncateHarmlessly accepts for that changelog now (every key's last
+// record lies at or above it).
+int64_t HarmlessTruncationMax(testing::RuntimeWorld& w, int32_t p,
+                              std::string_view store = "counts");
 
 // A broker fault profile drawn with env.Choose: each retryable fault on when Choose(2) == 1,
 // at 1 + Choose(cap) per mille (the swarm caps of broker_faults.cc); never producer fencing.
@@ -74,6 +78,7 @@ struct FleetOptions {
   int32_t threads_per_instance = 1;
   int32_t restore_max_poll_records = 20;
   TimeNs checkpoint_interval_ns = 500 * kMillisecond;
+  StoreOpener open_store;  // empty: the world's LogStores
 };
 
 // One member's part of a generation.

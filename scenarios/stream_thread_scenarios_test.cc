@@ -220,6 +220,40 @@ TEST(StreamThreadScenarioTest, ATaskRestoredAfterItsCloseWasSentRestoresOnBefore
   }
 }
 
+// Regression (found by scenario.storage_faults_on_a_live_instance, pct:3 seed 242): the restore
+// thread reports a checkpoint it cannot write as an error event naming the task it is still
+// restoring; the stream thread dropped the task's booking on that event and created a second
+// incarnation of it. The task must stay booked and come back as the only incarnation.
+TEST(StreamThreadScenarioTest, AnErrorAboutARestoringTaskLeavesItWithTheRestoreThread) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 400);
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = Config(w, "stream-1");
+      config.restore.max_poll_records = 2;  // a long restoration
+      config.restore.checkpoint_interval_ns = 10 * kMillisecond;
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      Generation(w, {0});
+      ASSERT_TRUE(st.RunOnce().ok());  // 0_0 handed to the restore thread
+      w.fs.SetFaults({.sync_error_per_mille = 1000});  // its periodic checkpoints fail
+      for (int i = 0; i < 20; ++i) {
+        w.clock.SleepFor(20 * kMillisecond);
+        ASSERT_TRUE(st.RunOnce().ok());
+      }
+      EXPECT_GT(st.task_manager().stats().restore_errors, 0) << "no checkpoint failed";
+      EXPECT_EQ(st.task_manager().stats().created, 1) << "a second incarnation was made";
+      w.fs.SetFaults({});
+      EXPECT_TRUE(RunUntilRunningWith(st, {0, 0}, w.Fold(0), 4000));
+      EXPECT_EQ(st.task_manager().stats().created, 1);
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed);
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
 
 // Regression (found by scenario.swarm under broker faults): a task closed cleanly on
 // revocation whose last commit failed once with a retryable error — here its changelog

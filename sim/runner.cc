@@ -1,5 +1,7 @@
 #include "sim/runner.h"
 
+#include "core/runtime/mutation.h"
+
 #include <fmt/format.h>
 
 #include "core/port/random.h"
@@ -43,7 +45,12 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   SeededRandom random(streams.program);
   RunEnv env{clock, random, *simulation, config.seed};
   RunResult result;
-  result.outcome = simulation->Run([&env, &program]() { program.body(env); });
+  {
+    // Each run starts without mutations (a bug program installs its own) and leaves none
+    // behind, even when a fiber that installed some was abandoned rather than unwound.
+    ScopedMutations isolated(MutationSet{});
+    result.outcome = simulation->Run([&env, &program]() { program.body(env); });
+  }
   result.trace_hash = simulation->trace().Hash();
   result.steps = simulation->steps();
   result.trace_events = simulation->trace().event_count();
@@ -53,6 +60,7 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   result.replay_diverged = replay != nullptr && replay->diverged();
   result.choices = simulation->choices();
   result.choice_infos = simulation->choice_infos();
+  result.coverage = simulation->coverage();
   if (config.trace_mode == TraceMode::kFull) result.simulation = std::move(simulation);
   return result;
 }

@@ -7,6 +7,7 @@
 #define RESTORESIM_SIM_RUNNER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,7 @@ struct RunResult {
   bool replay_diverged = false;  // replay_choices did not fit the run
   std::vector<uint64_t> choices;  // when record_choices
   std::vector<ChoiceInfo> choice_infos;  // when record_choices: what each choice was
+  std::map<std::string, uint64_t> coverage;  // coverage marks made ("cover/..."), by name
   // The finished simulation, kept in TraceMode::kFull for timelines and inspection.
   std::unique_ptr<Simulation> simulation;
 };

@@ -492,6 +492,8 @@ void Simulation::Join(SimThreadId thread) {
 void Simulation::Mark(std::string_view category, std::string_view name, int64_t arg) {
   if (aborting_) return;
   Record(TraceKind::kMark, current_, SimOp::kMark, trace_.MarkId(category, name), arg);
+  // Coverage marks are counted in every trace mode (FoundationDB's CODE_PROBE).
+  if (category == kCoverCategory) ++coverage_[std::string(name)];
 }
 
 void Simulation::Fail(Failure failure) {

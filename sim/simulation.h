@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +76,10 @@ class Simulation final : public SimHooks {
   };
   const std::vector<ObjectInfo>& objects() const { return objects_; }
   Strategy& strategy() { return *strategy_; }
+
+  // Coverage marks ("cover" category) this run made, by name, with how many times each.
+  const std::map<std::string, uint64_t>& coverage() const { return coverage_; }
+  static constexpr std::string_view kCoverCategory = "cover";
 
   // Every thread with its state and, if blocked, what it waits on (as in deadlock reports):
   // for debugging a run that does not make progress.
@@ -180,6 +185,7 @@ class Simulation final : public SimHooks {
   bool aborting_ = false;  // unwinding the remaining threads
   bool ran_ = false;
   uint64_t teardown_ops_ = 0;  // primitive calls while unwinding; bounded by kTeardownOpsMax
+  std::map<std::string, uint64_t> coverage_;
   std::vector<std::string> teardown_notes_;  // appended to the outcome's message
   RunOutcome outcome_;
 };

@@ -84,6 +84,7 @@ SweepResult RunSweep(const SweepConfig& config,
       ProgramSweepStats& s = result.programs[program_index];
       ++s.runs;
       s.steps += r.steps;
+      for (const auto& [mark, times] : r.coverage) ++s.coverage[mark];
       s.fingerprint ^= MixPair(run.seed, r.trace_hash);
       if (!r.outcome.ok()) {
         ++s.failed_runs;

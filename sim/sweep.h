@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ struct ProgramSweepStats {
   uint64_t first_found_seed = UINT64_MAX;
   uint64_t fingerprint = 0;  // XOR over seeds of MixPair(seed, trace_hash)
   std::vector<SweepFailure> failures;  // lowest seeds first, at most failures_kept_max
+  // Coverage: each mark ("cover/..." without the category) and how many runs made it.
+  std::map<std::string, uint64_t> coverage;
 
   // A planted bug that was found (by an expected invariant), or a correct program that never
   // failed.

@@ -76,6 +76,9 @@ struct TaskView {
 };
 std::string_view TaskViewWhereName(TaskView::Where where);
 
+// (The default implementations ignore their arguments.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 class RuntimeObserver {
  public:
   virtual ~RuntimeObserver() = default;
@@ -170,6 +173,8 @@ class RuntimeObserver {
   // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.
   virtual void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {}
 };
+
+#pragma GCC diagnostic pop
 
 // The observer of this OS thread (null: none).
 RuntimeObserver* CurrentObserver();

@@ -101,13 +101,20 @@ absl::Status TaskManager::HandleRestoreEvents() {
   }
   for (RestoreEvent& e : restore_thread_.DrainEvents()) {
     const TaskId id = e.incarnation.id;
+    // Only an event that carries its task moves it back: an error about a task (a checkpoint
+    // the restore thread could not write) leaves it there. Dropping its booking on any event
+    // made the stream thread create a second incarnation of a task its restore thread still
+    // restored (found by scenario.storage_faults_on_a_live_instance, pct:3 seed 242:
+    // "[invariant:single_owner] ... lists task 0_0 twice: running and pending initialisation").
+    const bool moves_back = e.task != nullptr;
     const bool late = e.kind == RestoreEvent::Kind::kRestored && RS_MUTANT(kRestoredListedTwice);
-    if (auto it = in_restore_.find(id); it != in_restore_.end() &&
+    if (auto it = in_restore_.find(id); moves_back && it != in_restore_.end() &&
                                         it->second.first == e.incarnation && !late) {
       in_restore_.erase(it);
     }
     bool close_sent = false;
-    if (auto it = awaiting_.find(id); it != awaiting_.end() && it->second == e.incarnation) {
+    if (auto it = awaiting_.find(id);
+        moves_back && it != awaiting_.end() && it->second == e.incarnation) {
       awaiting_.erase(it);
       close_sent = true;
     }
@@ -140,9 +147,14 @@ absl::Status TaskManager::HandleRestoreEvents() {
     if (Wanted(who.id) == task->type()) {
       Revive(std::move(task), corrupted[who]);
     } else {
-      ++stats_.stale_reports;  // no longer ours to revive: close it, apply nothing
+      // No longer ours to revive: close it and revive nothing — but wipe it, as a revive
+      // would: its directory stays this instance's, and another thread's incarnation of the
+      // task (it may have moved there) would open the corrupted stores and checkpoint (found
+      // by scenario.swarm, pct:3 seed 192: "[invariant:checkpoint] ... checkpoint names
+      // app-counts-changelog-1, reported corrupted and not wiped since").
+      ++stats_.stale_reports;
       TraceMark("cover", "corruption report for an incarnation no longer wanted");
-      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale);
+      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseStale, /*wipe=*/true);
     }
   }
   for (const auto& [who, changelogs] : corrupted) {

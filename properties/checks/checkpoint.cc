@@ -86,7 +86,7 @@ class CheckpointChecker final : public Checker {
     }
     ++context().counts().store_checks;
     auto history = ledger().history.find(tp);
-    static const std::vector<ConsumerRecord> kNone;
+    static const ChangelogHistory kNone;
     auto below = dir.compacted_below.find(tp);
     const std::string diff =
         DiffFromHistory(history == ledger().history.end() ? kNone : history->second, offset,

@@ -117,8 +117,8 @@ class LivenessBoundsChecker final : public Checker {
     return it == ledger().stream_of.end() ? std::string() : it->second;
   }
 
-  std::map<std::string, Thread> threads_;
-  std::map<std::string, int64_t> loops_;  // per stream thread
+  std::map<std::string, Thread, std::less<>> threads_;
+  std::map<std::string, int64_t, std::less<>> loops_;  // per stream thread
 };
 
 }  // namespace

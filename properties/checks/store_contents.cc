@@ -34,7 +34,7 @@ class StoreContentsChecker final : public Checker {
         if (b != dir_it->second.compacted_below.end()) below = b->second;
       }
       auto history = ledger().history.find(tp);
-      static const std::vector<ConsumerRecord> kNone;
+      static const ChangelogHistory kNone;
       const std::string diff = DiffFromHistory(
           history == ledger().history.end() ? kNone : history->second, upto, below, *actual);
       if (!diff.empty()) {

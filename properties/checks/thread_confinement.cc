@@ -18,15 +18,15 @@ class ThreadConfinementChecker final : public Checker {
   explicit ThreadConfinementChecker(OracleContext& c) : Checker(c, "thread_confinement") {}
 
   void OnTransportCall(std::string_view client_id, std::string_view call) override {
-    auto owner = ledger().client_owner.find(Str(client_id));
+    auto owner = ledger().client_owner.find(client_id);
     if (owner == ledger().client_owner.end()) return;
-    const std::string current = context().CurrentThreadName();
+    const std::string_view current = context().CurrentThreadView();
     if (current == owner->second || ledger().finished_threads.contains(owner->second)) return;
-    Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", Str(call),
-                                   Str(client_id), owner->second));
+    Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", call, client_id,
+                                   owner->second));
   }
 
-  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override {
+  void OnTaskTransition(const Task& task, TaskState, TaskState to) override {
     if (to != TaskState::kRunning) return;
     const TaskRecord* record = ledger().Find(task.incarnation());
     if (record == nullptr) return;
@@ -39,7 +39,7 @@ class ThreadConfinementChecker final : public Checker {
     }
   }
 
-  void OnRegistered(std::string_view reader, const TopicPartition& tp, const TaskIncarnation&,
+  void OnRegistered(std::string_view reader, const TopicPartition&, const TaskIncarnation&,
                     TaskType) override {
     CheckReaderThread(reader, "registers");
   }

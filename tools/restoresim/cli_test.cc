@@ -306,6 +306,26 @@ TEST_F(CliTest, BenchReportsSeedsPerSecondAndTheOracleKeepsTheSchedule) {
   EXPECT_EQ(j[0]["failed_runs"], 0);
 }
 
+// The zoo: every mutation is found by its invariants within a small budget, and the plain
+// runtime passes the same seeds.
+TEST_F(CliTest, ZooFindsEveryMutationAndThePlainRuntimePasses) {
+  const Result r = RunCli("zoo --strategy pct:3 --sweeps 2 --seeds-max 2000 --budget-s 60 "
+                          "--shrink-runs 50 --jobs 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  ASSERT_GE(j["rows"].size(), 18u);
+  for (const auto& row : j["rows"]) {
+    EXPECT_TRUE(row["all_found"].get<bool>()) << row["mutation"];
+    EXPECT_EQ(row["plain_failures"], 0) << row["mutation"];
+    EXPECT_GT(row["plain_runs"].get<uint64_t>(), 0u) << row["mutation"];
+    EXPECT_FALSE(row["sweeps"][0]["invariant"].get<std::string>().empty()) << row["mutation"];
+  }
+  const Result bad = RunCli("zoo --mutations no-such-mutation");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.out, HasSubstr("selects nothing"));
+}
+
 // Issue 5's "done when": a deliberately broken ordering of the real runtime (the restore thread
 // applies a round's CREATE before its CLOSE) is caught by the oracle in a sweep, replayed from
 // its repro with a timeline, shrunk to a smaller failing repro of the same invariant, and the

@@ -33,6 +33,7 @@ struct ExploreOptions {
   std::string shard = "0/1";
   bool json = false;
   bool quiet = false;
+  bool coverage = false;
   std::string repro_dir = "restoresim-repros";
   size_t repros_max = 3;  // per scenario
   RunOptions run;
@@ -170,6 +171,18 @@ void PrintTable(const sim::SweepResult& r) {
   }
 }
 
+// Each scenario's coverage marks: the windows its runs reached, in how many of them.
+void PrintCoverage(const sim::SweepResult& r) {
+  std::printf("\ncoverage (runs that reached each window):\n");
+  for (const sim::ProgramSweepStats& s : r.programs) {
+    if (s.coverage.empty()) continue;
+    std::printf("%s\n", s.program->name.c_str());
+    for (const auto& [mark, runs] : s.coverage) {
+      std::printf("%s", fmt::format("  {:>8}  {}\n", runs, mark).c_str());
+    }
+  }
+}
+
 int RunExplore(const ExploreOptions& o) {
   absl::StatusOr<sim::RunConfig> run = o.run.ToRunConfig();
   if (!run.ok()) {
@@ -243,6 +256,7 @@ int RunExplore(const ExploreOptions& o) {
            {"first_found_seed",
             s.found_runs > 0 ? nlohmann::json(s.first_found_seed) : nlohmann::json()},
            {"steps_per_run", s.runs ? static_cast<double>(s.steps) / s.runs : 0.0},
+           {"coverage", s.coverage},
            {"trace_hash", Hex(s.fingerprint)}});
     }
     nlohmann::json out = {{"seeds", config.seeds},
@@ -263,6 +277,7 @@ int RunExplore(const ExploreOptions& o) {
   }
 
   PrintTable(result);
+  if (o.coverage) PrintCoverage(result);
   std::printf("%s", fmt::format("\n{} runs, {} failed, {:.0f} seeds/s ({} jobs, {:.2f} s), "
                                 "trace hash {}\n",
                                 result.runs, result.failed_runs, seeds_per_second, config.jobs,
@@ -303,6 +318,9 @@ Command AddExploreCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--quiet", o->quiet, "no progress bar, no failure details");
+  cmd->add_flag("--coverage", o->coverage,
+                "list each scenario's coverage marks (the windows its runs reached) and in how "
+                "many runs");
   cmd->add_option("--repro-dir", o->repro_dir, "where failing runs are saved ('' to disable)")
       ->capture_default_str();
   cmd->add_option("--repros-max", o->repros_max, "repro files saved per scenario")

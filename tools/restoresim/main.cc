@@ -7,6 +7,7 @@
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim bench --scenario 'scenario.*' --seeds 200
+//   restoresim zoo --strategy random,pct:3 --budget-s 10
 #include <cstdio>
 #include <exception>
 
@@ -25,10 +26,11 @@ int main(int argc, char** argv) {
   const Command scenarios = AddScenariosCommand(app);
   const Command shrink = AddShrinkCommand(app);
   const Command bench = AddBenchCommand(app);
+  const Command zoo = AddZooCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, replay, scenarios, "
-                 "shrink, bench (see --help)\n",
+                 "shrink, bench, zoo (see --help)\n",
                  argv[1]);
     return kExitUsage;
   }
@@ -44,6 +46,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("scenarios")) return scenarios();
     if (app.got_subcommand("shrink")) return shrink();
     if (app.got_subcommand("bench")) return bench();
+    if (app.got_subcommand("zoo")) return zoo();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "restoresim: error: %s\n", e.what());
     return kExitUsage;

@@ -1,0 +1,236 @@
+// Corruption where something else happens at the same time: a report in flight while its task
+// is revoked, moved or recycled; corruption of one of a task's two changelogs; initialisation
+// retried (a locked directory, stores that fail to open) while corruption is handled and a
+// rebalance arrives. Each story leaves a coverage mark ("cover/...") when its window is
+// reached; catalogue_test asserts the marks appear in a sweep.
+#include <fmt/format.h>
+
+#include "core/runtime/runtime.h"
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using sim::RunEnv;
+using testing::RuntimeWorld;
+
+constexpr size_t kA = 0;
+
+// A checkpoint for task 0_q in `state_dir` below a harmless truncation of its changelog(s):
+// restoring from it goes out of range. REQUIRES: records >= 20.
+void CorruptFromCheckpoint(RuntimeWorld& w, RunEnv& env, const std::string& state_dir, int32_t q,
+                           int records, const std::vector<std::string>& truncated_stores) {
+  const int64_t checkpoint_at = 1 + static_cast<int64_t>(env.Choose(records / 2));
+  const int64_t below =
+      checkpoint_at + 1 + static_cast<int64_t>(env.Choose(records - 7 - checkpoint_at));
+  LeaveCheckpoint(w, state_dir, q, checkpoint_at);
+  for (const std::string& store : truncated_stores) TruncateHarmlessly(w, q, below, store);
+}
+
+// scenario.corruption_report_while_revoked
+//   a's restore thread reports task 0_0 corrupted: either a's checkpoint of it lies below its
+//   (truncated) log start, or (drawn) it restores from scratch and its changelog is truncated
+//   above the restore position while it restores. a and b have two stream threads each; a's
+//   first holds 0_0. A drawn 0-9 ms after a handed 0_0 over, a generation changes
+//   0_0's fate — moved to b, recycled on a to a standby (active on b), revoked to nobody and
+//   given back to a 1-3 ms later, or moved to a's other thread, over the same task directory —
+//   so the report may still be in flight when a handles the generation.
+//   Must hold: a report about an incarnation a no longer wants in that form closes it dirty,
+//   wipes it and applies nothing else (no revive, no recycle of it: the assignment invariant
+//   checks every decision against the assignment of the moment), so another thread's
+//   incarnation never opens the corrupted directory (checkpoint); exact counts.
+//   Coverage: "corruption report for an incarnation no longer wanted".
+void CorruptionReportWhileRevoked(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = 20 + static_cast<int>(env.Choose(40));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const TimeNs change_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
+  // 0 moved to b, 1 recycled on a, 2 revoked and back, 3 moved to a's other thread
+  const uint64_t fate = env.Choose(4);
+  const TimeNs back_after_ns = (1 + static_cast<TimeNs>(env.Choose(3))) * kMillisecond;
+  const bool while_restoring = env.Choose(2) == 1;  // truncated mid-restoration from scratch
+  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
+                         "change_after_ms={} fate={} back_after_ms={} while_restoring={}",
+                         partitions, records, restore_batch, input_records,
+                         change_after_ns / kMillisecond, fate, back_after_ns / kMillisecond,
+                         while_restoring));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  if (!while_restoring) CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
+  Fleet fleet(w, {.threads_per_instance = 2, .restore_max_poll_records = restore_batch});
+  fleet.Start();
+  constexpr size_t kA2 = 1;        // a's second thread
+  constexpr size_t kBFirst = 2;    // b's first thread
+  Generation g = fleet.AllOn(kA, partitions, /*standbys=*/false);
+  RS_CHECK(fleet.Rebalance(g).ok());
+  fleet.AwaitHandedOver(env, kA, {0});
+  if (while_restoring) {
+    w.clock.SleepFor(2 * kMillisecond);  // a few batches in
+    TruncateHarmlessly(w, 0, HarmlessTruncationMax(w, 0));
+  }
+  w.clock.SleepFor(change_after_ns);
+  g[kA].actives.erase(0);
+  if (fate == 0 || fate == 1) g[kBFirst].actives.insert(0);
+  if (fate == 1) g[kA].standbys.insert(0);
+  if (fate == 3) g[kA2].actives.insert(0);
+  RS_CHECK(fleet.Rebalance(g).ok());
+  if (fate == 2) {
+    w.clock.SleepFor(back_after_ns);
+    g[kA].actives.insert(0);
+    RS_CHECK(fleet.Rebalance(g).ok());
+  }
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+  FinishFleet(env, w, fleet, partitions, baselines);
+}
+
+// scenario.corruption_of_one_of_two_stores
+//   Tasks have two stores on two changelogs ("counts" and "latest", count_topology.h). A
+//   Runtime (1-2 threads) starts over a state directory an earlier instance left, every store
+//   checkpointed part-way; one changelog of task 0_0 — counts, latest, or both, drawn — is
+//   truncated above its checkpoint, before the start or while it restores.
+//   Must hold: corruption of one changelog takes the whole task out of the restore thread —
+//   nothing of it keeps restoring (registration ↔ ownership: no changelog of it left
+//   registered and not completed when it leaves) — it is closed dirty, wiped and revived, and
+//   both its stores restore from their log starts; the final counts and latest values equal
+//   their reference models.
+//   Coverage: "corruption of one of a task's changelogs".
+void CorruptionOfOneOfTwoStores(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
+  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = 20 + static_cast<int>(env.Choose(60));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const uint64_t which = env.Choose(3);  // 0: counts, 1: latest, 2: both
+  const TimeNs truncate_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
+  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
+                         "input_records={} truncated={} truncate_after_ms={}",
+                         partitions, threads, records, restore_batch, input_records,
+                         which == 0 ? "counts" : which == 1 ? "latest" : "both",
+                         truncate_after_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions, kMillisecond, {"counts", "latest"});
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  const int64_t checkpoint_at = 1 + static_cast<int64_t>(env.Choose(records / 2));
+  const int64_t below =
+      checkpoint_at + 1 + static_cast<int64_t>(env.Choose(records - 7 - checkpoint_at));
+  for (int32_t q = 0; q < partitions; ++q) {
+    LeaveCheckpoint(w, "/state/app", q, q == 0 ? checkpoint_at : records / 2);
+  }
+  auto truncate = [&]() {
+    if (which != 1) TruncateHarmlessly(w, 0, below, "counts");
+    if (which != 0) TruncateHarmlessly(w, 0, below, "latest");
+  };
+  RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
+  config.store_names = w.stores;
+  Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  if (truncate_after_ns == 0) truncate();
+  RS_CHECK(runtime.Start().ok());
+  if (truncate_after_ns > 0) {
+    w.clock.SleepFor(truncate_after_ns);
+    truncate();
+  }
+  FinishRuntime(env, w, runtime, config, partitions, baselines);
+}
+
+// Stores that fail to open: the first `failures` opens of each task directory's stores fail
+// (an I/O error, not corruption: RegisterStores is retried at the next hand-over).
+StoreOpener FailingOpener(RuntimeWorld& w, int failures) {
+  auto left = std::make_shared<std::map<std::string, int>>();
+  return [&w, left, failures](const std::string& dir,
+                              const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+    auto [it, fresh] = left->try_emplace(dir, failures);
+    if (it->second > 0) {
+      --it->second;
+      return absl::UnavailableError(fmt::format("injected: store {} did not open", dir));
+    }
+    return w.LogStoreOpener()(dir, name);
+  };
+}
+
+// scenario.initialisation_retried_during_corruption_and_rebalance
+//   Instance a has two stream threads sharing one state directory; task 0_0's checkpoint there
+//   lies below its (truncated) log start, and every task directory's stores fail to open the
+//   first 0-2 times. a runs every task; a drawn 0-19 ms later a generation moves tasks between
+//   a's two threads (a task directory a closing incarnation of the other thread still locks:
+//   initialisation is retried) while 0_0's corruption is reported and revived (its new
+//   incarnation's stores may fail to open too).
+//   Must hold: a task whose initialisation is retried stays where the assignment wants it
+//   (assignment), its thread does not report RUNNING before it runs (running_gate), one state
+//   manager at a time has a directory open (single_owner); exact counts.
+//   Coverage: "initialisation retried: directory locked", "initialisation retried: stores
+//   failed to open", and a revive.
+void InitialisationRetriedDuringCorruptionAndRebalance(RunEnv& env) {
+  const int32_t partitions = 2 + static_cast<int32_t>(env.Choose(2));
+  const int records = 20 + static_cast<int>(env.Choose(40));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const int open_failures = static_cast<int>(env.Choose(3));
+  const TimeNs move_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
+  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
+                         "open_failures={} move_after_ms={}",
+                         partitions, records, restore_batch, input_records, open_failures,
+                         move_after_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
+  Fleet fleet(w, {.instances = 1, .threads_per_instance = 2,
+                  .restore_max_poll_records = restore_batch,
+                  .open_store = FailingOpener(w, open_failures)});
+  fleet.Start();
+  Generation g(fleet.size());
+  for (int32_t q = 0; q < partitions; ++q) g[q % 2].actives.insert(q);
+  RS_CHECK(fleet.Rebalance(g).ok());
+  w.clock.SleepFor(move_after_ns);
+  Generation moved(fleet.size());
+  for (int32_t q = 0; q < partitions; ++q) {
+    // 0_0 stays (its revive goes on); each other task moves to the other thread, or stays.
+    const size_t owner = q == 0 || env.Choose(2) == 0 ? q % 2 : 1 - q % 2;
+    moved[owner].actives.insert(q);
+  }
+  RS_CHECK(fleet.Rebalance(moved).ok());
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+  FinishFleet(env, w, fleet, partitions, baselines);
+}
+
+}  // namespace
+
+absl::Status RegisterCorruptionScenarios(sim::ProgramRegistry& registry) {
+  return AddAll(
+      registry,
+      {
+          sim::Program{.name = "scenario.corruption_report_while_revoked",
+                       .description = "a corruption report in flight while its task is moved, "
+                                      "recycled, or revoked and given back",
+                       .steps_hint = 4'000,
+                       .steps_max = 2'000'000,
+                       .body = CorruptionReportWhileRevoked},
+          sim::Program{.name = "scenario.corruption_of_one_of_two_stores",
+                       .description = "tasks with two stores on two changelogs, one of them "
+                                      "truncated below its checkpoint",
+                       .steps_hint = 3'000,
+                       .steps_max = 2'000'000,
+                       .body = CorruptionOfOneOfTwoStores},
+          sim::Program{.name = "scenario.initialisation_retried_during_corruption_and_rebalance",
+                       .description = "stores that fail to open and locked directories while a "
+                                      "corruption is revived and tasks move between threads",
+                       .steps_hint = 4'000,
+                       .steps_max = 2'000'000,
+                       .body = InitialisationRetriedDuringCorruptionAndRebalance},
+      });
+}
+
+}  // namespace restoresim::scenarios

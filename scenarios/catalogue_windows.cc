@@ -1,0 +1,202 @@
+// Windows around a restoration's end: a restoring task that moves away, whose changelog its new
+// owner writes, and that comes back just before or just after its restore thread hands it over
+// restored; storage faults on a live instance while it checkpoints and flushes; main-consumer
+// faults on the way from restored to RUNNING. Each story leaves a coverage mark ("cover/...")
+// when its window is reached; catalogue_test asserts the marks appear in a sweep.
+#include <fmt/format.h>
+
+#include "core/runtime/runtime.h"
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using sim::RunEnv;
+using testing::RuntimeWorld;
+
+constexpr size_t kA = 0;
+constexpr size_t kB = 1;
+
+// scenario.restoring_task_moves_and_comes_back
+//   a restores task 0_0 from a long changelog (60-199 records, batches of 2-5). A drawn 0-19 ms
+//   after a's restore thread has it, 0_0 goes to b — revoked from a, or a is lost (when drawn)
+//   and b takes every task; b restores it, runs it and writes its changelog with new input;
+//   then, a drawn 0-39 ms later, 0_0 is assigned back to a. a's old incarnation may still be
+//   restoring, may have been handed over restored just before its CLOSE, or just after.
+//   Must hold: a task restored after its CLOSE was sent never runs on that restoration (it
+//   restores on, as a new incarnation, to what b wrote: store_contents and the checkpoint
+//   invariant hold against the changelog's history); decisions follow the assignment of the
+//   moment; exact counts.
+//   Coverage: "restored after its CLOSE was sent", "... wanted again".
+void RestoringTaskMovesAndComesBack(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = 60 + static_cast<int>(env.Choose(140));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
+  const int input_records = static_cast<int>(env.Choose(20));
+  const TimeNs move_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
+  const bool lose = env.Choose(2) == 1;
+  const TimeNs back_after_ns = static_cast<TimeNs>(env.Choose(40)) * kMillisecond;
+  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
+                         "move_after_ms={} lose={} back_after_ms={}",
+                         partitions, records, restore_batch, input_records,
+                         move_after_ns / kMillisecond, lose, back_after_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
+  const Baselines baselines = BaselinesNow(w, partitions);
+  Fleet fleet(w, {.restore_max_poll_records = restore_batch});
+  fleet.Start();
+  RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, partitions, /*standbys=*/false)).ok());
+  fleet.AwaitHandedOver(env, kA, {0});
+  w.clock.SleepFor(move_after_ns);
+  Generation g = fleet.AllOn(kA, partitions, /*standbys=*/false);
+  if (lose) {
+    // a runs nothing yet that input reached (input comes after): losing it is quiet.
+    RS_CHECK(fleet.Lose(kA).ok());
+    RS_CHECK(fleet.Rebalance(fleet.AllOn(kB, partitions, /*standbys=*/false)).ok());
+    fleet.AwaitAllActive(env);
+  } else {
+    g[kA].actives.erase(0);
+    g[kB].actives.insert(0);
+    RS_CHECK(fleet.Rebalance(g).ok());
+  }
+  // The new owner writes 0_0's changelog.
+  ProduceInput(w, env.random, 0, input_records);
+  w.clock.SleepFor(back_after_ns);
+  RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, partitions, /*standbys=*/false)).ok());
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+  FinishFleet(env, w, fleet, partitions, baselines);
+}
+
+// scenario.storage_faults_on_a_live_instance
+//   A Runtime (1-2 threads) restores and processes while its file system fails sync and rename
+//   operations at drawn rates (1-100 per mille each, or none) for a drawn phase — so store
+//   flushes and checkpoint writes fail on a live instance, in the restore thread and in
+//   commits. A failed checkpoint write is a warning (the last checkpoint stays, behind the
+//   data); a failed store flush fails its stream thread, as Kafka's would. Then the faults
+//   heal, the instance closes, and a new one restarts over the same state directory.
+//   Must hold: no checkpoint ever names data the stores have not flushed, nor claims more than
+//   the stores hold (checkpoint); every oracle invariant; the restart converges with exact
+//   counts.
+//   Coverage: "checkpoint write failed", "store flush failed".
+void StorageFaultsOnALiveInstance(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
+  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = static_cast<int>(env.Choose(100));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
+  const int input_records = static_cast<int>(env.Choose(30));
+  fakes::MemFileSystemFaults faults;
+  if (env.Choose(2) == 1) faults.sync_error_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
+  if (env.Choose(2) == 1) {
+    faults.rename_error_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
+  }
+  const TimeNs fault_phase_ns = static_cast<TimeNs>(env.Choose(10)) * 100 * kMillisecond;
+  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
+                         "input_records={} sync_errors_per_mille={} rename_errors_per_mille={} "
+                         "fault_phase_ms={}",
+                         partitions, threads, records, restore_batch, input_records,
+                         faults.sync_error_per_mille, faults.rename_error_per_mille,
+                         fault_phase_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
+  config.checkpoint_interval_ms = 100;
+  {
+    Runtime first(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+    RS_CHECK(first.Start().ok());
+    w.fs.SetFaults(faults);
+    w.clock.SleepFor(fault_phase_ns);
+    for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+    w.clock.SleepFor(fault_phase_ns);
+    w.fs.SetFaults({});
+    TraceMark("scenario", "storage faults healed");
+    // A thread a failed flush stopped has closed its tasks; the others close cleanly now.
+    (void)first.Close(kShutdownTimeoutNs);
+  }
+  w.oracle.CheckFinal();
+  Runtime again(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(again.Start().ok());
+  FinishRuntime(env, w, again, config, partitions, baselines);
+}
+
+// scenario.main_consumer_faults_when_restored
+//   A Runtime (1-2 threads) restores every task; once less than a drawn share of the records
+//   is left to restore, the broker fails requests (timeouts, disconnects, lost leaders at
+//   drawn rates) for a drawn phase — the window in which restored tasks read their input's
+//   committed offsets and start RUNNING, and in which the main consumer fetches and commits.
+//   Must hold: a restored task runs only once its committed offset is read (retried until it
+//   is: running_gate, assignment), and its input resumes exactly there (exact counts).
+//   Coverage: "committed-offset read failed before running".
+void MainConsumerFaultsWhenRestored(RunEnv& env) {
+  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
+  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
+  const int records = 20 + static_cast<int>(env.Choose(100));
+  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+  const int input_records = static_cast<int>(env.Choose(30));
+  const int64_t left_per_mille = static_cast<int64_t>(env.Choose(500));
+  fakes::BrokerFaults faults;
+  faults.request_timeout_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
+  if (env.Choose(2) == 1) faults.disconnect_per_mille = 1 + static_cast<uint32_t>(env.Choose(200));
+  const TimeNs fault_phase_ns = (1 + static_cast<TimeNs>(env.Choose(10))) * 100 * kMillisecond;
+  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
+                         "input_records={} faults_when_left_per_mille={} "
+                         "request_timeout_per_mille={} disconnect_per_mille={} fault_phase_ms={}",
+                         partitions, threads, records, restore_batch, input_records,
+                         left_per_mille, faults.request_timeout_per_mille,
+                         faults.disconnect_per_mille, fault_phase_ns / kMillisecond));
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  const RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
+  Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(runtime.Start().ok());
+  const int64_t total = static_cast<int64_t>(records) * partitions;
+  const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
+  while (w.clock.NowNs() < deadline) {
+    const RuntimeMetrics m = runtime.Metrics();
+    if (m.records_restored > 0 && m.remaining_records * 1000 <= left_per_mille * total) break;
+    w.clock.SleepFor(1 * kMillisecond);
+  }
+  TraceMark("scenario", "broker faults on");
+  w.broker.SetFaults(faults);
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+  w.clock.SleepFor(fault_phase_ns);
+  FinishRuntime(env, w, runtime, config, partitions, baselines);
+}
+
+}  // namespace
+
+absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry) {
+  return AddAll(
+      registry,
+      {
+          sim::Program{.name = "scenario.restoring_task_moves_and_comes_back",
+                       .description = "a restoring task moves away, its changelog is written, "
+                                      "and it comes back around its hand-over",
+                       .steps_hint = 6'000,
+                       .steps_max = 2'000'000,
+                       .body = RestoringTaskMovesAndComesBack},
+          sim::Program{.name = "scenario.storage_faults_on_a_live_instance",
+                       .description = "sync and rename failures while a live instance "
+                                      "checkpoints and flushes; a restart converges",
+                       .steps_hint = 6'000,
+                       .steps_max = 2'000'000,
+                       .body = StorageFaultsOnALiveInstance},
+          sim::Program{.name = "scenario.main_consumer_faults_when_restored",
+                       .description = "broker faults as restored tasks read committed offsets "
+                                      "and start running",
+                       .steps_hint = 6'000,
+                       .steps_max = 2'000'000,
+                       .body = MainConsumerFaultsWhenRestored},
+      });
+}
+
+}  // namespace restoresim::scenarios

@@ -1,0 +1,112 @@
+#include "tools/restoresim/zoo_search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/runner.h"
+#include "sim/sweep.h"
+
+namespace restoresim::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+sim::RunConfig ConfigFor(const sim::StrategySpec& strategy, uint64_t seed) {
+  sim::RunConfig config;
+  config.seed = seed;
+  config.strategy = strategy;
+  return config;
+}
+
+}  // namespace
+
+SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& strategy,
+                       uint64_t start, uint64_t seeds_max, double budget_s, uint32_t jobs) {
+  const auto began = Clock::now();
+  const auto deadline = began + std::chrono::duration<double>(budget_s);
+  std::atomic<uint64_t> next{0};
+  std::mutex mu;  // guards the fields below
+  uint64_t first = UINT64_MAX;  // offset of the lowest seed found so far
+  uint64_t highest_run = 0;     // 1 + the highest offset run
+  bool out_of_time = false;
+  std::string invariant;
+  auto worker = [&]() {
+    for (;;) {
+      const uint64_t i = next.fetch_add(1);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (i >= seeds_max || i > first) return;  // nothing below the first found is left
+        if (Clock::now() > deadline) {
+          out_of_time = true;
+          return;
+        }
+      }
+      const sim::RunResult r = sim::RunProgram(program, ConfigFor(strategy, start + i));
+      std::lock_guard<std::mutex> lock(mu);
+      highest_run = std::max(highest_run, i + 1);
+      if (sim::FindsPlantedBug(program, r.outcome) && i < first) {
+        first = i;
+        invariant = r.outcome.failure.invariant;
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (uint32_t j = 1; j < jobs; ++j) workers.emplace_back(worker);
+  worker();
+  for (std::thread& t : workers) t.join();
+  SearchResult result;
+  result.seed_start = start;
+  result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  // Found only if every seed below it ran: then it is the lowest, as a single thread finds it.
+  result.found = first != UINT64_MAX;
+  result.budget_exhausted = out_of_time && !result.found;
+  result.seed = result.found ? start + first : 0;
+  result.seeds_run = result.found ? first + 1 : highest_run;
+  result.invariant = invariant;
+  return result;
+}
+
+PlainResult RunPlain(const sim::Program& program, const sim::StrategySpec& strategy,
+                     uint64_t start, uint64_t seeds, uint32_t jobs) {
+  PlainResult result;
+  if (seeds == 0) return result;
+  sim::SweepConfig config;
+  config.programs = {&program};
+  config.seed_start = start;
+  config.seeds = seeds;
+  config.jobs = jobs;
+  config.run.strategy = strategy;
+  config.failures_kept_max = 1;
+  const sim::SweepResult sweep = sim::RunSweep(config);
+  const sim::ProgramSweepStats& stats = sweep.programs.at(0);
+  result.runs = stats.runs;
+  result.failures = stats.failed_runs;
+  if (!stats.failures.empty()) {
+    const sim::SweepFailure& f = stats.failures.front();
+    result.first_failure = fmt::format("seed {}: {}", f.seed, f.outcome.message.substr(0, 300));
+  }
+  return result;
+}
+
+void ZooProgress::Step() {
+  ++done_;
+  if (!enabled_) return;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * done_ / std::max<uint64_t>(total_, 1));
+  std::fprintf(stderr, "\r[%s%s] %llu/%llu sweeps", std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, '.').c_str(),
+               static_cast<unsigned long long>(done_), static_cast<unsigned long long>(total_));
+}
+
+void ZooProgress::Done() {
+  if (enabled_) std::fprintf(stderr, "\n");
+}
+
+}  // namespace restoresim::tools
