@@ -376,8 +376,10 @@ absl::Status Bench::RunRounds() {
 int Bench::Run() {
   const double start = MonoSeconds();
   run_id_ = fmt::format("rsb-{}-{}", getpid(), static_cast<int64_t>(std::time(nullptr)));
-  work_dir_ = o_.work_dir.empty() ? fmt::format("/tmp/restoresim-bench-{}", getpid())
-                                  : o_.work_dir;
+  // A directory of the run's own under --work-dir, removed after a good run (never the
+  // directory given, which may hold other things).
+  work_dir_ = fmt::format("{}/restoresim-bench-{}", o_.work_dir.empty() ? "/tmp" : o_.work_dir,
+                          getpid());
   std::filesystem::create_directories(work_dir_);
   if (o_.progress) bar_ = std::make_unique<ProgressBar>();
   results_.rounds = o_.rounds;

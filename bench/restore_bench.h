@@ -41,7 +41,7 @@ struct RestoreBenchOptions {
   int32_t rounds = 3;
   int32_t restore_max_poll_records = 1000;
   int64_t bulk_min_records = -1;     // -1: the store's default
-  std::string work_dir;              // state directories (empty: a fresh one under /tmp)
+  std::string work_dir;              // the run's directory goes under it (empty: /tmp)
   std::string svg_path = "restore-bench.svg";  // empty: no plot
   std::string json_path;             // also write the JSON report here
   bool json = false;                 // print the JSON report instead of tables

@@ -207,7 +207,7 @@ void AddRestoreOptions(CLI::App& cmd, BenchOptions& o) {
                  "restore.consumer.max.poll.records, also the limits' batch size (1000)");
   cmd.add_option("--bulk-min-records", r.bulk_min_records,
                  "the store's bulk path threshold (default: the store's, 100000)");
-  cmd.add_option("--work-dir", r.work_dir, "state directories (default /tmp/restoresim-bench-PID)");
+  cmd.add_option("--work-dir", r.work_dir, "where the run's directory restoresim-bench-PID goes (default /tmp)");
   cmd.add_option("--svg", r.svg_path, "the plot (default restore-bench.svg; '' for none)");
   cmd.add_option("--json-out", r.json_path, "also write the JSON report to this file");
 }
@@ -231,8 +231,31 @@ Command AddBenchCommand(CLI::App& app) {
   cmd->add_flag("--json", options->json, "print JSON instead of a table");
   options->run.AddTo(*cmd);
   AddRestoreOptions(*cmd, *options);
-  return [options]() {
-    if (options->backend == "sim") return RunBench(*options);
+  return [options, cmd]() {
+    // An option of the other benchmark is a mistake, not something to ignore silently (a
+    // forgotten --backend would otherwise run the scenarios for a minute).
+    const bool sim = options->backend == "sim";
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() == 0) continue;
+      const std::string name = option->get_name();
+      const bool sim_only = name == "--scenario" || name == "--seeds" || name == "--jobs" ||
+                            name == "--strategy" || name == "--steps-max" ||
+                            name == "--spurious-per-mille";
+      const bool shared = name == "--backend" || name == "--rounds" || name == "--json" ||
+                          name == "--help";
+      if (sim && !sim_only && !shared) {
+        const bool kafka_only = name == "--bootstrap-servers" || name == "--peer";
+        std::fprintf(stderr, "restoresim bench: %s needs --backend %s\n", name.c_str(),
+                     kafka_only ? "kafka" : "fake or kafka");
+        return kExitUsage;
+      }
+      if (!sim && sim_only) {
+        std::fprintf(stderr, "restoresim bench: %s is an option of --backend sim\n",
+                     name.c_str());
+        return kExitUsage;
+      }
+    }
+    if (sim) return RunBench(*options);
     if (int rc = PrepareRestoreBench(*options); rc != kExitOk) return rc;
     return bench::RunRestoreBench(options->restore);
   };
