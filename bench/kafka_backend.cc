@@ -49,9 +49,14 @@ class KafkaBackend final : public Backend {
   absl::Status Produce(const TopicPartition& partition,
                        const std::vector<KeyValueWrite>& records) override {
     for (const KeyValueWrite& w : records) {
-      if (absl::Status s = producer_->Send(partition, w.key, w.value, WallClockMs()); !s.ok()) {
-        return s;
+      absl::Status s = producer_->Send(partition, w.key, w.value, WallClockMs());
+      if (absl::IsUnavailable(s)) {
+        // The producer's local queue is full (queue.buffering.max.messages): wait until what
+        // it holds is acknowledged, then send again.
+        if (absl::Status f = producer_->Flush(kFlushTimeoutNs).status(); !f.ok()) return f;
+        s = producer_->Send(partition, w.key, w.value, WallClockMs());
       }
+      if (!s.ok()) return s;
     }
     return producer_->Flush(kFlushTimeoutNs).status();
   }
