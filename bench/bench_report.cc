@@ -103,7 +103,7 @@ nlohmann::json ProcessingJson(const BenchResults& results) {
 void PrintProcessing(const BenchResults& results) {
   if (results.processing.empty()) return;
   std::printf("\nprocessing (%lld input records of a task with nothing to restore, while another "
-              "task restores %lld records; and the same with nothing restoring):\n",
+              "task restores %lld records on the WriteBatch path; and the same with nothing restoring):\n",
               static_cast<long long>(results.process_records),
               static_cast<long long>(results.records));
   std::vector<double> ratios, busy, idle;

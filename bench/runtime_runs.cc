@@ -209,8 +209,8 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
   absl::Status closed = runtime.Close(kCloseTimeoutNs);
   if (!done) {
     return absl::DeadlineExceededError(fmt::format(
-        "restoration of {} did not end (runtime {}, {} records restored)", app.Changelog(),
-        RuntimeStateName(state), timer.restored()));
+        "restoration of {} did not end (runtime {}, {} records restored; closing it: {})",
+        app.Changelog(), RuntimeStateName(state), timer.restored(), closed.ToString()));
   }
   if (!closed.ok()) return closed;
   Measurement m = timer.Result();
@@ -260,9 +260,10 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
   absl::Status closed = runtime.Close(kCloseTimeoutNs);
   if (metrics.records_processed < input_records || !timer.done()) {
     return absl::DeadlineExceededError(fmt::format(
-        "processing run of {} did not finish (runtime {}, {} of {} processed, {} restored)",
+        "processing run of {} did not finish (runtime {}, {} of {} processed, {} restored; "
+        "closing it: {})",
         app.app_id, RuntimeStateName(state), metrics.records_processed, input_records,
-        timer.restored()));
+        timer.restored(), closed.ToString()));
   }
   if (!closed.ok()) return closed;
   if (metrics.first_processed_ns >= 0) {
