@@ -329,14 +329,18 @@ absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
   s.first_processed_idle_s = b->first_processed_s;
   s.restore_start_s = a->restore_start_s;
   s.restore_end_s = a->restore_end_s;
-  // The window: while the other task restores and this one processes; in the idle run, the
-  // same stretch after its first processed record.
+  // The window: while the other task restores and this one processes; in the idle run, a
+  // stretch as long after its first processed record. Each ends early where its input ran out
+  // (a rate over a stretch with nothing left to process would say nothing about processing).
   const double from = std::max(a->restore_start_s, a->first_processed_s);
   const double to = a->restore_end_s;
   s.window_s = to - from;
-  s.rate_restoring = a->RateBetween(from, to);
-  const double shift = b->first_processed_s - a->first_processed_s;
-  s.rate_idle = b->RateBetween(from + shift, to + shift);
+  const double a_to = a->DoneAt() >= 0 ? std::min(to, a->DoneAt()) : to;
+  s.rate_restoring = a->RateBetween(from, a_to);
+  const double b_from = b->first_processed_s + (from - a->first_processed_s);
+  const double b_to =
+      b->DoneAt() >= 0 ? std::min(b_from + s.window_s, b->DoneAt()) : b_from + s.window_s;
+  s.rate_idle = b->RateBetween(b_from, b_to);
   return s;
 }
 

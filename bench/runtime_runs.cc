@@ -225,6 +225,15 @@ double ProcessingRun::RateBetween(double from_s, double to_s) const {
   return (ProcessedAt(to_s) - ProcessedAt(from_s)) / (to_s - from_s);
 }
 
+double ProcessingRun::DoneAt() const {
+  if (processed.empty()) return -1;
+  const int64_t total = processed.back().second;
+  for (const auto& [t, n] : processed) {
+    if (n >= total) return t;
+  }
+  return -1;
+}
+
 int64_t ProcessingRun::ProcessedAt(double t_s) const {
   auto it = std::lower_bound(processed.begin(), processed.end(), t_s,
                              [](const auto& sample, double t) { return sample.first < t; });

@@ -58,6 +58,8 @@ struct ProcessingRun {
   // Records processed per second over [from_s, to_s], interpolating the samples; -1 when the
   // window ends after the last sample (the input ran out).
   double RateBetween(double from_s, double to_s) const;
+  // When the last input record was processed (the first sample that has them all; -1: never).
+  double DoneAt() const;
   int64_t ProcessedAt(double t_s) const;
 };
 absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app,
