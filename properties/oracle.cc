@@ -322,6 +322,13 @@ void Oracle::OnWiped(const StateManager& state) {
   ledger_.OnWiped(state);
 }
 
+void Oracle::OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& changelog,
+                                      int64_t claimed) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnCheckpointClaimDropped(state, changelog, claimed);
+}
+
 void Oracle::OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {
   if (Off()) return;
   ++context_.counts().events;

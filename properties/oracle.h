@@ -131,6 +131,8 @@ class Oracle final : public RuntimeObserver {
   void OnCheckpointResult(const StateManager& state, bool written) override;
   void OnWiped(const StateManager& state) override;
   void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;
+  void OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& changelog,
+                                int64_t claimed) override;
 
  private:
   bool Off() const { return context_.sim().Aborting(); }

@@ -180,6 +180,60 @@ TEST(OracleTest, BatchThatDoesNotMoveForwardIsCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("a batch of 0 records ending at 0"));
 }
 
+TEST(OracleTest, CorruptionHandledThatWasNeverReportedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(6, TaskType::kActive);
+    RS_OBSERVE(OnCorruptionHandled, task->incarnation(), task.get());
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:errors]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("corruption handled that was never reported"));
+}
+
+// The restored task arrives at the stream thread with a store its changelog does not fold to
+// (reported as the restore thread would, without the forced checkpoint that sees it first in a
+// real run: store_contents is the check of last resort at the hand-back).
+TEST(OracleTest, RestoredStoreThatDiffersFromItsChangelogIsCaughtOnArrival) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(2, 3);
+    auto task = w.NewTask(2, TaskType::kActive);
+    ASSERT_TRUE(task->state_manager().Store("counts")->Put("ghost", "1").ok());
+    const TaskIncarnation who = task->incarnation();
+    HandToTheRestoreThread(*task);
+    RestoreEvent event{.kind = RestoreEvent::Kind::kRestored, .incarnation = who,
+                       .task = std::move(task)};
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/false);
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/true);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:store_contents]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("ghost: expected nothing, found 1"));
+}
+
+// Records restored again below an offset the task's directory already checkpointed, with no
+// wipe or crash in between: thrown-away work (the budget is 0).
+TEST(OracleTest, RestoringAgainBelowTheCheckpointIsWastedWork) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(3, 5);
+    auto task = w.NewTask(3, TaskType::kActive);
+    StateManager& sm = task->state_manager();
+    w.RestoreInto(sm, 3, 5);
+    sm.Advance(Changelog(3), 5);
+    ASSERT_TRUE(sm.Flush().ok());
+    ASSERT_TRUE(sm.Checkpoint().ok());
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(3), task->incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(3), task->incarnation(), TaskType::kActive,
+               /*next_offset=*/3, /*records=*/3);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:no_wasted_work]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("restores 3 records of"));
+}
+
 TEST(OracleTest, OpenTaskAtTheEndIsReported) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);

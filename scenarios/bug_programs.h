@@ -2,8 +2,9 @@
 // invariants that must catch it. Each row becomes a program "bug.<mutation name>" that runs
 // the base scenario with the mutation installed; a sweep counts it found only when a failure
 // names one of the expected invariants (sim::Program::expected_invariants) — never a crash of
-// the runtime's own checks. `restoresim zoo` sweeps every row; catalogue_test and the zoo test
-// in tools/test assert each is found.
+// the runtime's own checks. `restoresim zoo` sweeps every row; catalogue_test (Zoo/BugProgramTest)
+// and cli_test (ZooFindsEveryMutationAndThePlainRuntimePasses, a budgeted zoo run) assert each
+// is found.
 //
 // Thread-safety: the table is immutable.
 #ifndef RESTORESIM_SCENARIOS_BUG_PROGRAMS_H_

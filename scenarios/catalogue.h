@@ -4,8 +4,9 @@
 // final-state checks of scenario_checks.h after a fault-free tail. Each scenario states in a
 // header comment what happens and what must hold, and draws its parameters and events from the
 // seed with env.Choose (0 = smallest, fewest, none, earliest), so the shrinker can minimise
-// them; data contents come from env.random. The "bug.*" programs plant a bug
-// (core/runtime/planted_bugs.h) that a sweep must find.
+// them; data contents come from env.random. The "bug.*" programs run a scenario with
+// a mutation of the runtime installed (core/runtime/mutation.h; the table is
+// catalogue_bugs.cc), which a sweep must find through the named invariants.
 //
 // One registration function per file, called by RegisterRuntimePrograms.
 #ifndef RESTORESIM_SCENARIOS_CATALOGUE_H_

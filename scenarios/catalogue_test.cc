@@ -121,6 +121,15 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
            "scenario.broker_faults_during_restoration",
            "scenario.crash_restart_with_state_dir",
            "scenario.swarm",
+           "scenario.rebalance_storm",
+           "scenario.restore_then_process",
+           "scenario.swap_roles_repeatedly",
+           "scenario.corruption_report_while_revoked",
+           "scenario.corruption_of_one_of_two_stores",
+           "scenario.initialisation_retried_during_corruption_and_rebalance",
+           "scenario.restoring_task_moves_and_comes_back",
+           "scenario.storage_faults_on_a_live_instance",
+           "scenario.main_consumer_faults_when_restored",
        }) {
     const sim::Program* p = Registry().Find(name);
     ASSERT_NE(p, nullptr) << name;
@@ -193,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
         CoverageCase{"scenario.main_consumer_faults_when_restored",
                      {"cover/committed-offset read failed before running"}},
         CoverageCase{"scenario.revoke_then_reassign_before_restore_thread_saw_it",
-                     {"active RESTORING -> SUSPENDED"}},
+                     {"active RESTORING -> SUSPENDED", "cover/active removed while restoring"}},
         CoverageCase{"scenario.lost_while_restoring",
                      {"scenario/lose", "active RESTORING -> SUSPENDED"}},
         CoverageCase{"scenario.crash_restart_with_state_dir", {"scenario/crash"}},

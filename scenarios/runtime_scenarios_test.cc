@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/runtime/count_topology.h"
+#include "core/state/log_store_manifest.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
@@ -112,6 +113,59 @@ TEST(RuntimeScenarioTest, TwoThreadsRestoreProcessCommitAndRestartFromCheckpoint
     }, seed, sim::SimOptions{.steps_max = 5'000'000});
     ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
   }
+}
+
+// A flipped bit in what a store flushed: the next runtime finds its store damaged (DataLoss),
+// wipes the task directory and restores it from the changelog, as Kafka Streams does with a
+// corrupted local store — instead of retrying the open forever (issue 12).
+TEST(RuntimeScenarioTest, ADamagedStoreIsWipedAndRestoredFromItsChangelog) {
+  sim::TestRun r = sim::RunUnderSim([&]() {
+    RuntimeWorld w(/*faults=*/false, kPartitions);
+    for (int32_t p = 0; p < kPartitions; ++p) w.WriteChangelog(p, 100);
+    Produce(w, 0, 30);
+    {
+      Runtime runtime(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), nullptr);
+      ASSERT_TRUE(runtime.Start().ok());
+      for (int i = 0; i < 600 && !AllCommitted(w, 30); ++i) w.clock.SleepFor(100 * kMillisecond);
+      ASSERT_TRUE(AllCommitted(w, 30));
+      ASSERT_TRUE(runtime.Close(30 * kSecond).ok());
+    }
+    // Damage the first flushed segment of task 0_1's store.
+    const std::string dir = "/state/app/0_1/counts";
+    const auto manifest = DecodeLogStoreManifest(*w.fs.ReadFile(dir + "/MANIFEST"), 1024);
+    ASSERT_TRUE(manifest.ok()) << manifest.status();
+    ASSERT_FALSE(manifest->empty());
+    const std::string segment = fmt::format("{}/segment-{:08}.log", dir, manifest->front().number);
+    std::string bytes = *w.fs.ReadFile(segment);
+    ASSERT_GT(manifest->front().flushed_bytes, 20u);
+    bytes[manifest->front().flushed_bytes / 2] ^= 0x10;
+    auto file = w.fs.NewWritableFile(segment);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append(bytes).ok());
+    ASSERT_TRUE((*file)->Sync().ok());
+    ASSERT_TRUE((*file)->Close().ok());
+
+    Produce(w, 30, 10);
+    Runtime again(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), nullptr);
+    ASSERT_TRUE(again.Start().ok());
+    for (int i = 0; i < 600 && !AllCommitted(w, 40); ++i) w.clock.SleepFor(100 * kMillisecond);
+    ASSERT_TRUE(AllCommitted(w, 40));
+    const RuntimeMetrics m = again.Metrics();
+    EXPECT_EQ(m.stores_wiped_on_open, 1);
+    // Only the damaged task restores, from the start of its changelog (its 100 records and the
+    // counts the first runtime wrote); the others restore nothing past their checkpoints.
+    EXPECT_GE(m.records_restored, 100);
+    EXPECT_EQ(m.restores_started, 1);
+    ASSERT_TRUE(again.Close(30 * kSecond).ok());
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      const auto fold = FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, 1'000'000));
+      const auto expected =
+          ReferenceCounts(*w.broker.ReadLog(Input(p), 0, 1'000'000),
+                          FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, 100)));
+      EXPECT_EQ(fold, expected) << "partition " << p;
+    }
+  }, 3, sim::SimOptions{.steps_max = 5'000'000});
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
 }
 
 }  // namespace

@@ -158,6 +158,7 @@ RuntimeMetrics Runtime::Metrics() const {
     if (first >= 0 && (m.first_processed_ns < 0 || first < m.first_processed_ns)) {
       m.first_processed_ns = first;
     }
+    m.stores_wiped_on_open += t->task_manager().stores_wiped_on_open();
   }
   TimeNs started;
   {

@@ -172,6 +172,10 @@ class RuntimeObserver {
   virtual void OnWiped(const StateManager& state) {}
   // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.
   virtual void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {}
+  // The checkpoint named `claimed` for a store that has lost its data (its directory missing
+  // or empty): the claim was withdrawn on disk and the store restores from the beginning.
+  virtual void OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& changelog,
+                                        int64_t claimed) {}
 };
 
 #pragma GCC diagnostic pop

@@ -69,11 +69,25 @@ absl::Status StateManager::OpenStores() {
   if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) return s;
   if (absl::Status s = ReadCheckpointOrNote(); !s.ok()) return s;
   for (const std::string& name : config_.store_names) {
-    absl::StatusOr<std::unique_ptr<KeyValueStore>> store =
-        config_.open_store(config_.task_dir + "/" + name, name);
-    if (!store.ok()) return store.status();
-    const bool has_data = (*store)->NumEntries() > 0;
     const TopicPartition changelog = ChangelogOf(name);
+    const std::string store_dir = config_.task_dir + "/" + name;
+    // A store the checkpoint names but whose directory is gone lost everything: the claim is
+    // withdrawn on disk first, before a new empty store exists there, so that no crash can
+    // leave a checkpoint naming offsets of an empty store.
+    if (checkpointed_.contains(changelog) && absl::IsNotFound(config_.fs->FileExists(store_dir))) {
+      if (absl::Status s = DropCheckpointClaim(changelog, "its directory is missing"); !s.ok()) {
+        return s;
+      }
+    }
+    absl::StatusOr<std::unique_ptr<KeyValueStore>> store = config_.open_store(store_dir, name);
+    if (!store.ok()) return store.status();
+    if ((*store)->CreatedOnOpen() && checkpointed_.contains(changelog)) {
+      if (absl::Status s = DropCheckpointClaim(changelog, "it was empty of its files"); !s.ok()) {
+        (void)(*store)->Close();
+        return s;
+      }
+    }
+    const bool has_data = (*store)->NumEntries() > 0;
     if (config_.exactly_once && has_data && !checkpointed_.contains(changelog)) {
       // Data without a checkpoint under exactly-once: it may hold uncommitted writes.
       checkpoint_note_ = fmt::format("store '{}' has data but no checkpoint under exactly-once: "
@@ -95,6 +109,23 @@ absl::Status StateManager::OpenStores() {
   flushed_ = checkpointed_;
   RS_OBSERVE(OnStoresRegistered, *this);
   return absl::OkStatus();
+}
+
+absl::Status StateManager::DropCheckpointClaim(const TopicPartition& changelog,
+                                               std::string_view why) {
+  RS_CHECK(checkpointed_.contains(changelog), "task {}: no claim on {} to drop", id_.ToString(),
+           changelog.ToString());
+  const int64_t claimed = checkpointed_.at(changelog);
+  checkpointed_.erase(changelog);
+  TraceMark("cover", "store lost: checkpoint claim withdrawn");
+  RS_OBSERVE(OnCheckpointClaimDropped, *this, changelog, claimed);
+  checkpoint_note_ = fmt::format("the checkpoint named {} at {}, but {}: restoring it from the "
+                                 "beginning",
+                                 changelog.ToString(), claimed, why);
+  absl::Status s = WriteCheckpoint(*config_.fs, checkpoint_path(), checkpointed_);
+  RS_CHECK(!checkpointed_.contains(changelog), "task {}: claim on {} kept", id_.ToString(),
+           changelog.ToString());
+  return s;
 }
 
 bool StateManager::OwnsChangelog(const TopicPartition& changelog) const {

@@ -119,6 +119,8 @@ class StateManager {
  private:
   TopicPartition ChangelogOf(const std::string& store) const;
   absl::Status OpenStores();
+  // Forgets the checkpoint's offset of a store that lost its data, on disk at once.
+  absl::Status DropCheckpointClaim(const TopicPartition& changelog, std::string_view why);
   absl::Status ReadCheckpointOrNote();
 
   const TaskId id_;

@@ -120,6 +120,9 @@ TEST_F(StateManagerTest, AtLeastOnceKeepsDataWithoutCheckpointAndRestoresFromScr
     StateManager sm({0, 1}, TaskType::kActive, Config());
     ASSERT_TRUE(sm.RegisterStores().ok());
     ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "v").ok());
+    // The store flushed (a store keeps only what it flushed), the task closed dirty: data
+    // without a checkpoint.
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Flush().ok());
     ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
   }
   StateManager sm({0, 1}, TaskType::kActive, Config());
@@ -171,6 +174,57 @@ TEST_F(StateManagerTest, TaskDirectoryIsLockedByOneStateManagerAtATime) {
   first.Clear();
   EXPECT_TRUE(second.RegisterStores().ok());
   EXPECT_EQ(directory.Holder(config.task_dir) != 0, true);
+}
+
+// Two stores, the second failing to open once: the first is closed again, so the retry opens
+// both afresh (it used to abort with "registers its stores twice").
+TEST_F(StateManagerTest, AStoreThatFailsToOpenLeavesNothingOpenAndTheRetryOpensAll) {
+  StateManagerConfig c = Config();
+  c.store_names = {"counts", "latest"};
+  int latest_failures = 1;
+  int open_stores = 0;
+  const auto open = c.open_store;
+  c.open_store = [&](const std::string& dir, const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+    if (name == "latest" && latest_failures > 0) {
+      --latest_failures;
+      return absl::UnavailableError("latest: cannot open (injected)");
+    }
+    ++open_stores;
+    return open(dir, name);
+  };
+  StateManager sm({0, 1}, TaskType::kActive, c);
+  const absl::Status first = sm.RegisterStores();
+  EXPECT_TRUE(absl::IsUnavailable(first)) << first;
+  EXPECT_FALSE(sm.registered());
+  EXPECT_EQ(sm.StoreForChangelog(changelog_), nullptr);
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(open_stores, 3);  // counts twice, latest once
+  EXPECT_NE(sm.Store("counts"), nullptr);
+  EXPECT_NE(sm.Store("latest"), nullptr);
+  EXPECT_THAT(sm.StoreNames(), ::testing::ElementsAre("counts", "latest"));
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+}
+
+// A store the checkpoint names has lost its directory: the claim is withdrawn on disk before a
+// new store is created, and the store restores from the beginning (never from the checkpoint's
+// offset into an empty store).
+TEST_F(StateManagerTest, AStoreWhoseDirectoryIsGoneRestoresFromTheBeginning) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+    sm.Advance(changelog_, 10);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  }
+  std::filesystem::remove_all(dir_ + "/app/0_1/counts");
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("its directory is missing"));
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            CheckpointOffsets{});
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
 }
 
 }  // namespace

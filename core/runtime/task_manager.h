@@ -24,6 +24,7 @@
 #ifndef RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
 #define RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <set>
@@ -111,6 +112,11 @@ class TaskManager final : public RebalanceListener {
   absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(
       TaskId id, std::string_view store = "counts");
   const std::vector<absl::Status>& errors() const { return errors_; }
+  // Task directories whose stores were damaged when opened, wiped and restored from scratch.
+  // Any thread may read it (a relaxed atomic, not a scheduling point, as metrics are).
+  int64_t stores_wiped_on_open() const {
+    return stores_wiped_on_open_.load(std::memory_order_relaxed);
+  }
   // Rebalance callbacks handled so far (the stream thread's state follows them).
   int64_t rebalances_handled() const { return rebalances_handled_; }
   // Whether every active task it is assigned runs (none restores or waits to be initialised or
@@ -178,6 +184,7 @@ class TaskManager final : public RebalanceListener {
   int64_t rebalances_handled_ = 0;
   TaskManagerStats stats_;
   std::vector<absl::Status> errors_;
+  std::atomic<int64_t> stores_wiped_on_open_{0};
 };
 
 }  // namespace restoresim

@@ -14,7 +14,17 @@ namespace restoresim {
 absl::Status TaskManager::HandOver() {
   SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
-    absl::Status s = it->second->state_manager().RegisterStores();
+    StateManager& sm = it->second->state_manager();
+    absl::Status s = sm.RegisterStores();
+    if (absl::IsDataLoss(s)) {
+      // A damaged local store (LogStore or RocksDB corruption): as Kafka Streams does, it is
+      // wiped and restored from its changelog — never served, never retried as it is forever.
+      RS_CHECK(!sm.registered(), "task {}: stores left open by a failed registration",
+               it->second->incarnation().ToString());
+      TraceMark("cover", "store damaged on open: wiped");
+      stores_wiped_on_open_.fetch_add(1, std::memory_order_relaxed);
+      if (absl::Status w = sm.Wipe(); w.ok()) s = sm.RegisterStores();
+    }
     if (!s.ok()) {  // retried next round
       // A directory still locked by another thread's closing incarnation is expected.
       TraceMark("cover", absl::IsAborted(s) ? "initialisation retried: directory locked"

@@ -65,6 +65,10 @@ class KeyValueStore {
   virtual absl::StatusOr<std::map<std::string, std::string>> ReadAll() = 0;
   virtual uint64_t NumEntries() const = 0;
   virtual bool IsOpen() const = 0;
+  // True when opening found no store in its directory and made a new, empty one. A checkpoint
+  // that names offsets for such a store claims data it does not hold (its directory was lost):
+  // the state manager restores it from scratch. Stores that cannot tell say false.
+  virtual bool CreatedOnOpen() const { return false; }
 };
 
 }  // namespace restoresim

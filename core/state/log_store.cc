@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "core/state/log_record.h"
+#include "core/state/log_store_manifest.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -58,45 +60,115 @@ std::string LogStore::SegmentPath(uint32_t number) const {
   return fmt::format("{}/{}{:08}{}", dir_, kSegmentPrefix, number, kSegmentSuffix);
 }
 
+std::string LogStore::ManifestPath() const {
+  return fmt::format("{}/{}", dir_, kLogStoreManifestName);
+}
+
+// manifest_ becomes `next` only once `next` is on disk: a failed write leaves the old one in
+// force in memory too, so the next Flush writes it again.
+absl::Status LogStore::WriteManifest(std::vector<LogSegmentEntry> next) {
+  absl::Status s = WriteFileAtomically(fs_, ManifestPath(), EncodeLogStoreManifest(next));
+  if (s.ok()) manifest_ = std::move(next);
+  return Annotate(s, fmt::format("store '{}' manifest", name_));
+}
+
 absl::Status LogStore::Recover() {
   if (absl::Status s = fs_.CreateDirIfMissing(dir_); !s.ok()) {
     return Annotate(s, fmt::format("store '{}'", name_));
   }
   absl::StatusOr<std::vector<std::string>> names = fs_.ListDir(dir_);
   if (!names.ok()) return Annotate(names.status(), fmt::format("store '{}'", name_));
-  std::vector<uint32_t> segments;
+  std::set<uint32_t> on_disk;
+  bool has_manifest = false;
   for (const std::string& n : *names) {
-    if (std::optional<uint32_t> number = SegmentNumber(n)) segments.push_back(*number);
+    if (std::optional<uint32_t> number = SegmentNumber(n)) on_disk.insert(*number);
+    if (n == kLogStoreManifestName) has_manifest = true;
   }
-  std::sort(segments.begin(), segments.end());
-  if (segments.size() > options_.segments_max) {
+  if (on_disk.size() > options_.segments_max) {
     return absl::DataLossError(fmt::format("store '{}' in {}: {} segments (more than {})", name_,
-                                           dir_, segments.size(), options_.segments_max));
+                                           dir_, on_disk.size(), options_.segments_max));
   }
-  for (size_t i = 0; i < segments.size(); ++i) {
-    if (absl::Status s = ReplaySegment(SegmentPath(segments[i]), i + 1 == segments.size());
-        !s.ok()) {
-      return s;
+  std::vector<LogSegmentEntry> listed;
+  if (!has_manifest) {
+    if (!on_disk.empty()) {
+      // The manifest is written before the first segment file exists: only damage removes it.
+      return absl::DataLossError(fmt::format(
+          "store '{}' in {}: {} segment files but no manifest (it was lost): what was flushed "
+          "is unknown",
+          name_, dir_, on_disk.size()));
+    }
+    created_ = true;
+  } else {
+    absl::StatusOr<std::string> text = fs_.ReadFile(ManifestPath());
+    if (!text.ok()) return Annotate(text.status(), fmt::format("store '{}'", name_));
+    absl::StatusOr<std::vector<LogSegmentEntry>> decoded =
+        DecodeLogStoreManifest(*text, options_.segments_max);
+    if (!decoded.ok()) {
+      return absl::DataLossError(fmt::format("store '{}' in {}: {}", name_, dir_,
+                                             std::string(decoded.status().message())));
+    }
+    listed = std::move(*decoded);
+  }
+  // Replay exactly what the listed segments flushed. Bytes past that (and newer segments a
+  // crash left unlisted) were never promised durable: they are dropped, as a RocksDB store with
+  // its WAL off loses what it wrote after its last flush.
+  std::vector<LogSegmentEntry> kept;
+  const uint32_t last_listed = listed.empty() ? 0 : listed.back().number;
+  for (const LogSegmentEntry& e : listed) {
+    if (!on_disk.contains(e.number)) {
+      if (e.flushed_bytes == 0) continue;  // named before it was created, then a crash
+      return absl::DataLossError(fmt::format(
+          "store '{}': segment {} ({} flushed bytes) is listed in the manifest but missing",
+          name_, SegmentPath(e.number), e.flushed_bytes));
+    }
+    if (absl::Status s = ReplaySegment(e.number, e.flushed_bytes); !s.ok()) return s;
+    if (e.flushed_bytes > 0) kept.push_back({e.number, e.flushed_bytes, true});
+  }
+  for (uint32_t number : on_disk) {
+    if (number <= last_listed) continue;
+    absl::StatusOr<std::string> contents = fs_.ReadFile(SegmentPath(number));
+    if (contents.ok()) tail_bytes_dropped_ += contents->size();
+  }
+  manifest_ = std::move(kept);
+  const uint32_t highest = std::max(last_listed, on_disk.empty() ? 0u : *on_disk.rbegin());
+  if (absl::Status s = StartSegment(highest + 1); !s.ok()) return s;
+  // Segments no longer listed (empty ones, those a compaction replaced, unlisted older ones)
+  // go once the new manifest is durable.
+  for (uint32_t number : on_disk) {
+    const bool still_listed = std::any_of(manifest_.begin(), manifest_.end(),
+                                          [&](const LogSegmentEntry& e) {
+                                            return e.number == number;
+                                          });
+    if (!still_listed) {
+      if (absl::Status s = fs_.DeleteFile(SegmentPath(number)); !s.ok() && !absl::IsNotFound(s)) {
+        return Annotate(s, fmt::format("store '{}'", name_));
+      }
     }
   }
-  return StartSegment(segments.empty() ? 1 : segments.back() + 1);
+  // Each open adds a segment: fold them into one before they pile up.
+  if (manifest_.size() > options_.segments_compact_at) return Compact();
+  return absl::OkStatus();
 }
 
-absl::Status LogStore::ReplaySegment(const std::string& path, bool last) {
+absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes) {
+  const std::string path = SegmentPath(number);
   absl::StatusOr<std::string> contents = fs_.ReadFile(path);
   if (!contents.ok()) return Annotate(contents.status(), fmt::format("store '{}'", name_));
-  std::string_view in = *contents;
+  if (contents->size() < flushed_bytes) {
+    return absl::DataLossError(fmt::format(
+        "store '{}': segment {} holds {} bytes, but {} were flushed", name_, path,
+        contents->size(), flushed_bytes));
+  }
+  // Every record below flushed_bytes must be whole and intact: a flush synced them.
+  std::string_view in = std::string_view(*contents).substr(0, flushed_bytes);
+  uint64_t at = 0;
   while (!in.empty()) {
     DecodedLogRecord r;
-    const DecodeResult result = DecodeLogRecord(in, r);
-    if (result != DecodeResult::kOk) {
-      if (!last) {
-        return absl::DataLossError(fmt::format(
-            "store '{}': segment {} is damaged at byte {} of {} (not its last segment)", name_,
-            path, contents->size() - in.size(), contents->size()));
-      }
-      tail_bytes_dropped_ += in.size();  // a write cut short by a crash
-      break;
+    if (DecodeLogRecord(in, r) != DecodeResult::kOk) {
+      return absl::DataLossError(fmt::format(
+          "store '{}': segment {} is damaged at byte {}, within the {} bytes a flush made "
+          "durable",
+          name_, path, at, flushed_bytes));
     }
     if (r.value.has_value()) {
       auto it = data_.find(r.key);
@@ -108,17 +180,31 @@ absl::Status LogStore::ReplaySegment(const std::string& path, bool last) {
       data_.erase(it);
     }
     log_bytes_ += r.bytes;
+    at += r.bytes;
     in.remove_prefix(r.bytes);
   }
+  RS_CHECK(at == flushed_bytes, "segment {} replayed to {} of {} flushed bytes", path, at,
+           flushed_bytes);
+  tail_bytes_dropped_ += contents->size() - flushed_bytes;  // written after the last flush
   return absl::OkStatus();
 }
 
+// Names the new segment in the manifest (open, nothing flushed) before it exists, so that a
+// segment file is never on disk without a manifest naming what of it is durable.
 absl::Status LogStore::StartSegment(uint32_t number) {
+  RS_CHECK(manifest_.empty() || manifest_.back().number < number, "segment {} after {}", number,
+           manifest_.back().number);
+  std::vector<LogSegmentEntry> next = manifest_;
+  for (LogSegmentEntry& e : next) e.sealed = true;
+  next.push_back({number, 0, false});
+  if (absl::Status s = WriteManifest(std::move(next)); !s.ok()) return s;
+  RS_CHECK(manifest_.back().number == number && !manifest_.back().sealed, "segment {} not open",
+           number);
   absl::StatusOr<std::unique_ptr<WritableFile>> file = fs_.NewWritableFile(SegmentPath(number));
   if (!file.ok()) return Annotate(file.status(), fmt::format("store '{}'", name_));
   file_ = std::move(*file);
   segment_ = number;
-  segment_entry_synced_ = false;
+  segment_bytes_ = 0;
   return absl::OkStatus();
 }
 
@@ -137,6 +223,7 @@ absl::Status LogStore::Append(std::string_view key, const std::string_view* valu
     return Annotate(s, fmt::format("store '{}' write", name_));
   }
   log_bytes_ += record.size();
+  segment_bytes_ += record.size();
   auto it = data_.find(key);
   if (it != data_.end()) live_bytes_ -= RecordBytes(it->first, it->second);
   if (value != nullptr) {
@@ -176,22 +263,31 @@ absl::Status LogStore::ApplyBatch(const std::vector<KeyValueWrite>& writes) {
 
 absl::Status LogStore::Flush() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  RS_CHECK(!manifest_.empty() && manifest_.back().number == segment_ && !manifest_.back().sealed,
+           "store '{}': the manifest does not end with the open segment {}", name_, segment_);
   if (absl::Status s = file_->Sync(); !s.ok()) return Annotate(s, fmt::format("store '{}'", name_));
-  if (!segment_entry_synced_) {
-    if (absl::Status s = fs_.SyncDir(dir_); !s.ok()) {
-      return Annotate(s, fmt::format("store '{}'", name_));
-    }
-    segment_entry_synced_ = true;
+  if (manifest_.back().flushed_bytes != segment_bytes_) {
+    // The directory sync of the manifest's rename also makes the segment's entry durable.
+    std::vector<LogSegmentEntry> next = manifest_;
+    next.back().flushed_bytes = segment_bytes_;
+    if (absl::Status s = WriteManifest(std::move(next)); !s.ok()) return s;
   }
+  RS_CHECK(manifest_.back().flushed_bytes == segment_bytes_, "store '{}': flush not recorded",
+           name_);
   if (log_bytes_ > options_.compact_min_bytes && log_bytes_ > 2 * live_bytes_) return Compact();
   return absl::OkStatus();
 }
 
-// Writes the live entries into a new segment, makes it durable, then deletes the older ones.
-// A crash at any point leaves a set of segments whose replay gives the same entries.
+// Writes the live entries into a new segment, makes it durable and the only one the manifest
+// lists, then deletes the older ones. A crash at any point leaves a manifest whose segments
+// replay to the same entries (the new segment, unlisted or listed with nothing flushed, only
+// repeats puts).
 absl::Status LogStore::Compact() {
+  RS_CHECK(manifest_.back().number == segment_ && manifest_.back().flushed_bytes == segment_bytes_,
+           "store '{}': compaction of segment {} with unflushed bytes", name_, segment_);
   const uint32_t previous = segment_;
   if (absl::Status s = file_->Close(); !s.ok()) return Annotate(s, "compaction");
+  file_.reset();
   if (absl::Status s = StartSegment(previous + 1); !s.ok()) return s;
   log_bytes_ = 0;
   for (const auto& [key, value] : data_) {
@@ -200,10 +296,10 @@ absl::Status LogStore::Compact() {
     AppendLogRecord(record, key, &v);
     if (absl::Status s = file_->Append(record); !s.ok()) return Annotate(s, "compaction");
     log_bytes_ += record.size();
+    segment_bytes_ += record.size();
   }
   if (absl::Status s = file_->Sync(); !s.ok()) return Annotate(s, "compaction");
-  if (absl::Status s = fs_.SyncDir(dir_); !s.ok()) return Annotate(s, "compaction");
-  segment_entry_synced_ = true;
+  if (absl::Status s = WriteManifest({{segment_, segment_bytes_, false}}); !s.ok()) return s;
   absl::StatusOr<std::vector<std::string>> names = fs_.ListDir(dir_);
   if (!names.ok()) return Annotate(names.status(), "compaction");
   for (const std::string& n : *names) {

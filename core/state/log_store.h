@@ -5,12 +5,21 @@
 //
 // Layout and recovery:
 //   * each write appends a record {u32 length, u32 checksum, u8 type, u32 key length, key,
-//     value}; Flush syncs the current segment (and, the first time, its directory entry);
-//   * Open replays all segments in order, then starts a new segment. A damaged tail of the
-//     LAST segment (a write cut short by a crash) is cut off and counted in tail_bytes_dropped();
-//     damage anywhere else is kDataLoss: the caller wipes the store and restores from scratch;
-//   * when the log holds more than twice the live data, Flush writes a snapshot segment of the
-//     live entries and deletes the older segments (crash-safe: the snapshot only repeats puts).
+//     value} to the current segment; Flush syncs it and records in the manifest
+//     (log_store_manifest.h, written atomically) how many of its bytes are now durable;
+//   * Open replays exactly the flushed bytes of every segment the manifest lists, then names a
+//     new segment in the manifest and starts it. Bytes written after the last flush are
+//     dropped (counted in tail_bytes_dropped()): a crash loses them, as a RocksDB store with
+//     its WAL off would, and so does a reopen after a close without a flush;
+//   * every kind of damage to what was flushed is kDataLoss with the reason — a record that
+//     does not decode or whose checksum fails below the flushed length (a flipped bit, a zeroed
+//     sector, a cut), a segment shorter than its flushed length, a listed segment missing,
+//     segment files without a manifest, a damaged manifest. The caller wipes the store and
+//     restores it from its changelog;
+//   * a directory with neither manifest nor segments is a new store (created_on_open());
+//   * when the log holds more than twice the live data, or more than segments_compact_at
+//     segments, a snapshot segment of the live entries replaces the others (crash-safe: the
+//     manifest lists the old segments or the snapshot alone, never a mix).
 //
 // Thread-safety: not thread-safe; one owner at a time (see key_value_store.h).
 #ifndef RESTORESIM_CORE_STATE_LOG_STORE_H_
@@ -20,15 +29,18 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/port/file_system.h"
 #include "core/state/key_value_store.h"
+#include "core/state/log_store_manifest.h"
 
 namespace restoresim {
 
 struct LogStoreOptions {
   uint64_t compact_min_bytes = 1 << 20;  // never compact a log smaller than this
   uint32_t segments_max = 1024;          // more segments than this on disk is corruption
+  uint32_t segments_compact_at = 16;     // an open that finds more compacts them into one
 };
 
 class LogStore final : public KeyValueStore {
@@ -49,6 +61,7 @@ class LogStore final : public KeyValueStore {
   uint64_t NumEntries() const override { return data_.size(); }
   bool IsOpen() const override { return file_ != nullptr; }
 
+  bool CreatedOnOpen() const override { return created_; }
   uint64_t tail_bytes_dropped() const { return tail_bytes_dropped_; }
   uint64_t log_bytes() const { return log_bytes_; }
   uint32_t current_segment() const { return segment_; }
@@ -56,8 +69,10 @@ class LogStore final : public KeyValueStore {
  private:
   LogStore(FileSystem& fs, std::string dir, std::string name, LogStoreOptions options);
   absl::Status Recover();
-  absl::Status ReplaySegment(const std::string& path, bool last);
+  absl::Status ReplaySegment(uint32_t number, uint64_t flushed_bytes);
   absl::Status StartSegment(uint32_t number);
+  absl::Status WriteManifest(std::vector<LogSegmentEntry> next);
+  std::string ManifestPath() const;
   absl::Status Append(std::string_view key, const std::string_view* value);
   absl::Status Compact();
   absl::Status CheckOpen() const;
@@ -70,7 +85,9 @@ class LogStore final : public KeyValueStore {
   std::map<std::string, std::string, std::less<>> data_;
   std::unique_ptr<WritableFile> file_;  // the current segment; null once closed
   uint32_t segment_ = 0;
-  bool segment_entry_synced_ = false;  // the current segment's directory entry is durable
+  uint64_t segment_bytes_ = 0;  // bytes appended to the current segment
+  std::vector<LogSegmentEntry> manifest_;  // as last written (sealed ones, then the current)
+  bool created_ = false;                   // Open found no store: a new one
   uint64_t log_bytes_ = 0;   // bytes in all segments
   uint64_t live_bytes_ = 0;  // bytes a snapshot of data_ would take
   uint64_t tail_bytes_dropped_ = 0;

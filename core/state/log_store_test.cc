@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -32,6 +33,10 @@ class LogStoreTest : public ::testing::Test {
         LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts", options);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? std::move(*store) : nullptr;
+  }
+
+  static void WriteRaw(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   }
 
   std::string dir_;
@@ -102,23 +107,165 @@ TEST_F(LogStoreTest, CompactionKeepsLiveDataAndDropsOldSegments) {
   EXPECT_EQ(*store->Get("key0"), std::nullopt);
 }
 
-TEST_F(LogStoreTest, DamagedTailOfTheLastSegmentIsCutOff) {
+TEST_F(LogStoreTest, WritesAfterTheLastFlushAreDroppedAndACutTailWithThem) {
   {
     auto store = OpenStore();
     ASSERT_TRUE(store->Put("a", "1").ok());
-    ASSERT_TRUE(store->Put("b", "2").ok());
     ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Put("b", "2").ok());  // never flushed
     ASSERT_TRUE(store->Close().ok());
   }
-  // Cut the last record short, as a crash in the middle of a write would.
+  // Cut the unflushed record short, as a crash in the middle of its write would.
   const std::string path = dir_ + "/store/segment-00000001.log";
   std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
   bytes.resize(bytes.size() - 3);
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  WriteRaw(path, bytes);
   auto store = OpenStore();
   EXPECT_EQ(*store->Get("a"), std::optional<std::string>("1"));
   EXPECT_EQ(*store->Get("b"), std::nullopt);
   EXPECT_GT(store->tail_bytes_dropped(), 0u);
+}
+
+// Issue 12's first defect: the torn tail was cut on the first open, which then started a new
+// segment; the next clean restart failed with "not its last segment".
+TEST_F(LogStoreTest, ACutTailStaysHarmlessOverLaterRestarts) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Put("b", "2").ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  const std::string path = dir_ + "/store/segment-00000001.log";
+  std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
+  bytes.resize(bytes.size() - 3);
+  WriteRaw(path, bytes);
+  for (int restart = 0; restart < 3; ++restart) {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr) << "restart " << restart;
+    EXPECT_EQ(*store->Get("a"), std::optional<std::string>("1"));
+    ASSERT_TRUE(store->Put("c" + std::to_string(restart), "x").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(store->NumEntries(), 4u);  // a, c0, c1, c2
+}
+
+// Issue 12's second defect: a flipped byte in the last segment silently dropped every later
+// flushed record (3 of 10 kept) while the checkpoint still claimed all 10.
+TEST_F(LogStoreTest, AFlippedByteInFlushedDataIsDataLoss) {
+  {
+    auto store = OpenStore();
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE(store->Put("k" + std::to_string(i), "v").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  const std::string path = dir_ + "/store/segment-00000001.log";
+  std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
+  bytes[bytes.size() * 3 / 10] ^= 0x01;
+  WriteRaw(path, bytes);
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("within the"));
+}
+
+TEST_F(LogStoreTest, ZeroedSectorInFlushedDataIsDataLoss) {
+  {
+    auto store = OpenStore();
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(store->Put("key" + std::to_string(i), std::string(20, 'v')).ok());
+    }
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  const std::string path = dir_ + "/store/segment-00000001.log";
+  std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
+  ASSERT_GT(bytes.size(), 1024u);
+  std::fill(bytes.begin() + 512, bytes.begin() + 1024, '\0');
+  WriteRaw(path, bytes);
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+}
+
+// Issue 12's third defect: a segment missing from the middle went unnoticed (2 of 3 entries,
+// status OK).
+TEST_F(LogStoreTest, AMissingSegmentIsDataLoss) {
+  for (const char* key : {"a", "b", "c"}) {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put(key, "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  std::vector<std::string> segments;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ + "/store")) {
+    if (entry.path().filename().string().starts_with("segment-")) {
+      segments.push_back(entry.path().string());
+    }
+  }
+  std::sort(segments.begin(), segments.end());
+  ASSERT_EQ(segments.size(), 3u);  // one per open
+  std::filesystem::remove(segments[1]);
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("listed in the manifest but missing"));
+}
+
+TEST_F(LogStoreTest, SegmentsWithoutTheirManifestAreDataLoss) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  std::filesystem::remove(dir_ + "/store/MANIFEST");
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("no manifest"));
+}
+
+TEST_F(LogStoreTest, ADamagedManifestIsDataLoss) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  const std::string path = dir_ + "/store/MANIFEST";
+  std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
+  bytes[bytes.find("segment 1 ") + 10] ^= 0x01;  // the flushed length of segment 1
+  WriteRaw(path, bytes);
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("damaged manifest"));
+}
+
+TEST_F(LogStoreTest, ReopeningDoesNotPileUpSegments) {
+  for (int i = 0; i < 40; ++i) {
+    auto store = OpenStore();
+    EXPECT_EQ(store->CreatedOnOpen(), i == 0);
+    ASSERT_TRUE(store->Put("k" + std::to_string(i % 5), std::to_string(i)).ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  int segments = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ + "/store")) {
+    segments += entry.path().filename().string().starts_with("segment-") ? 1 : 0;
+  }
+  EXPECT_LE(segments, 18);
+  auto store = OpenStore();
+  EXPECT_EQ(store->NumEntries(), 5u);
+  EXPECT_EQ(*store->Get("k4"), std::optional<std::string>("39"));
 }
 
 TEST_F(LogStoreTest, DamageBeforeTheLastSegmentIsDataLoss) {
@@ -137,7 +284,7 @@ TEST_F(LogStoreTest, DamageBeforeTheLastSegmentIsDataLoss) {
   const std::string path = dir_ + "/store/segment-00000001.log";
   std::string bytes = *PosixFileSystem::Default()->ReadFile(path);
   bytes[bytes.size() - 1] ^= 0x55;  // flip a payload bit: the checksum no longer matches
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  WriteRaw(path, bytes);
   absl::StatusOr<std::unique_ptr<LogStore>> store =
       LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
   ASSERT_FALSE(store.ok());
@@ -181,6 +328,29 @@ TEST(LogRecordTest, RoundTripAndRejectsGarbageWithoutCrashing) {
       in.remove_prefix(r.bytes);
     }
   }
+}
+
+TEST(LogStoreManifestTest, RoundTripsAndRejectsEveryDamagedForm) {
+  const std::vector<LogSegmentEntry> segments = {{3, 120, true}, {4, 0, true}, {7, 55, false}};
+  const std::string text = EncodeLogStoreManifest(segments);
+  EXPECT_EQ(*DecodeLogStoreManifest(text, 1024), segments);
+  EXPECT_EQ(*DecodeLogStoreManifest(EncodeLogStoreManifest({}), 1024),
+            std::vector<LogSegmentEntry>{});
+  // Every single-byte change and every cut is refused as data loss, never accepted or crashed.
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string damaged = text;
+    damaged[i] ^= 0x04;
+    const auto decoded = DecodeLogStoreManifest(damaged, 1024);
+    ASSERT_FALSE(decoded.ok()) << "byte " << i;
+    EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
+    ASSERT_FALSE(DecodeLogStoreManifest(text.substr(0, i), 1024).ok()) << "cut at " << i;
+  }
+  EXPECT_FALSE(DecodeLogStoreManifest(text, 2).ok());  // more segments than allowed
+  // An open segment before the last, or numbers out of order, even with a valid checksum.
+  EXPECT_FALSE(DecodeLogStoreManifest(EncodeLogStoreManifest({{1, 5, false}, {2, 0, false}}),
+                                      1024).ok());
+  EXPECT_FALSE(DecodeLogStoreManifest(EncodeLogStoreManifest({{2, 5, true}, {2, 0, false}}),
+                                      1024).ok());
 }
 
 }  // namespace

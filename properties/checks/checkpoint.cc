@@ -38,6 +38,17 @@ class CheckpointChecker final : public Checker {
     }
   }
 
+  // The state manager heals a checkpoint that names a store with no data; but a checkpoint
+  // that outlived the wipe of its directory is the runtime's own mistake (KAFKA-10391's kind).
+  void OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& tp,
+                                int64_t claimed) override {
+    auto dir_it = ledger().dirs.find(state.task_dir());
+    if (dir_it == ledger().dirs.end() || !dir_it->second.wiped) return;
+    Violation(state.task_dir(), fmt::format("a checkpoint survived the wipe of its directory: it "
+                                            "still named {} at {}",
+                                            tp.ToString(), claimed));
+  }
+
   void OnStoresRegistered(const StateManager& state) override {
     auto dir_it = ledger().dirs.find(state.task_dir());
     if (dir_it == ledger().dirs.end()) return;

@@ -125,7 +125,7 @@ void ShrinkFirst(const sim::Program& program, const sim::StrategySpec& strategy,
   result.shrunk_after = shrunk->after;
 }
 
-void PrintTable(const std::vector<Row>& rows, const ZooOptions& o) {
+void PrintTable(const std::vector<Row>& rows, const ZooOptions&) {
   std::printf("%s", fmt::format("\n{:<34} {:<16} {:<19} {:<7} {:>15} {:>13} {:>14} {}\n",
                                 "mutation", "source", "caught by", "strategy",
                                 "seeds (med/max)", "wall s (med/max)", "shrunk (pre/steps)",

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -34,7 +35,8 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
   std::atomic<uint64_t> next{0};
   std::mutex mu;  // guards the fields below
   uint64_t first = UINT64_MAX;  // offset of the lowest seed found so far
-  uint64_t highest_run = 0;     // 1 + the highest offset run
+  uint64_t prefix_run = 0;      // every offset below it has run
+  std::set<uint64_t> ran_above;  // offsets run above prefix_run (workers finish out of order)
   bool out_of_time = false;
   std::string invariant;
   auto worker = [&]() {
@@ -50,7 +52,11 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
       }
       const sim::RunResult r = sim::RunProgram(program, ConfigFor(strategy, start + i));
       std::lock_guard<std::mutex> lock(mu);
-      highest_run = std::max(highest_run, i + 1);
+      ran_above.insert(i);
+      while (!ran_above.empty() && *ran_above.begin() == prefix_run) {
+        ran_above.erase(ran_above.begin());
+        ++prefix_run;
+      }
       if (sim::FindsPlantedBug(program, r.outcome) && i < first) {
         first = i;
         invariant = r.outcome.failure.invariant;
@@ -65,10 +71,11 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
   result.seed_start = start;
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
   // Found only if every seed below it ran: then it is the lowest, as a single thread finds it.
-  result.found = first != UINT64_MAX;
+  // When the budget ran out while a lower seed had not run, a failure above it does not count.
+  result.found = first != UINT64_MAX && prefix_run >= first;
   result.budget_exhausted = out_of_time && !result.found;
   result.seed = result.found ? start + first : 0;
-  result.seeds_run = result.found ? first + 1 : highest_run;
+  result.seeds_run = result.found ? first + 1 : prefix_run;
   result.invariant = invariant;
   return result;
 }

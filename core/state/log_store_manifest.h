@@ -1,0 +1,50 @@
+// The manifest of a LogStore: which segments make up the store, and how many bytes of each
+// were made durable by a Flush. It is what lets recovery tell damage from a crash:
+//   * bytes of a segment below its flushed length were synced before Flush returned, so any
+//     damage there (a flipped bit, a zeroed sector, a record cut short) is data loss;
+//   * bytes past it were never promised durable: a damaged tail there is a write cut short
+//     by a crash, and is cut off;
+//   * a listed segment with flushed bytes that is missing is data loss;
+//   * segment files with no manifest at all are data loss (the manifest is written before the
+//     first segment file exists, so only damage removes it).
+// Written atomically (WriteFileAtomically: a temporary file, sync, rename, directory sync), so
+// a crash leaves the old manifest or the new one, never a mix.
+//
+// Format (text, one entry per line, the last line a checksum of the lines before it):
+//   restoresim-logstore-manifest 1
+//   segment <number> <flushed bytes> sealed|open
+//   checksum <16 hex digits>
+// Segment numbers increase strictly; only the last segment may be open (the one written to).
+#ifndef RESTORESIM_CORE_STATE_LOG_STORE_MANIFEST_H_
+#define RESTORESIM_CORE_STATE_LOG_STORE_MANIFEST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace restoresim {
+
+inline constexpr std::string_view kLogStoreManifestName = "MANIFEST";
+inline constexpr size_t kLogStoreManifestBytesMax = 1 << 20;  // a larger manifest is damage
+
+struct LogSegmentEntry {
+  uint32_t number = 0;
+  uint64_t flushed_bytes = 0;  // bytes of the segment that a Flush made durable
+  bool sealed = false;         // no longer written to (an older segment)
+
+  bool operator==(const LogSegmentEntry&) const = default;
+};
+
+std::string EncodeLogStoreManifest(const std::vector<LogSegmentEntry>& segments);
+
+// DataLoss, with the reason, for anything that is not a manifest Encode wrote: bad header,
+// checksum, numbers, order, an open segment before the last, too many segments.
+absl::StatusOr<std::vector<LogSegmentEntry>> DecodeLogStoreManifest(std::string_view text,
+                                                                    uint32_t segments_max);
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_STATE_LOG_STORE_MANIFEST_H_
