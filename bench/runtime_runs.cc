@@ -66,6 +66,7 @@ class ReportingStore final : public KeyValueStore {
   }
   uint64_t NumEntries() const override { return store_->NumEntries(); }
   bool IsOpen() const override { return store_->IsOpen(); }
+  bool CreatedOnOpen() const override { return store_->CreatedOnOpen(); }
 
  private:
   std::unique_ptr<RocksDbStore> store_;
