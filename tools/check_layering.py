@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Keeps core/ honest: it sees only ports. Fails (exit 1) when a file under core/
-  * includes a higher layer (sim/, fakes/, scenarios/, properties/, tools/), or
+  * includes a higher layer (sim/, fakes/, scenarios/, properties/, tools/, bench/, kafka/), or
   * reaches around a port: reads a clock, sleeps, starts a std::thread, or draws randomness
     directly, outside the port adapters that exist for exactly that, or
   * includes librdkafka outside the librdkafka transport adapter (core/transport/rdkafka/).
@@ -10,7 +10,7 @@ import pathlib
 import re
 import sys
 
-HIGHER = re.compile(r'#include\s+"(sim|fakes|scenarios|properties|tools)/')
+HIGHER = re.compile(r'#include\s+"(sim|fakes|scenarios|properties|tools|bench|kafka)/')
 AROUND_PORTS = re.compile(
     r'std::chrono::(steady|system|high_resolution)_clock::now|this_thread::sleep|'
     r'std::thread\b|\brand\(\)|std::random_device|std::(uniform_int|uniform_real|normal|'

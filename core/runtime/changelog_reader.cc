@@ -216,6 +216,8 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
       c.started = true;
       RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kStart);
       if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
+      // The store picks its write path for a restoration of this size (rocksdb_store.h).
+      c.state->StoreForChangelog(tp)->BeginRestore(c.end_offset - c.position);
     }
   }
   if (!beyond_end.empty()) MarkCorrupted(beyond_end);
@@ -265,47 +267,53 @@ void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partition
   Unregister(drop);
 }
 
-absl::Status ChangelogReader::Apply(const PartitionRecords& batch, RestoreStep& step) {
+absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) {
   auto it = changelogs_.find(batch.partition);
   if (it == changelogs_.end() || batch.records.empty()) return absl::OkStatus();
   Changelog& c = it->second;
   if (c.status != State::kRestoring) return absl::OkStatus();  // e.g. completed this step
+  // The records' keys and values move into the writes: the batch is not looked at again (a
+  // failed write seeks back and fetches it anew).
   std::vector<KeyValueWrite> writes;
+  writes.reserve(batch.records.size());
   int64_t next = c.position;
-  for (const ConsumerRecord& r : batch.records) {
+  for (ConsumerRecord& r : batch.records) {
     if (c.type == TaskType::kActive && r.offset >= c.end_offset) break;  // beyond the target
     RS_CHECK(r.offset >= next, "changelog {} went back from {} to {}",
              batch.partition.ToString(), next, r.offset);
-    writes.push_back(KeyValueWrite{r.key, r.value});
+    writes.push_back(KeyValueWrite{std::move(r.key), std::move(r.value)});
     next = r.offset + 1;
   }
   if (writes.empty()) return absl::OkStatus();
+  const int64_t count = static_cast<int64_t>(writes.size());
   KeyValueStore* store = c.state->StoreForChangelog(batch.partition);
-  if (absl::Status s = store->ApplyBatch(writes); !s.ok()) return s;
+  if (absl::Status s = store->RestoreBatch(std::move(writes)); !s.ok()) return s;
   c.state->Advance(batch.partition, next);
   c.position = next;
-  c.restored += static_cast<int64_t>(writes.size());
-  total_restored_ += static_cast<int64_t>(writes.size());
-  if (c.type == TaskType::kStandby) standby_updated_ += static_cast<int64_t>(writes.size());
-  step.records += static_cast<int64_t>(writes.size());
-  RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next,
-             static_cast<int64_t>(writes.size()));
+  c.restored += count;
+  total_restored_ += count;
+  if (c.type == TaskType::kStandby) standby_updated_ += count;
+  step.records += count;
+  RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next, count);
   if (c.type == TaskType::kActive) {
     RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
   }
   if (c.type == TaskType::kActive && listener_ != nullptr) {
-    listener_->OnBatchRestored(batch.partition, c.store, next - 1,
-                               static_cast<int64_t>(writes.size()));
+    listener_->OnBatchRestored(batch.partition, c.store, next - 1, count);
   }
   return absl::OkStatus();
 }
 
-void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
-                                      RestoreStep& step) {
-  if (c.type != TaskType::kActive || c.status != State::kRestoring) return;
+absl::Status ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
+                                              RestoreStep& step) {
+  if (c.type != TaskType::kActive || c.status != State::kRestoring) return absl::OkStatus();
   absl::StatusOr<int64_t> position = consumer_.Position(tp);
   if (position.ok()) c.position = std::max(c.position, std::min(*position, c.end_offset));
-  if (c.position < c.end_offset) return;
+  if (c.position < c.end_offset) return absl::OkStatus();
+  // Everything restored is in the store before the restoration counts as ended (a store that
+  // buffers, on the bulk path, writes its last chunk here). A failure leaves the changelog
+  // restoring: the next step tries again.
+  if (absl::Status s = c.state->StoreForChangelog(tp)->EndRestore(); !s.ok()) return s;
   c.state->Advance(tp, std::max(c.state->StartOffset(tp).value_or(0), c.end_offset));
   c.status = State::kCompleted;
   c.state = nullptr;  // the task goes to the stream thread; never touched again here
@@ -313,6 +321,7 @@ void ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelog& c,
   RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
   RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
   if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
@@ -350,7 +359,9 @@ absl::Status ChangelogReader::Step(RestoreStep& step) {
       return s;
     }
   }
-  for (auto& [tp, c] : changelogs_) CheckCompletion(tp, c, step);
+  for (auto& [tp, c] : changelogs_) {
+    if (absl::Status s = CheckCompletion(tp, c, step); !s.ok()) return s;
+  }
   return UpdateAssignment();
 }
 

@@ -94,8 +94,9 @@ class ChangelogReader {
 
   absl::Status Prepare(RestoreStep& step);
   absl::Status UpdateAssignment();
-  absl::Status Apply(const PartitionRecords& records, RestoreStep& step);
-  void CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
+  // Moves the records' keys and values into the store.
+  absl::Status Apply(PartitionRecords& records, RestoreStep& step);
+  absl::Status CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
   absl::Status Step(RestoreStep& step);
   // Unregisters the owners' changelogs and keeps the report until a step returns: a step that
   // fails after finding corruption must not lose it (the task would never come back).

@@ -153,6 +153,11 @@ RuntimeMetrics Runtime::Metrics() const {
   for (const auto& t : threads_) {
     m.remaining_records += t->restore_thread().RemainingRecords();
     m.standby_records_updated += t->restore_thread().StandbyRecordsUpdated();
+    m.records_processed += t->records_processed();
+    const TimeNs first = t->first_processed_ns();
+    if (first >= 0 && (m.first_processed_ns < 0 || first < m.first_processed_ns)) {
+      m.first_processed_ns = first;
+    }
     m.stores_wiped_on_open += t->task_manager().stores_wiped_on_open();
   }
   TimeNs started;

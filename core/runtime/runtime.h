@@ -34,6 +34,8 @@ struct RuntimeMetrics {
   double restore_ratio = 1.0;          // restored / (restored + remaining)
   int64_t standby_records_updated = 0;  // written to standby stores, over all restore threads
   double update_rate_per_second = 0;    // standby records updated per second of (virtual) time
+  int64_t records_processed = 0;         // input records processed, over all stream threads
+  TimeNs first_processed_ns = -1;        // the clock's time of the first one (-1: none yet)
   int64_t stores_wiped_on_open = 0;  // damaged local stores wiped and restored from scratch
 };
 

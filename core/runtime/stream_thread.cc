@@ -96,8 +96,12 @@ absl::Status StreamThread::RunOnce() {
   ++loops_;
   RS_OBSERVE(OnStreamLoop, config_.name, restore_->name());
   const int64_t rebalances_before = tasks_->rebalances_handled();
-  // Poll without waiting while there is input to process.
-  absl::StatusOr<PollResult> polled = consumer_->Poll(config_.poll_timeout_ns);
+  // Poll without waiting while there is input to process: a loop processes at most
+  // records_per_task_max records of a task, and a poll that waited its timeout with everything
+  // fetched already buffered would cap processing at that many records per poll timeout (Kafka
+  // Streams drains its buffers in an inner loop between polls instead).
+  const TimeNs poll_timeout_ns = tasks_->HasBuffered() ? 0 : config_.poll_timeout_ns;
+  absl::StatusOr<PollResult> polled = consumer_->Poll(poll_timeout_ns);
   bool got_records = false;
   if (polled.ok()) {
     got_records = polled->RecordCount() > 0;
@@ -113,6 +117,15 @@ absl::Status StreamThread::RunOnce() {
   UpdateState(rebalances_before);
   absl::StatusOr<size_t> processed = tasks_->Process(config_.records_per_task_max);
   if (!processed.ok()) return processed.status();
+  if (*processed > 0) {
+    // Metrics only: relaxed atomics, not scheduling points, so schedules do not change. The
+    // clock is read only for the first record (a virtual clock read is no scheduling point
+    // either).
+    if (processed_.load(std::memory_order_relaxed) == 0) {
+      first_processed_ns_.store(clock_.NowNs(), std::memory_order_relaxed);
+    }
+    processed_.fetch_add(static_cast<int64_t>(*processed), std::memory_order_relaxed);
+  }
   if (clock_.NowNs() >= next_commit_ns_) {
     next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
     absl::Status s = tasks_->Commit();

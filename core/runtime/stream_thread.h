@@ -64,6 +64,11 @@ class StreamThread {
   // Any thread may read it (a relaxed atomic, not a scheduling point: reading it changes no
   // schedule).
   StreamThreadState state() const { return state_.load(std::memory_order_relaxed); }
+  // Input records processed so far, and the clock's time when the first was processed (-1
+  // before): Kafka Streams' process-total, and what "time to first processed record" is read
+  // from. Any thread may read them (relaxed atomics, as state()).
+  int64_t records_processed() const { return processed_.load(std::memory_order_relaxed); }
+  TimeNs first_processed_ns() const { return first_processed_ns_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
@@ -89,6 +94,8 @@ class StreamThread {
   TimeNs next_commit_ns_ = 0;
   int64_t loops_ = 0;
   std::atomic<StreamThreadState> state_{StreamThreadState::kCreated};
+  std::atomic<int64_t> processed_{0};
+  std::atomic<TimeNs> first_processed_ns_{-1};
 };
 
 }  // namespace restoresim

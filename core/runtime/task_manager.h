@@ -93,6 +93,8 @@ class TaskManager final : public RebalanceListener {
   void Buffer(PollResult records);
   // Processes up to records_per_task_max buffered records of every running task.
   absl::StatusOr<size_t> Process(size_t records_per_task_max);
+  // Whether a running task has input buffered that the next Process would take.
+  bool HasBuffered() const;
   // Flushes the producer, advances changelog offsets, flushes stores, checkpoints (at least
   // once) and commits the input offsets.
   [[nodiscard]] absl::Status Commit();

@@ -39,6 +39,13 @@ absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
   return total;
 }
 
+bool TaskManager::HasBuffered() const {
+  for (const auto& [id, task] : running_) {
+    if (task->buffered() > 0) return true;
+  }
+  return false;
+}
+
 // Waits for the producer's acknowledgements and moves each task's changelog position past what
 // it wrote; only then may a checkpoint name those offsets (after the stores flushed).
 absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {

@@ -7,6 +7,13 @@
 // behaves the same), so a checkpoint may only name changelog offsets whose records were written
 // before the last successful Flush.
 //
+// Restoration (the changelog reader, on the restore thread): BeginRestore, then RestoreBatch for
+// each batch of records in changelog order, then EndRestore once the changelog completed. A
+// store may buffer restored writes (RocksDbStore's bulk path does), but buffered writes behave
+// like any other write: every read, Put, Delete, Flush and Close applies them first. So a
+// restoration that stops early (suspended, corrupted) needs no EndRestore, and a checkpoint
+// taken after a Flush never names a record that is not in the store.
+//
 // Thread-safety: a store is used by one thread at a time (its task's owner: the stream thread
 // while processing, the restore thread while restoring); handing it over is the caller's job.
 #ifndef RESTORESIM_CORE_STATE_KEY_VALUE_STORE_H_
@@ -40,6 +47,15 @@ class KeyValueStore {
   virtual absl::StatusOr<std::optional<std::string>> Get(std::string_view key) = 0;
   // Applies writes in order as one batch (restoration).
   [[nodiscard]] virtual absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) = 0;
+  // A restoration of about `records_expected` records (its end offset less its start) begins.
+  virtual void BeginRestore(int64_t records_expected) { (void)records_expected; }
+  // One batch of restored records, in changelog order. All or nothing: when it fails, none of
+  // `writes` was taken (earlier batches stay), so the caller may give the batch again.
+  [[nodiscard]] virtual absl::Status RestoreBatch(std::vector<KeyValueWrite> writes) {
+    return ApplyBatch(writes);
+  }
+  // The restoration completed: every restored record is in the store when this returns OK.
+  [[nodiscard]] virtual absl::Status EndRestore() { return absl::OkStatus(); }
   // Makes every earlier write durable.
   [[nodiscard]] virtual absl::Status Flush() = 0;
   // Releases the store. Writes since the last Flush survive a restart of the process but not

@@ -1,5 +1,5 @@
-// The RocksDB adapter: the one place in core/ that talks to RocksDB. RocksDB statuses are
-// translated here, once.
+// The RocksDB adapter: the one place in core/ that talks to RocksDB (with its bulk loader and
+// options). RocksDB statuses are translated once, in rocksdb_status.h.
 #include "core/state/rocksdb_store.h"
 
 #include <fmt/format.h>
@@ -7,20 +7,11 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include "core/state/rocksdb_options.h"
+#include "core/state/rocksdb_status.h"
+
 namespace restoresim {
 namespace {
-
-absl::Status Translate(const rocksdb::Status& s, std::string_view what) {
-  if (s.ok()) return absl::OkStatus();
-  const std::string message = fmt::format("rocksdb {}: {}", what, s.ToString());
-  if (s.IsNotFound()) return absl::NotFoundError(message);
-  if (s.IsCorruption()) return absl::DataLossError(message);
-  if (s.IsIOError() || s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) {
-    return absl::UnavailableError(message);
-  }
-  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(message);
-  return absl::InternalError(message);
-}
 
 rocksdb::WriteOptions NoWal() {
   rocksdb::WriteOptions options;
@@ -30,24 +21,34 @@ rocksdb::WriteOptions NoWal() {
 
 rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
+// Where a bulk restoration writes its chunk files before they are moved into the DB: inside
+// the store's directory, so a wipe removes leftovers, and in a subdirectory, where RocksDB's
+// own scan of the DB directory for obsolete files never looks.
+std::string ScratchDir(const std::string& dir) { return dir + "/bulk-restore"; }
+
 }  // namespace
 
-RocksDbStore::RocksDbStore(std::unique_ptr<rocksdb::DB> db, std::string name)
-    : db_(std::move(db)), name_(std::move(name)) {}
+RocksDbStore::RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
+                           std::string dir, std::string name, RocksDbStoreOptions options)
+    : db_(std::move(db)),
+      db_options_(std::move(db_options)),
+      dir_(std::move(dir)),
+      name_(std::move(name)),
+      options_(options) {}
 
 RocksDbStore::~RocksDbStore() { (void)Close(); }
 
 absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
-                                                                 std::string name) {
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.avoid_flush_during_shutdown = false;
+                                                                 std::string name,
+                                                                 RocksDbStoreOptions options) {
+  rocksdb::Options db_options = KafkaStreamsRocksDbOptions();
   rocksdb::DB* raw = nullptr;
-  if (absl::Status s = Translate(rocksdb::DB::Open(options, dir, &raw), "open " + dir); !s.ok()) {
+  if (absl::Status s = TranslateRocksDb(rocksdb::DB::Open(db_options, dir, &raw), "open " + dir);
+      !s.ok()) {
     return s;
   }
-  return std::unique_ptr<RocksDbStore>(
-      new RocksDbStore(std::unique_ptr<rocksdb::DB>(raw), std::move(name)));
+  return std::unique_ptr<RocksDbStore>(new RocksDbStore(
+      std::unique_ptr<rocksdb::DB>(raw), std::move(db_options), dir, std::move(name), options));
 }
 
 absl::Status RocksDbStore::CheckOpen() const {
@@ -59,54 +60,141 @@ absl::Status RocksDbStore::CheckOpen() const {
 
 absl::Status RocksDbStore::Put(std::string_view key, std::string_view value) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
-  return Translate(db_->Put(NoWal(), ToSlice(key), ToSlice(value)), "put");
+  if (absl::Status s = LeaveBulk(); !s.ok()) return s;
+  return TranslateRocksDb(db_->Put(NoWal(), ToSlice(key), ToSlice(value)), "put");
 }
 
 absl::Status RocksDbStore::Delete(std::string_view key) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
-  return Translate(db_->Delete(NoWal(), ToSlice(key)), "delete");
+  if (absl::Status s = LeaveBulk(); !s.ok()) return s;
+  return TranslateRocksDb(db_->Delete(NoWal(), ToSlice(key)), "delete");
 }
 
 absl::StatusOr<std::optional<std::string>> RocksDbStore::Get(std::string_view key) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
   std::string value;
   const rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ToSlice(key), &value);
   if (s.IsNotFound()) return std::optional<std::string>();
-  if (absl::Status t = Translate(s, "get"); !t.ok()) return t;
+  if (absl::Status t = TranslateRocksDb(s, "get"); !t.ok()) return t;
   return std::optional<std::string>(std::move(value));
 }
 
 absl::Status RocksDbStore::ApplyBatch(const std::vector<KeyValueWrite>& writes) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  if (absl::Status s = LeaveBulk(); !s.ok()) return s;
   rocksdb::WriteBatch batch;
   for (const KeyValueWrite& w : writes) {
     const rocksdb::Status s =
         w.value ? batch.Put(ToSlice(w.key), ToSlice(*w.value)) : batch.Delete(ToSlice(w.key));
-    if (absl::Status t = Translate(s, "batch"); !t.ok()) return t;
+    if (absl::Status t = TranslateRocksDb(s, "batch"); !t.ok()) return t;
   }
-  return Translate(db_->Write(NoWal(), &batch), "write batch");
+  return TranslateRocksDb(db_->Write(NoWal(), &batch), "write batch");
+}
+
+bool RocksDbStore::TakesBulkPath(int64_t records_expected) const {
+  switch (options_.bulk_restore) {
+    case RocksDbStoreOptions::BulkRestore::kOff:
+      return false;
+    case RocksDbStoreOptions::BulkRestore::kAlways:
+      return true;
+    case RocksDbStoreOptions::BulkRestore::kAuto:
+      break;
+  }
+  return records_expected >= options_.bulk_min_records;
+}
+
+bool RocksDbStore::DbIsEmpty() const {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  it->SeekToFirst();
+  return !it->Valid() && it->status().ok();  // an error counts as "may hold data"
+}
+
+void RocksDbStore::BeginRestore(int64_t records_expected) {
+  if (db_ == nullptr) return;  // the first RestoreBatch reports the closed store
+  if (bulk_ != nullptr) return;  // an unfinished bulk restoration goes on: its buffer stays
+  if (!TakesBulkPath(records_expected)) {
+    ++stats_.restores_batch;
+    return;
+  }
+  ++stats_.restores_bulk;
+  bulk_ = std::make_unique<SstBulkLoader>(ScratchDir(dir_), db_options_);
+  bulk_into_empty_ = DbIsEmpty();
+}
+
+absl::Status RocksDbStore::RestoreBatch(std::vector<KeyValueWrite> writes) {
+  if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  if (bulk_ == nullptr) return ApplyBatch(writes);
+  // The full chunk goes first, so a failure leaves this batch untaken (all or nothing).
+  if (bulk_->buffered_bytes() >= options_.bulk_chunk_bytes_max) {
+    if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+  }
+  for (KeyValueWrite& w : writes) bulk_->Add(std::move(w));
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::IngestBuffered() {
+  if (bulk_ == nullptr || bulk_->empty()) return absl::OkStatus();
+  if (absl::Status s = bulk_->IngestInto(*db_, bulk_into_empty_); !s.ok()) return s;
+  bulk_into_empty_ = false;  // the DB now holds this chunk: later deletions must be kept
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::LeaveBulk() {
+  if (bulk_ == nullptr) return absl::OkStatus();
+  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+  const BulkLoadStats& done = bulk_->stats();
+  stats_.bulk.files += done.files;
+  stats_.bulk.records_in += done.records_in;
+  stats_.bulk.entries_out += done.entries_out;
+  stats_.bulk.tombstones_dropped += done.tombstones_dropped;
+  bulk_.reset();
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::EndRestore() {
+  if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  return LeaveBulk();
+}
+
+RocksDbStoreStats RocksDbStore::stats() const {
+  RocksDbStoreStats stats = stats_;
+  if (bulk_ != nullptr) {
+    stats.bulk.files += bulk_->stats().files;
+    stats.bulk.records_in += bulk_->stats().records_in;
+    stats.bulk.entries_out += bulk_->stats().entries_out;
+    stats.bulk.tombstones_dropped += bulk_->stats().tombstones_dropped;
+  }
+  return stats;
 }
 
 absl::Status RocksDbStore::Flush() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
-  return Translate(db_->Flush(rocksdb::FlushOptions()), "flush");
+  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+  return TranslateRocksDb(db_->Flush(rocksdb::FlushOptions()), "flush");
 }
 
 absl::Status RocksDbStore::Close() {
   if (db_ == nullptr) return absl::OkStatus();
+  // Buffered records survive a clean close, as the memtable does (avoid_flush_during_shutdown
+  // is off); a failure is reported, and the store closes anyway.
+  const absl::Status drained = LeaveBulk();
+  bulk_.reset();
   const rocksdb::Status s = db_->Close();
   db_.reset();
-  return Translate(s, "close");
+  if (!drained.ok()) return drained;
+  return TranslateRocksDb(s, "close");
 }
 
 absl::StatusOr<std::map<std::string, std::string>> RocksDbStore::ReadAll() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
   std::map<std::string, std::string> all;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     all.emplace(it->key().ToString(), it->value().ToString());
   }
-  if (absl::Status s = Translate(it->status(), "iterate"); !s.ok()) return s;
+  if (absl::Status s = TranslateRocksDb(it->status(), "iterate"); !s.ok()) return s;
   return all;
 }
 

@@ -1,8 +1,17 @@
 // RocksDbStore: the production key-value store, as Kafka Streams configures RocksDB for state
-// stores: the write-ahead log off (the changelog is the log), writes in batches while
-// restoring, durability at Flush() (a memtable flush). RocksDB reaches the disk through its own
-// Env, not our file-system port, so it serves real runs only; under the simulator LogStore
-// stands in with the same durability contract.
+// stores (rocksdb_options.h): the write-ahead log off (the changelog is the log), durability at
+// Flush() (a memtable flush). RocksDB reaches the disk through its own Env, not our file-system
+// port, so it serves real runs only; under the simulator LogStore stands in with the same
+// durability contract.
+//
+// Restoration takes one of two write paths (chosen at BeginRestore, per RocksDbStoreOptions):
+//   WriteBatch  every batch of restored records is one WriteBatch into the memtable, as Kafka
+//               Streams restores (the only path for standby updates and small restorations);
+//   bulk        records are buffered in chunks, and each chunk becomes one sorted SST file
+//               ingested into the DB (sst_bulk_loader.h, which argues why the contents are the
+//               same). Chosen by default for a restoration of at least bulk_min_records.
+// Buffered records behave as the KeyValueStore contract says: reads, writes, Flush and Close
+// ingest them first.
 //
 // Thread-safety: as KeyValueStore: one owner at a time.
 #ifndef RESTORESIM_CORE_STATE_ROCKSDB_STORE_H_
@@ -12,6 +21,7 @@
 #include <string>
 
 #include "core/state/key_value_store.h"
+#include "core/state/sst_bulk_loader.h"
 
 namespace rocksdb {
 class DB;
@@ -19,11 +29,29 @@ class DB;
 
 namespace restoresim {
 
+struct RocksDbStoreOptions {
+  enum class BulkRestore { kAuto, kOff, kAlways };
+  BulkRestore bulk_restore = BulkRestore::kAuto;
+  // kAuto: a restoration expecting at least this many records takes the bulk path. Below it a
+  // chunk file (and its ingestion: a manifest write, an fsync) costs more than the memtable.
+  int64_t bulk_min_records = 100'000;
+  // A chunk is written once its keys and values hold this many bytes. Larger chunks mean fewer
+  // overlapping files for compaction to merge; the memory is about twice this.
+  size_t bulk_chunk_bytes_max = 64 << 20;
+};
+
+struct RocksDbStoreStats {
+  int64_t restores_bulk = 0;   // restorations that took the bulk path
+  int64_t restores_batch = 0;  // ... the WriteBatch path
+  BulkLoadStats bulk;          // summed over every bulk restoration
+};
+
 class RocksDbStore final : public KeyValueStore {
  public:
   // Opens (creating if needed) the database in directory `dir`.
   static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(const std::string& dir,
-                                                            std::string name);
+                                                            std::string name,
+                                                            RocksDbStoreOptions options = {});
   ~RocksDbStore() override;
 
   const std::string& name() const override { return name_; }
@@ -31,18 +59,37 @@ class RocksDbStore final : public KeyValueStore {
   absl::Status Delete(std::string_view key) override;
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override;
   absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) override;
+  void BeginRestore(int64_t records_expected) override;
+  absl::Status RestoreBatch(std::vector<KeyValueWrite> writes) override;
+  absl::Status EndRestore() override;
   absl::Status Flush() override;
   absl::Status Close() override;
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override;
   uint64_t NumEntries() const override;
   bool IsOpen() const override { return db_ != nullptr; }
 
+  RocksDbStoreStats stats() const;
+  bool bulk_restoring() const { return bulk_ != nullptr; }
+
  private:
-  RocksDbStore(std::unique_ptr<rocksdb::DB> db, std::string name);
+  RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options, std::string dir,
+               std::string name, RocksDbStoreOptions options);
   absl::Status CheckOpen() const;
+  bool TakesBulkPath(int64_t records_expected) const;
+  bool DbIsEmpty() const;
+  // Ingests the buffered chunk (if any); the bulk path stays on.
+  absl::Status IngestBuffered();
+  // Ingests the buffered chunk and leaves the bulk path (a write outside restoration).
+  absl::Status LeaveBulk();
 
   std::unique_ptr<rocksdb::DB> db_;
+  const rocksdb::Options db_options_;  // what db_ was opened with (chunk files need the same)
+  const std::string dir_;
   std::string name_;
+  const RocksDbStoreOptions options_;
+  std::unique_ptr<SstBulkLoader> bulk_;  // non-null while on the bulk path
+  bool bulk_into_empty_ = false;  // the DB held nothing older than the buffered chunk
+  RocksDbStoreStats stats_;       // bulk figures of finished restorations
 };
 
 }  // namespace restoresim

@@ -1,5 +1,14 @@
-// `restoresim bench`: seeds per second of the runtime's scenarios, with the invariant oracle on
-// and off, measured side by side in one process, and the oracle's share of the run time.
+// `restoresim bench`: two benchmarks under one command, chosen by --backend.
+//
+// --backend sim (the default): seeds per second of the runtime's scenarios, with the invariant
+// oracle on and off, measured side by side in one process, and the oracle's share of the run
+// time.
+//
+// --backend fake | kafka: the restore benchmark (bench/restore_bench.h): our runtime restoring
+// a changelog into RocksDB over the fake broker or a Kafka cluster (--bootstrap-servers, or a
+// local broker started and stopped by the command), against the raw limits and, with --peer
+// kafka-streams, Kafka Streams. One subcommand with a backend switch rather than a new
+// subcommand: "bench" is where a user looks for throughput, and --backend says which world.
 //
 // For each selected program the same seeds run `--rounds` times with the oracle on and as many
 // times with it off, alternating (on, off, on, off, ...) so that machine drift hits both; the
@@ -11,6 +20,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "bench/restore_bench.h"
 #include "properties/oracle.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
@@ -20,10 +34,15 @@ namespace restoresim::tools {
 namespace {
 
 struct BenchOptions {
+  std::string backend = "sim";
+  std::string sizes;
+  double tombstones = 0;
+  bench::RestoreBenchOptions restore;
   std::string scenario = "scenario.*";
   uint64_t seeds = 200;
   uint32_t jobs = 2;
   uint32_t rounds = 2;
+  bool rounds_given = false;
   bool json = false;
   RunOptions run;
 };
@@ -123,21 +142,123 @@ int RunBench(const BenchOptions& o) {
   return findings ? kExitFindings : kExitOk;
 }
 
+// The restore benchmark's options, checked; kExitOk or kExitUsage.
+int PrepareRestoreBench(BenchOptions& o) {
+  bench::RestoreBenchOptions& r = o.restore;
+  r.backend = o.backend;
+  r.json = o.json;
+  r.progress = !o.json && isatty(STDERR_FILENO);
+  if (o.rounds_given) r.rounds = static_cast<int32_t>(o.rounds);
+  auto usage = [](const std::string& message) {
+    std::fprintf(stderr, "restoresim bench: %s\n", message.c_str());
+    return kExitUsage;
+  };
+  if (!r.peer.empty() && r.peer != "kafka-streams") {
+    return usage("--peer must be kafka-streams (or absent)");
+  }
+  if (!r.peer.empty() && r.backend != "kafka") return usage("--peer needs --backend kafka");
+  if (!r.bootstrap_servers.empty() && r.backend != "kafka") {
+    return usage("--bootstrap-servers needs --backend kafka");
+  }
+  if (r.spec.records < 1 || r.spec.partitions < 1 || r.spec.key_bytes < 1 || r.rounds < 1 ||
+      r.restore_max_poll_records < 1) {
+    return usage("--records, --partitions, --key-bytes, --rounds and --max-poll-records must "
+                 "be positive");
+  }
+  if (r.spec.records < r.spec.partitions) return usage("--records must be >= --partitions");
+  if (o.tombstones < 0 || o.tombstones > 1) return usage("--tombstones is a fraction in [0, 1]");
+  r.spec.tombstone_per_mille = static_cast<uint32_t>(o.tombstones * 1000 + 0.5);
+  if (r.checkpoint_fraction <= 0 || r.checkpoint_fraction > 10) {
+    return usage("--checkpoint-fraction must be in (0, 10]");
+  }
+  for (absl::string_view part : absl::StrSplit(o.sizes, ',', absl::SkipEmpty())) {
+    int64_t size = 0;
+    if (!absl::SimpleAtoi(part, &size) || size < 1) {
+      return usage("--sizes is a comma-separated list of positive record counts");
+    }
+    r.sizes.push_back(size);
+  }
+  return kExitOk;
+}
+
+void AddRestoreOptions(CLI::App& cmd, BenchOptions& o) {
+  bench::RestoreBenchOptions& r = o.restore;
+  cmd.add_option("--backend", o.backend,
+                 "sim: seeds/s of the scenarios (default); fake or kafka: the restore benchmark")
+      ->check(CLI::IsMember({"sim", "fake", "kafka"}));
+  cmd.add_option("--bootstrap-servers", r.bootstrap_servers,
+                 "kafka: the cluster (default: start a local broker and stop it afterwards)");
+  cmd.add_option("--peer", r.peer, "kafka-streams: Kafka Streams restores the same changelogs");
+  cmd.add_option("--records", r.spec.records, "changelog records (default 1000000)");
+  cmd.add_option("--partitions", r.spec.partitions, "changelog partitions (default 1)");
+  cmd.add_option("--key-bytes", r.spec.key_bytes, "key size (default 16)");
+  cmd.add_option("--value-bytes", r.spec.value_bytes, "value size (default 100)");
+  cmd.add_option("--key-space", r.spec.key_space,
+                 "distinct keys; fewer than --records repeats keys (default: one per record)");
+  cmd.add_option("--tombstones", o.tombstones, "share of records that are tombstones (0)");
+  cmd.add_option("--data-seed", r.spec.seed, "seed of the generated records (default 1)");
+  cmd.add_option("--sizes", o.sizes,
+                 "more changelog sizes for the size plot, e.g. 100000,300000 (default N/16,N/4)");
+  cmd.add_option("--checkpoint-fraction", r.checkpoint_fraction,
+                 "records written after the checkpoint, as a share of --records (0.1)");
+  cmd.add_option("--process-records", r.process_records,
+                 "input records of the processing runs (default N/2, at least 20000)");
+  cmd.add_option("--max-poll-records", r.restore_max_poll_records,
+                 "restore.consumer.max.poll.records, also the limits' batch size (1000)");
+  cmd.add_option("--bulk-min-records", r.bulk_min_records,
+                 "the store's bulk path threshold (default: the store's, 100000)");
+  cmd.add_option("--work-dir", r.work_dir, "where the run's directory restoresim-bench-PID goes (default /tmp)");
+  cmd.add_option("--svg", r.svg_path, "the plot (default restore-bench.svg; '' for none)");
+  cmd.add_option("--json-out", r.json_path, "also write the JSON report to this file");
+}
+
 }  // namespace
 
 Command AddBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "Seeds per second of scenarios with the invariant oracle on and off");
+      "bench",
+      "Seeds per second of scenarios with the oracle on and off (--backend sim), or the restore "
+      "benchmark against the raw limits and Kafka Streams (--backend fake|kafka)");
   cmd->add_option("--scenario", options->scenario,
-                  "'all', a name, or a prefix ending in '*' (default scenario.*)");
-  cmd->add_option("--seeds", options->seeds, "seeds per scenario and round (default 200)");
-  cmd->add_option("--jobs", options->jobs, "worker threads (default 2)");
+                  "sim: 'all', a name, or a prefix ending in '*' (default scenario.*)");
+  cmd->add_option("--seeds", options->seeds, "sim: seeds per scenario and round (default 200)");
+  cmd->add_option("--jobs", options->jobs, "sim: worker threads (default 2)");
   cmd->add_option("--rounds", options->rounds,
-                  "rounds per mode; the fastest counts (default 2)");
+                  "rounds per mode (sim: the fastest counts, default 2; restore: interleaved, "
+                  "min/median/max, default 3)")
+      ->each([o = options.get()](const std::string&) { o->rounds_given = true; });
   cmd->add_flag("--json", options->json, "print JSON instead of a table");
   options->run.AddTo(*cmd);
-  return [options]() { return RunBench(*options); };
+  AddRestoreOptions(*cmd, *options);
+  return [options, cmd]() {
+    // An option of the other benchmark is a mistake, not something to ignore silently (a
+    // forgotten --backend would otherwise run the scenarios for a minute).
+    const bool sim = options->backend == "sim";
+    for (const CLI::Option* option : cmd->get_options()) {
+      if (option->count() == 0) continue;
+      const std::string name = option->get_name();
+      const bool sim_only = name == "--scenario" || name == "--seeds" || name == "--jobs" ||
+                            name == "--strategy" || name == "--steps-max" ||
+                            name == "--spurious-per-mille";
+      const bool shared = name == "--backend" || name == "--rounds" || name == "--json" ||
+                          name == "--help";
+      if (sim && !sim_only && !shared) {
+        const bool kafka_only = name == "--bootstrap-servers" || name == "--peer";
+        std::fprintf(stderr, "restoresim bench: %s needs --backend %s\n", name.c_str(),
+                     kafka_only ? "kafka" : "fake or kafka");
+        return kExitUsage;
+      }
+      if (!sim && sim_only) {
+        std::fprintf(stderr, "restoresim bench: %s is an option of --backend sim\n",
+                     name.c_str());
+        return kExitUsage;
+      }
+    }
+    if (sim) return RunBench(*options);
+    if (int rc = PrepareRestoreBench(*options); rc != kExitOk) return rc;
+    return bench::RunRestoreBench(options->restore);
+  };
 }
 
 }  // namespace restoresim::tools

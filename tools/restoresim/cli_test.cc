@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -160,6 +161,19 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       // Long bad values are echoed as a bounded prefix with their length.
       {"explore --scenario " + std::string(3000, 'x'), "... (3000 bytes)"},
       {"explore --scenario " + std::string(5000, 'x'), "argument 3 is 5000 bytes long"},
+      {"bench --backend nosuch", "--backend"},
+      {"bench --backend fake --records 0", "must be positive"},
+      {"bench --backend fake --records 10 --partitions 20", "--records must be >= --partitions"},
+      {"bench --backend fake --tombstones 1.5", "--tombstones"},
+      {"bench --backend fake --sizes 1000,x", "--sizes"},
+      {"bench --backend fake --peer kafka-streams", "--peer needs --backend kafka"},
+      {"bench --backend kafka --peer flink", "--peer must be kafka-streams"},
+      {"bench --backend fake --bootstrap-servers 127.0.0.1:9", "needs --backend kafka"},
+      {"bench --backend fake --checkpoint-fraction 0", "--checkpoint-fraction"},
+      {"bench --bootstrap-servers 127.0.0.1:9", "needs --backend kafka"},
+      {"bench --records 1000", "--records needs --backend fake or kafka"},
+      {"bench --backend fake --seeds 5", "--seeds is an option of --backend sim"},
+      {"bench --backend fake --records x", "--records"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
@@ -380,6 +394,68 @@ TEST_F(CliTest, ZooFindsEveryMutationAndThePlainRuntimePasses) {
   const Result bad = RunCli("zoo --mutations no-such-mutation");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("selects nothing"));
+}
+
+// The restore benchmark end to end over the fake broker, small: every restoration (both write
+// paths, the bulk one forced by a low threshold; from scratch and from a checkpoint; repeated
+// keys and tombstones) ends with the changelog's fold in its store, the ratios and the
+// processing pair are reported, and the plot is written.
+TEST_F(CliTest, RestoreBenchOverTheFakeBrokerChecksEveryStore) {
+  const Result r = RunCli("bench --backend fake --records 20000 --key-space 8000 --tombstones "
+                          "0.05 --sizes 5000 --rounds 1 --bulk-min-records 4000 --json --work-dir " +
+                          dir_ + "/work --svg " + dir_ + "/plot.svg");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["problems"].empty()) << j["problems"].dump();
+  std::set<std::string> ids;
+  for (const auto& c : j["cases"]) {
+    ids.insert(c["id"].get<std::string>());
+    ASSERT_EQ(c["rounds"].size(), 1u) << c["id"];
+    const auto& round = c["rounds"][0];
+    EXPECT_GT(round["records_per_second"].get<double>(), 0) << c["id"];
+    if (c["id"].get<std::string>().starts_with("ours.") ||
+        c["id"].get<std::string>().starts_with("limit.write") ||
+        c["id"].get<std::string>().starts_with("limit.overlap")) {
+      EXPECT_TRUE(round["contents_checked"].get<bool>()) << c["id"];
+      EXPECT_TRUE(round["contents_ok"].get<bool>()) << c["id"] << ": " << round["note"];
+    }
+  }
+  for (const char* id : {"limit.consume", "limit.write.writebatch", "limit.overlap.bulk",
+                         "ours.scratch.default", "ours.scratch.writebatch",
+                         "ours.checkpoint.default", "ours.size5000.default"}) {
+    EXPECT_TRUE(ids.contains(id)) << id;
+  }
+  // The threshold sent the default path of the 20,000-record restoration through the bulk path.
+  for (const auto& c : j["cases"]) {
+    if (c["id"] == "ours.scratch.default") {
+      EXPECT_THAT(c["rounds"][0]["note"].get<std::string>(), HasSubstr("bulk path"));
+    }
+  }
+  EXPECT_FALSE(j["ratios"].empty());
+  EXPECT_EQ(j["processing"]["rounds"].size(), 1u);
+  EXPECT_GE(j["processing"]["rounds"][0]["first_processed_while_restoring_s"].get<double>(), 0);
+  std::ifstream svg(dir_ + "/plot.svg");
+  std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(text.starts_with("<svg")) << text.substr(0, 100);
+  EXPECT_THAT(text, HasSubstr("</svg>"));
+  // The run's own directory is removed after a good run; the one given is left.
+  EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/work"));
+}
+
+// A broker that cannot start: a clear message, a non-zero exit, and no crash. The benchmark
+// finds tools/kafka/broker under RESTORESIM_SOURCE_ROOT; here one that always fails.
+TEST_F(CliTest, RestoreBenchSaysSoWhenItsBrokerCannotStart) {
+  std::filesystem::create_directories(dir_ + "/src/tools/kafka");
+  const std::string script = dir_ + "/src/tools/kafka/broker";
+  std::ofstream(script) << "#!/bin/sh\necho 'broker: no java here' >&2\nexit 1\n";
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  setenv("RESTORESIM_SOURCE_ROOT", (dir_ + "/src").c_str(), 1);
+  setenv("RESTORESIM_BUILD_ROOT", (dir_ + "/build").c_str(), 1);
+  const Result r = RunCli("bench --backend kafka --records 1000 --rounds 1 --work-dir " + dir_);
+  unsetenv("RESTORESIM_SOURCE_ROOT");
+  unsetenv("RESTORESIM_BUILD_ROOT");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("tools/kafka/broker start failed"));
 }
 
 // Issue 5's "done when": a deliberately broken ordering of the real runtime (the restore thread

@@ -11,9 +11,14 @@
 namespace restoresim::rdkafka {
 namespace {
 
-// A Send that finds librdkafka's queue full serves delivery reports for this long, once,
-// before it reports kUnavailable.
+// A Send that finds librdkafka's queue full serves delivery reports (which make room) in turns
+// of kQueueFullWaitMs, up to kQueueFullWaitsMax turns, before it reports kUnavailable: about
+// 60 s, Kafka's max.block.ms, for which KafkaProducer#send blocks on a full buffer. One turn
+// was too little: a task processing a burst of input (100,000 changelog writes between commits,
+// the queue's default capacity) on a loaded machine found the queue still full after 100 ms,
+// and the stream thread died of it.
 constexpr int kQueueFullWaitMs = 100;
+constexpr int kQueueFullWaitsMax = 600;
 // What Close waits for the sends already made (Kafka's close() completes them too).
 constexpr int kCloseFlushMs = 30'000;
 
@@ -64,7 +69,7 @@ absl::Status RdKafkaProducer::Send(const TopicPartition& partition, std::string 
                                    std::optional<std::string> value, int64_t timestamp_ms) {
   if (absl::Status s = Enter("producer.send"); !s.ok()) return s;
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt <= kQueueFullWaitsMax; ++attempt) {
     err = rd_kafka_producev(
         handle_.get(), RD_KAFKA_V_TOPIC(partition.topic.c_str()),
         RD_KAFKA_V_PARTITION(partition.partition), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -72,7 +77,7 @@ absl::Status RdKafkaProducer::Send(const TopicPartition& partition, std::string 
         RD_KAFKA_V_VALUE(value.has_value() ? value->data() : nullptr,
                          value.has_value() ? value->size() : 0),
         RD_KAFKA_V_TIMESTAMP(timestamp_ms), RD_KAFKA_V_END);
-    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL || attempt == kQueueFullWaitsMax) break;
     rd_kafka_poll(handle_.get(), kQueueFullWaitMs);  // delivery reports make room
   }
   rd_kafka_poll(handle_.get(), 0);  // serve delivery reports as we go

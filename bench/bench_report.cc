@@ -1,0 +1,321 @@
+#include "bench/bench_report.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+
+#include "bench/svg_plot.h"
+
+namespace restoresim::bench {
+namespace {
+
+std::string Rate(double r) {
+  if (r >= 1e6) return fmt::format("{:.2f}M", r / 1e6);
+  if (r >= 1e3) return fmt::format("{:.0f}k", r / 1e3);
+  return fmt::format("{:.0f}", r);
+}
+
+template <typename F>
+Spread SpreadOf(const CaseSamples& c, F figure) {
+  std::vector<double> v;
+  for (const Measurement& m : c.rounds) v.push_back(figure(m));
+  return Spread::Of(v);
+}
+
+Spread RateSpread(const CaseSamples& c) {
+  return SpreadOf(c, [](const Measurement& m) { return m.RecordsPerSecond(); });
+}
+
+nlohmann::json SpreadJson(const Spread& s) {
+  return {{"min", s.min}, {"median", s.median}, {"max", s.max}};
+}
+
+std::string Verdict(const Ratio& r) {
+  if (r.target <= 0 || !r.available) return "";
+  return r.median >= r.target ? "met" : "MISSED";
+}
+
+// Pads to `width` columns of the terminal: UTF-8 continuation bytes take none ("‖").
+std::string Pad(const std::string& s, size_t width) {
+  size_t columns = 0;
+  for (unsigned char c : s) columns += (c & 0xC0) != 0x80 ? 1 : 0;
+  return columns >= width ? s + " " : s + std::string(width - columns, ' ');
+}
+
+std::string CaseRatioCell(const std::optional<Ratio>& r) { return r ? RatioCell(*r) : "-"; }
+
+void PrintCases(const BenchResults& results) {
+  std::printf("\n%s%s%s%s%s%s\n", Pad("case (changelog records)", 52).c_str(),
+              Pad("records/s min/median/max", 25).c_str(), Pad("MB/s", 7).c_str(),
+              Pad("CPU-s/1M med (range)", 22).c_str(), Pad("/ overlapped limit", 21).c_str(),
+              "/ Kafka Streams");
+  for (const CaseSamples& c : results.cases) {
+    if (c.rounds.empty()) continue;
+    const Spread rate = RateSpread(c);
+    const Spread mb = SpreadOf(c, [](const Measurement& m) { return m.MegabytesPerSecond(); });
+    const Spread cpu = SpreadOf(c, [](const Measurement& m) { return m.CpuSecondsPerMillion(); });
+    const bool ours = c.id.starts_with("ours.");
+    std::printf(
+        "%s%s%s%s%s%s\n", Pad(fmt::format("{} ({})", c.label, c.size), 52).c_str(),
+        Pad(fmt::format("{} / {} / {}", Rate(rate.min), Rate(rate.median), Rate(rate.max)), 25)
+            .c_str(),
+        Pad(fmt::format("{:.1f}", mb.median), 7).c_str(),
+        Pad(fmt::format("{:.2f} ({:.2f}..{:.2f})", cpu.median, cpu.min, cpu.max), 22).c_str(),
+        Pad(ours ? CaseRatioCell(RatioOf(results, c.id, OverlappedLimitOf(results, c))) : "", 21)
+            .c_str(),
+        ours ? CaseRatioCell(RatioOf(results, c.id, PeerOf(c))).c_str() : "");
+  }
+  std::printf("\nhow each ran (first round): ");
+  for (const CaseSamples& c : results.cases) {
+    if (!c.rounds.empty()) std::printf("\n  %s: %s", c.id.c_str(), c.rounds[0].note.c_str());
+  }
+  std::printf("\n");
+}
+
+nlohmann::json ProcessingJson(const BenchResults& results) {
+  nlohmann::json rounds = nlohmann::json::array();
+  std::vector<double> ratios, first_busy, first_idle;
+  for (const ProcessingSample& s : results.processing) {
+    rounds.push_back({{"first_processed_while_restoring_s", s.first_processed_restoring_s},
+                      {"first_processed_idle_s", s.first_processed_idle_s},
+                      {"restore_start_s", s.restore_start_s},
+                      {"restore_end_s", s.restore_end_s},
+                      {"window_s", s.window_s},
+                      {"rate_while_restoring", s.rate_restoring},
+                      {"rate_idle", s.rate_idle}});
+    if (s.rate_restoring > 0 && s.rate_idle > 0) ratios.push_back(s.rate_restoring / s.rate_idle);
+    first_busy.push_back(s.first_processed_restoring_s);
+    first_idle.push_back(s.first_processed_idle_s);
+  }
+  return {{"input_records", results.process_records},
+          {"rounds", rounds},
+          {"ratio_while_restoring_to_idle", SpreadJson(Spread::Of(ratios))},
+          {"first_processed_while_restoring_s", SpreadJson(Spread::Of(first_busy))},
+          {"first_processed_idle_s", SpreadJson(Spread::Of(first_idle))},
+          {"target", 0.9}};
+}
+
+void PrintProcessing(const BenchResults& results) {
+  if (results.processing.empty()) return;
+  std::printf("\nprocessing (%lld input records of a task with nothing to restore, while another "
+              "task restores %lld records on the WriteBatch path; and the same with nothing restoring):\n",
+              static_cast<long long>(results.process_records),
+              static_cast<long long>(results.records));
+  std::vector<double> ratios, busy, idle;
+  for (size_t r = 0; r < results.processing.size(); ++r) {
+    const ProcessingSample& s = results.processing[r];
+    std::printf("  round %zu: first record processed at %.3f s (restoration %.3f..%.3f s) vs "
+                "%.3f s idle; over a %.2f s window %s/s while restoring vs %s/s idle\n",
+                r + 1, s.first_processed_restoring_s, s.restore_start_s, s.restore_end_s,
+                s.first_processed_idle_s, s.window_s, Rate(s.rate_restoring).c_str(),
+                Rate(s.rate_idle).c_str());
+    if (s.rate_restoring > 0 && s.rate_idle > 0) ratios.push_back(s.rate_restoring / s.rate_idle);
+    busy.push_back(s.first_processed_restoring_s);
+    idle.push_back(s.first_processed_idle_s);
+  }
+  const Spread ratio = Spread::Of(ratios);
+  const Spread b = Spread::Of(busy);
+  const Spread i = Spread::Of(idle);
+  std::printf("  time to first processed record: %.3f s median (%.3f..%.3f) while another task "
+              "restores, %.3f s (%.3f..%.3f) with nothing restoring: ratio %.2f\n",
+              b.median, b.min, b.max, i.median, i.min, i.max, i.median > 0 ? b.median / i.median : 0);
+  if (ratio.n > 0) {
+    std::printf("  processing rate while restoring / idle: %.2f median (%.2f..%.2f), target >= "
+                "0.9: %s\n",
+                ratio.median, ratio.min, ratio.max, ratio.median >= 0.9 ? "met" : "MISSED");
+  } else {
+    std::printf("  processing rate while restoring / idle: not measurable (the restoration was "
+                "too short or the input ran out)\n");
+  }
+}
+
+}  // namespace
+
+Spread Spread::Of(std::vector<double> values) {
+  Spread s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  std::sort(values.begin(), values.end());
+  s.min = values.front();
+  s.max = values.back();
+  const size_t mid = values.size() / 2;
+  s.median = values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+  return s;
+}
+
+const CaseSamples* BenchResults::Find(const std::string& id) const {
+  for (const CaseSamples& c : cases) {
+    if (c.id == id) return &c;
+  }
+  return nullptr;
+}
+
+std::string LoadAverages() {
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) != 3) return "load average unknown";
+  return fmt::format("load average {:.2f} {:.2f} {:.2f}", load[0], load[1], load[2]);
+}
+
+std::string MachineDescription() {
+  return fmt::format("{} cores, at the start: {}", sysconf(_SC_NPROCESSORS_ONLN), LoadAverages());
+}
+
+std::string RatioCell(const Ratio& r) {
+  if (!r.available) return "n/a";
+  return fmt::format("{:.2f} ({:.2f}..{:.2f})", r.median, r.per_round.min, r.per_round.max);
+}
+
+std::optional<Ratio> RatioOf(const BenchResults& results, const std::string& numerator,
+                            const std::string& denominator) {
+  const CaseSamples* num = results.Find(numerator);
+  const CaseSamples* den = results.Find(denominator);
+  if (num == nullptr || den == nullptr || num->rounds.empty() || den->rounds.empty()) {
+    return std::nullopt;
+  }
+  const double den_median = RateSpread(*den).median;
+  if (den_median <= 0) return std::nullopt;
+  Ratio r{.numerator = numerator, .denominator = denominator, .available = true};
+  r.median = RateSpread(*num).median / den_median;
+  std::vector<double> per_round;
+  for (size_t i = 0; i < std::min(num->rounds.size(), den->rounds.size()); ++i) {
+    const double d = den->rounds[i].RecordsPerSecond();
+    if (d > 0) per_round.push_back(num->rounds[i].RecordsPerSecond() / d);
+  }
+  r.per_round = Spread::Of(per_round);
+  return r;
+}
+
+std::string OverlappedLimitOf(const BenchResults& results, const CaseSamples& c) {
+  // The limits are measured on the main changelog: they compare with its restorations from
+  // scratch and from its checkpoint, not with changelogs of other sizes.
+  if (!c.id.starts_with("ours.scratch.") && !c.id.starts_with("ours.checkpoint.")) return "";
+  if (c.id.ends_with(".writebatch")) return "limit.overlap.writebatch";
+  // The default path: the limit of the path the store chose (in its first round).
+  const bool bulk = !c.rounds.empty() && c.rounds[0].note.starts_with("bulk");
+  return bulk ? "limit.overlap.bulk" : "limit.overlap.writebatch";
+}
+
+std::string PeerOf(const CaseSamples& c) {
+  // "ours.<changelog>.<path>" -> "peer.<changelog>"
+  if (!c.id.starts_with("ours.")) return "";
+  const size_t dot = c.id.rfind('.');
+  return "peer." + c.id.substr(5, dot - 5);
+}
+
+std::vector<Ratio> Ratios(const BenchResults& results) {
+  std::vector<Ratio> ratios = {
+      {"standard path (WriteBatch) / its overlapped limit", "ours.scratch.writebatch",
+       "limit.overlap.writebatch", 0.95},
+      {"standard path (WriteBatch) / Kafka Streams", "ours.scratch.writebatch", "peer.scratch",
+       1.15},
+      {"from scratch, default path / Kafka Streams", "ours.scratch.default", "peer.scratch", 3.0},
+      {"from scratch, default path / its overlapped limit (bulk)", "ours.scratch.default",
+       "limit.overlap.bulk", 0},
+      {"from scratch, default path / standard path", "ours.scratch.default",
+       "ours.scratch.writebatch", 0},
+      {"from a checkpoint, default / WriteBatch path", "ours.checkpoint.default",
+       "ours.checkpoint.writebatch", 0},
+      {"Kafka Streams / overlapped limit (WriteBatch)", "peer.scratch", "limit.overlap.writebatch",
+       0},
+  };
+  for (Ratio& r : ratios) {
+    if (std::optional<Ratio> got = RatioOf(results, r.numerator, r.denominator)) {
+      r.available = true;
+      r.median = got->median;
+      r.per_round = got->per_round;
+    }
+  }
+  return ratios;
+}
+
+nlohmann::json ToJson(const BenchResults& results) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const CaseSamples& c : results.cases) {
+    nlohmann::json rounds = nlohmann::json::array();
+    for (const Measurement& m : c.rounds) {
+      rounds.push_back({{"records", m.records},
+                        {"seconds", m.seconds},
+                        {"records_per_second", m.RecordsPerSecond()},
+                        {"mb_per_second", m.MegabytesPerSecond()},
+                        {"cpu_seconds_per_million", m.CpuSecondsPerMillion()},
+                        {"contents_checked", m.contents_checked},
+                        {"contents_ok", m.contents_ok},
+                        {"note", m.note}});
+    }
+    cases.push_back(
+        {{"id", c.id},
+         {"label", c.label},
+         {"changelog_records", c.size},
+         {"records_per_second", SpreadJson(RateSpread(c))},
+         {"mb_per_second",
+          SpreadJson(SpreadOf(c, [](const Measurement& m) { return m.MegabytesPerSecond(); }))},
+         {"cpu_seconds_per_million",
+          SpreadJson(SpreadOf(c, [](const Measurement& m) { return m.CpuSecondsPerMillion(); }))},
+         {"rounds", rounds}});
+    if (c.id.starts_with("ours.")) {
+      for (const auto& [key, denominator] :
+           {std::pair{"ratio_to_overlapped_limit", OverlappedLimitOf(results, c)},
+            std::pair{"ratio_to_kafka_streams", PeerOf(c)}}) {
+        const std::optional<Ratio> r = RatioOf(results, c.id, denominator);
+        cases.back()[key] = r ? nlohmann::json{{"of", denominator},
+                                               {"ratio_of_medians", r->median},
+                                               {"per_round", SpreadJson(r->per_round)}}
+                              : nlohmann::json();
+      }
+    }
+  }
+  nlohmann::json ratios = nlohmann::json::array();
+  for (const Ratio& r : Ratios(results)) {
+    if (!r.available) continue;
+    ratios.push_back({{"name", r.name},
+                      {"numerator", r.numerator},
+                      {"denominator", r.denominator},
+                      {"ratio_of_medians", r.median},
+                      {"per_round", SpreadJson(r.per_round)},
+                      {"target", r.target > 0 ? nlohmann::json(r.target) : nlohmann::json()},
+                      {"met", r.target > 0 ? nlohmann::json(r.median >= r.target)
+                                           : nlohmann::json()}});
+  }
+  return {{"backend", results.backend},
+          {"changelog", results.spec},
+          {"machine", results.machine},
+          {"rounds", results.rounds},
+          {"kafka_streams_version", results.peer_version},
+          {"checkpoint_records", results.checkpoint_records},
+          {"seconds", results.seconds},
+          {"cases", cases},
+          {"ratios", ratios},
+          {"processing", ProcessingJson(results)},
+          {"problems", results.problems}};
+}
+
+void Report(const BenchResults& results, const RestoreBenchOptions& options) {
+  const nlohmann::json json = ToJson(results);
+  if (!options.json_path.empty()) std::ofstream(options.json_path) << json.dump(2) << "\n";
+  if (!options.svg_path.empty()) std::ofstream(options.svg_path) << RestorePlotSvg(results);
+  if (options.json) {
+    std::printf("%s\n", json.dump(2).c_str());
+    return;
+  }
+  PrintCases(results);
+  std::printf("\n%-60s %-22s %-8s %s\n", "ratio of records/s (median (per-round range))", "",
+              "target", "");
+  for (const Ratio& r : Ratios(results)) {
+    if (!r.available) continue;
+    std::printf("%-60s %-22s %-8s %s\n", r.name.c_str(), RatioCell(r).c_str(),
+                r.target > 0 ? fmt::format(">= {:.2f}", r.target).c_str() : "",
+                Verdict(r).c_str());
+  }
+  PrintProcessing(results);
+  for (const std::string& p : results.problems) std::printf("PROBLEM: %s\n", p.c_str());
+  std::printf("\n%s; %d rounds in %.0f s%s%s\n", results.machine.c_str(), results.rounds,
+              results.seconds, options.svg_path.empty() ? "" : "; plot: ",
+              options.svg_path.c_str());
+}
+
+}  // namespace restoresim::bench

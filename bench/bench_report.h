@@ -1,0 +1,47 @@
+// The restore benchmark's report: tables (or JSON) on stdout, the JSON report and the SVG plot
+// written where the options say. Ratios compare medians over rounds, and give the range of the
+// ratios taken within each round (both cases measured in the same round, close in time).
+#ifndef RESTORESIM_BENCH_BENCH_REPORT_H_
+#define RESTORESIM_BENCH_BENCH_REPORT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_results.h"
+#include "bench/restore_bench.h"
+
+namespace restoresim::bench {
+
+// "2 cores, load average 1.2 0.9 0.8"
+std::string MachineDescription();
+std::string LoadAverages();
+
+// A ratio of two cases' records/s: of the medians, and min..max over rounds.
+struct Ratio {
+  std::string name;
+  std::string numerator, denominator;  // case ids
+  double target = 0;                   // 0: none
+  double median = 0;                   // of medians
+  Spread per_round;
+  bool available = false;
+};
+std::vector<Ratio> Ratios(const BenchResults& results);
+// The ratio of two cases' records/s (nullopt when either has no rounds).
+std::optional<Ratio> RatioOf(const BenchResults& results, const std::string& numerator,
+                             const std::string& denominator);
+// The overlapped limit an "ours.*" case compares with ("" if none: a changelog of another
+// size), and the Kafka Streams case restoring the same changelog ("" if not ours).
+std::string OverlappedLimitOf(const BenchResults& results, const CaseSamples& c);
+std::string PeerOf(const CaseSamples& c);
+// The cell a ratio is printed as: "0.97 (0.95..0.99)", median (per-round range).
+std::string RatioCell(const Ratio& r);
+
+nlohmann::json ToJson(const BenchResults& results);
+void Report(const BenchResults& results, const RestoreBenchOptions& options);
+
+}  // namespace restoresim::bench
+
+#endif  // RESTORESIM_BENCH_BENCH_REPORT_H_

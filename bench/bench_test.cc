@@ -1,0 +1,256 @@
+// The restore benchmark's pure parts: the changelogs every system restores (deterministic, with
+// the keys, repeats and tombstones the spec asks for), the digest of their fold, the ratios and
+// how they are printed, and the SVG plot (well-formed, whatever the results hold).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bench/bench_report.h"
+#include "bench/bench_results.h"
+#include "bench/changelog_data.h"
+#include "bench/svg_plot.h"
+
+namespace restoresim::bench {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+bool Same(const std::vector<KeyValueWrite>& a, const std::vector<KeyValueWrite>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key != b[i].key || a[i].value != b[i].value) return false;
+  }
+  return true;
+}
+
+TEST(ChangelogData, SameSpecSameRecordsOtherSeedOtherRecords) {
+  ChangelogSpec spec{.records = 5000, .partitions = 3, .key_space = 1000,
+                     .tombstone_per_mille = 100, .seed = 7};
+  for (int32_t p = 0; p < spec.partitions; ++p) {
+    const std::vector<KeyValueWrite> a = GenerateChangelog(spec, p);
+    const std::vector<KeyValueWrite> b = GenerateChangelog(spec, p);
+    ASSERT_EQ(a.size(), static_cast<size_t>(spec.RecordsOf(p)));
+    EXPECT_TRUE(Same(a, b)) << "partition " << p;
+  }
+  ChangelogSpec other = spec;
+  other.seed = 8;
+  EXPECT_FALSE(Same(GenerateChangelog(spec, 0), GenerateChangelog(other, 0)));
+  EXPECT_FALSE(Same(GenerateChangelog(spec, 0), GenerateChangelog(spec, 1)));
+  int64_t total = 0;
+  for (int32_t p = 0; p < spec.partitions; ++p) total += spec.RecordsOf(p);
+  EXPECT_EQ(total, spec.records);
+}
+
+TEST(ChangelogData, SizesKeysRepeatsAndTombstonesAreAsSpecified) {
+  // One key per record: every key distinct, every record a value of the given sizes.
+  ChangelogSpec distinct{.records = 20000, .partitions = 1, .key_bytes = 16, .value_bytes = 100};
+  const std::vector<KeyValueWrite> d = GenerateChangelog(distinct, 0);
+  std::set<std::string> keys;
+  for (const KeyValueWrite& w : d) {
+    ASSERT_EQ(w.key.size(), 16u);
+    ASSERT_TRUE(w.value.has_value());
+    ASSERT_EQ(w.value->size(), 100u);
+    keys.insert(w.key);
+  }
+  EXPECT_EQ(keys.size(), d.size());
+
+  // A smaller key space: every key written first, then repeats; tombstones near the share.
+  ChangelogSpec repeats{.records = 20000, .partitions = 2, .key_bytes = 12, .value_bytes = 7,
+                        .key_space = 2000, .tombstone_per_mille = 250};
+  const std::vector<KeyValueWrite> r = GenerateChangelog(repeats, 1);
+  std::set<std::string> first_keys, all_keys;
+  int64_t tombstones = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (i < static_cast<size_t>(repeats.KeySpaceOf(1))) first_keys.insert(r[i].key);
+    all_keys.insert(r[i].key);
+    tombstones += r[i].value.has_value() ? 0 : 1;
+  }
+  EXPECT_EQ(first_keys.size(), static_cast<size_t>(repeats.KeySpaceOf(1)));
+  EXPECT_EQ(all_keys, first_keys);
+  EXPECT_NEAR(static_cast<double>(tombstones) / r.size(), 0.25, 0.03);
+}
+
+TEST(ChangelogData, DigestOfFoldIsTheDigestOfTheLastWriteOfEachKey) {
+  ChangelogSpec spec{.records = 6000, .partitions = 1, .key_bytes = 9, .value_bytes = 5,
+                     .key_space = 500, .tombstone_per_mille = 300, .seed = 3};
+  const std::vector<KeyValueWrite> records = GenerateChangelog(spec, 0);
+  std::map<std::string, std::string> fold;
+  for (const KeyValueWrite& w : records) {
+    if (w.value) {
+      fold[w.key] = *w.value;
+    } else {
+      fold.erase(w.key);
+    }
+  }
+  StoreDigest expected;
+  for (const auto& [k, v] : fold) expected.Add(k, v);
+  EXPECT_EQ(DigestOfFold(records), expected);
+  EXPECT_GT(expected.entries, 0);
+  EXPECT_LT(expected.entries, 500);  // tombstones removed some keys
+  // One value changed, or one key more or fewer, changes the digest.
+  std::vector<KeyValueWrite> changed = records;
+  changed.back().value = "other";
+  EXPECT_FALSE(DigestOfFold(changed) == expected);
+  changed = records;
+  changed.push_back({"a-new-key", "v"});
+  EXPECT_EQ(DigestOfFold(changed).entries, expected.entries + 1);
+}
+
+TEST(ChangelogData, DigestHashesLengthsAndBytes) {
+  // Entries ("ab", "c") and ("a", "bc") concatenate alike; the lengths tell them apart.
+  StoreDigest a, b;
+  a.Add("ab", "c");
+  b.Add("a", "bc");
+  EXPECT_FALSE(a == b);
+  EXPECT_EQ(StoreDigest{}.ToString(), "0 entries, fnv1a cbf29ce484222325");
+}
+
+Measurement Rate(double records_per_second, std::string note = "") {
+  Measurement m;
+  m.records = 1'000'000;
+  m.bytes = 116'000'000;
+  m.seconds = 1e6 / records_per_second;
+  m.cpu_seconds = m.seconds * 0.9;
+  m.note = std::move(note);
+  m.progress = {{0, 0}, {m.seconds / 2, 500'000}, {m.seconds, 1'000'000}};
+  return m;
+}
+
+BenchResults SampleResults() {
+  BenchResults r;
+  r.backend = "fake";
+  r.records = 1'000'000;
+  r.rounds = 3;
+  auto add = [&](std::string id, int64_t size, std::vector<Measurement> rounds) {
+    r.cases.push_back(CaseSamples{id, id + " label", size, std::move(rounds)});
+  };
+  add("limit.overlap.writebatch", 1'000'000, {Rate(500e3), Rate(600e3), Rate(550e3)});
+  add("limit.overlap.bulk", 1'000'000, {Rate(2e6), Rate(2e6), Rate(2e6)});
+  add("ours.scratch.writebatch", 1'000'000, {Rate(450e3), Rate(600e3), Rate(522.5e3)});
+  add("ours.scratch.default", 1'000'000,
+      {Rate(1.5e6, "bulk path (3 SST file(s))"), Rate(1.6e6, "bulk"), Rate(1.4e6, "bulk")});
+  add("peer.scratch", 1'000'000, {Rate(400e3), Rate(500e3), Rate(450e3)});
+  add("ours.size62500.default", 62'500, {Rate(300e3, "WriteBatch path")});
+  add("peer.size62500", 62'500, {Rate(200e3)});
+  return r;
+}
+
+TEST(BenchReport, SpreadIsMinMedianMax) {
+  Spread odd = Spread::Of({3, 1, 2});
+  EXPECT_EQ(odd.min, 1);
+  EXPECT_EQ(odd.median, 2);
+  EXPECT_EQ(odd.max, 3);
+  EXPECT_EQ(Spread::Of({4, 1, 2, 3}).median, 2.5);
+  EXPECT_EQ(Spread::Of({}).n, 0);
+}
+
+TEST(BenchReport, RatiosCompareMediansAndGiveThePerRoundRange) {
+  const BenchResults r = SampleResults();
+  std::optional<Ratio> standard =
+      RatioOf(r, "ours.scratch.writebatch", "limit.overlap.writebatch");
+  ASSERT_TRUE(standard.has_value());
+  EXPECT_NEAR(standard->median, 522.5 / 550, 1e-9);  // medians: 522.5k / 550k
+  EXPECT_NEAR(standard->per_round.min, 0.9, 1e-9);    // round 1: 450k / 500k
+  EXPECT_NEAR(standard->per_round.max, 1.0, 1e-9);    // round 2: 600k / 600k
+  EXPECT_EQ(RatioCell(*standard), "0.95 (0.90..1.00)");
+  EXPECT_FALSE(RatioOf(r, "ours.scratch.writebatch", "peer.checkpoint").has_value());
+
+  bool saw_target = false;
+  for (const Ratio& ratio : Ratios(r)) {
+    if (ratio.name == "from scratch, default path / Kafka Streams") {
+      ASSERT_TRUE(ratio.available);
+      EXPECT_EQ(ratio.target, 3.0);
+      EXPECT_NEAR(ratio.median, 1.5e6 / 450e3, 1e-9);
+      saw_target = true;
+    }
+    if (ratio.denominator == "ours.checkpoint.writebatch") {
+      EXPECT_FALSE(ratio.available);
+    }
+  }
+  EXPECT_TRUE(saw_target);
+  EXPECT_EQ(RatioCell(Ratio{}), "n/a");
+}
+
+TEST(BenchReport, EachOfOurCasesHasItsLimitAndItsPeer) {
+  const BenchResults r = SampleResults();
+  EXPECT_EQ(OverlappedLimitOf(r, *r.Find("ours.scratch.writebatch")), "limit.overlap.writebatch");
+  EXPECT_EQ(OverlappedLimitOf(r, *r.Find("ours.scratch.default")), "limit.overlap.bulk");
+  EXPECT_EQ(OverlappedLimitOf(r, *r.Find("ours.size62500.default")), "");
+  EXPECT_EQ(OverlappedLimitOf(r, *r.Find("peer.scratch")), "");
+  EXPECT_EQ(PeerOf(*r.Find("ours.size62500.default")), "peer.size62500");
+  EXPECT_EQ(PeerOf(*r.Find("ours.scratch.default")), "peer.scratch");
+  EXPECT_EQ(PeerOf(*r.Find("limit.overlap.bulk")), "");
+}
+
+TEST(BenchReport, JsonHasEveryCaseRatioAndTarget) {
+  const nlohmann::json j = ToJson(SampleResults());
+  ASSERT_EQ(j["cases"].size(), 7u);
+  const nlohmann::json& ours = j["cases"][2];
+  EXPECT_EQ(ours["id"], "ours.scratch.writebatch");
+  EXPECT_NEAR(ours["records_per_second"]["median"].get<double>(), 522.5e3, 1e-6);
+  EXPECT_EQ(ours["ratio_to_overlapped_limit"]["of"], "limit.overlap.writebatch");
+  EXPECT_EQ(ours["ratio_to_kafka_streams"]["of"], "peer.scratch");
+  bool met_checked = false;
+  for (const auto& ratio : j["ratios"]) {
+    if (ratio["numerator"] == "ours.scratch.writebatch" &&
+        ratio["denominator"] == "peer.scratch") {
+      EXPECT_EQ(ratio["target"], 1.15);
+      EXPECT_TRUE(ratio["met"].get<bool>());  // 522.5k / 450k = 1.16
+      met_checked = true;
+    }
+  }
+  EXPECT_TRUE(met_checked);
+}
+
+// Every tag closed in order, quotes balanced within tags, no non-numbers in coordinates.
+void ExpectWellFormed(const std::string& svg) {
+  ASSERT_TRUE(svg.starts_with("<svg")) << svg.substr(0, 80);
+  std::vector<std::string> open;
+  size_t i = 0;
+  while ((i = svg.find('<', i)) != std::string::npos) {
+    const size_t end = svg.find('>', i);
+    ASSERT_NE(end, std::string::npos) << "unterminated tag at " << i;
+    const std::string tag = svg.substr(i + 1, end - i - 1);
+    i = end + 1;
+    ASSERT_FALSE(tag.empty());
+    if (tag[0] == '?' || tag[0] == '!') continue;
+    EXPECT_EQ(std::count(tag.begin(), tag.end(), '\'') % 2, 0) << tag;
+    EXPECT_EQ(std::count(tag.begin(), tag.end(), '"') % 2, 0) << tag;
+    if (tag[0] == '/') {
+      ASSERT_FALSE(open.empty()) << "closing " << tag << " with nothing open";
+      EXPECT_EQ(open.back(), tag.substr(1)) << "closing " << tag;
+      open.pop_back();
+      continue;
+    }
+    if (tag.back() == '/') continue;
+    open.push_back(tag.substr(0, tag.find_first_of(" \n\t")));
+  }
+  EXPECT_TRUE(open.empty()) << "unclosed: " << (open.empty() ? "" : open.back());
+  EXPECT_THAT(svg, Not(HasSubstr("nan")));
+  EXPECT_THAT(svg, Not(HasSubstr("inf")));
+}
+
+TEST(SvgPlot, WellFormedWithBothPanels) {
+  const std::string svg = RestorePlotSvg(SampleResults());
+  ExpectWellFormed(svg);
+  EXPECT_THAT(svg, HasSubstr("Kafka Streams"));
+  EXPECT_THAT(svg, HasSubstr("<polyline"));
+}
+
+TEST(SvgPlot, WellFormedWithNothingMeasuredAndWithOddSamples) {
+  ExpectWellFormed(RestorePlotSvg(BenchResults{}));
+  BenchResults odd = SampleResults();
+  odd.cases[2].rounds[0].progress.clear();          // no samples
+  odd.cases[3].rounds[1].progress = {{0, 0}};       // one sample, zero time
+  odd.cases[4].rounds[0].seconds = 0;               // a zero rate
+  odd.cases[0].label = "fetch ‖ <WriteBatch> & co";  // markup in a label
+  ExpectWellFormed(RestorePlotSvg(odd));
+}
+
+}  // namespace
+}  // namespace restoresim::bench

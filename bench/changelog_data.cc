@@ -1,0 +1,97 @@
+#include "bench/changelog_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/util/prng.h"
+
+namespace restoresim::bench {
+namespace {
+
+uint64_t Mix(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t state = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full ^ c;
+  return SplitMix64(state);
+}
+
+void FillFrom(uint64_t x, std::string& out, size_t bytes) {
+  out.resize(bytes);
+  for (size_t i = 0; i < bytes; ++i) {
+    if (i % 8 == 0 && i > 0) x = SplitMix64(x);
+    out[i] = static_cast<char>((x >> (56 - 8 * (i % 8))) & 0xff);  // big-endian
+  }
+}
+
+}  // namespace
+
+int64_t ChangelogSpec::RecordsOf(int32_t partition) const {
+  return records / partitions + (partition < records % partitions ? 1 : 0);
+}
+
+int64_t ChangelogSpec::KeySpaceOf(int32_t partition) const {
+  const int64_t space = key_space > 0 ? key_space : records;
+  return std::max<int64_t>(1, space / partitions + (partition < space % partitions ? 1 : 0));
+}
+
+std::string ChangelogSpec::Describe() const {
+  return fmt::format("{} records in {} partition(s), {}-byte keys, {}-byte values, key space {}, "
+                     "{}‰ tombstones, seed {}",
+                     records, partitions, key_bytes, value_bytes,
+                     key_space > 0 ? key_space : records, tombstone_per_mille, seed);
+}
+
+std::vector<KeyValueWrite> GenerateChangelog(const ChangelogSpec& spec, int32_t partition) {
+  const int64_t n = spec.RecordsOf(partition);
+  const int64_t space = spec.KeySpaceOf(partition);
+  Prng prng(Mix(spec.seed, static_cast<uint64_t>(partition), 0x5eed));
+  std::vector<KeyValueWrite> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t id = i < space ? static_cast<uint64_t>(i) : prng.Uniform(space);
+    KeyValueWrite& w = out[static_cast<size_t>(i)];
+    FillFrom(Mix(spec.seed, static_cast<uint64_t>(partition) + 1, id), w.key, spec.key_bytes);
+    if (!prng.PerMille(spec.tombstone_per_mille)) {
+      w.value.emplace();
+      FillFrom(Mix(spec.seed ^ 0xfeed, static_cast<uint64_t>(partition), static_cast<uint64_t>(i)),
+               *w.value, spec.value_bytes);
+    }
+  }
+  return out;
+}
+
+void StoreDigest::Add(std::string_view key, std::string_view value) {
+  auto byte = [this](uint8_t b) {
+    hash ^= b;
+    hash *= 0x100000001b3ull;
+  };
+  auto length = [&](size_t n) {
+    for (int i = 0; i < 4; ++i) byte(static_cast<uint8_t>((n >> (8 * i)) & 0xff));
+  };
+  length(key.size());
+  for (char c : key) byte(static_cast<uint8_t>(c));
+  length(value.size());
+  for (char c : value) byte(static_cast<uint8_t>(c));
+  ++entries;
+}
+
+std::string StoreDigest::ToString() const {
+  return fmt::format("{} entries, fnv1a {:016x}", entries, hash);
+}
+
+StoreDigest DigestOfFold(const std::vector<KeyValueWrite>& records) {
+  std::vector<uint32_t> order(records.size());
+  std::iota(order.begin(), order.end(), 0u);
+  // By key, and for one key by offset: the last of each run of equal keys is its final write.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return records[a].key < records[b].key;  // std::string compares bytes as unsigned char
+  });
+  StoreDigest digest;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const KeyValueWrite& w = records[order[i]];
+    if (i + 1 < order.size() && records[order[i + 1]].key == w.key) continue;
+    if (w.value.has_value()) digest.Add(w.key, *w.value);
+  }
+  return digest;
+}
+
+}  // namespace restoresim::bench

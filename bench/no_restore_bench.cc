@@ -1,0 +1,17 @@
+// Built instead of the benchmark when meson did not find RocksDB: the restore benchmark
+// restores into RocksDB stores, so without them `restoresim bench --backend fake|kafka` says
+// why it cannot run (the sim benchmark is unaffected).
+#include <cstdio>
+
+#include "bench/restore_bench.h"
+
+namespace restoresim::bench {
+
+int RunRestoreBench(const RestoreBenchOptions&) {
+  std::fprintf(stderr,
+               "restoresim bench: the restore benchmark needs RocksDB; this build has none "
+               "(install librocksdb-dev and reconfigure)\n");
+  return 3;
+}
+
+}  // namespace restoresim::bench

@@ -1,0 +1,422 @@
+#include "bench/restore_bench.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+
+#include "bench/backend.h"
+#include "bench/bench_report.h"
+#include "bench/bench_results.h"
+#include "bench/local_broker.h"
+#include "bench/progress_bar.h"
+#include "bench/restore_limits.h"
+#include "bench/runtime_runs.h"
+#include "bench/streams_peer.h"
+
+namespace restoresim::bench {
+namespace {
+
+constexpr int64_t kInputKeys = 10'000;  // distinct keys of the processing runs' input
+
+struct Case {
+  size_t samples;  // index into results_.cases
+  std::function<absl::StatusOr<Measurement>(const std::string& dir)> run;
+};
+
+int64_t BytesOf(const std::vector<std::vector<KeyValueWrite>>& partitions) {
+  int64_t bytes = 0;
+  for (const auto& records : partitions) {
+    for (const KeyValueWrite& w : records) {
+      bytes += static_cast<int64_t>(w.key.size() + (w.value ? w.value->size() : 0));
+    }
+  }
+  return bytes;
+}
+
+// A changelog the runtime and Kafka Streams restore: its application, expected contents, size.
+struct Changelog {
+  AppSpec app;
+  std::vector<StoreDigest> expected;
+  int64_t records = 0;
+  int64_t bytes = 0;
+};
+
+class Bench {
+ public:
+  explicit Bench(const RestoreBenchOptions& o) : o_(o) {}
+  int Run();
+
+ private:
+  absl::Status Connect();
+  absl::Status CreateApp(const AppSpec& app);
+  absl::StatusOr<Changelog> MakeChangelog(const std::string& name, const ChangelogSpec& spec,
+                                          std::vector<std::vector<KeyValueWrite>>* keep);
+  absl::Status SetUp();
+  absl::Status SetUpCheckpoint();
+  absl::Status SetUpProcessing();
+  void AddCase(std::string id, std::string label, int64_t size,
+               std::function<absl::StatusOr<Measurement>(const std::string&)> run);
+  void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
+                       const std::string& label_suffix);
+  absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
+  absl::Status RunRounds();
+  RuntimeOptions Runtime(RocksDbStoreOptions::BulkRestore bulk) const;
+  std::string Log(const std::string& name) const { return work_dir_ + "/" + name + ".log"; }
+  void Say(const std::string& line) const;
+
+  const RestoreBenchOptions o_;
+  std::string run_id_;
+  std::string work_dir_;
+  std::unique_ptr<LocalBroker> local_broker_;
+  std::unique_ptr<Backend> backend_;
+  BenchResults results_;
+  std::vector<Case> cases_;
+  std::vector<std::vector<KeyValueWrite>> main_records_;
+  Changelog main_;
+  Changelog checkpoint_;
+  std::string checkpoint_base_dir_;
+  std::vector<std::pair<AppSpec, AppSpec>> processing_apps_;  // per round: restoring, idle
+  std::unique_ptr<ProgressBar> bar_;
+};
+
+void Bench::Say(const std::string& line) const {
+  if (o_.json) return;
+  if (bar_ != nullptr) bar_->Clear();
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk) const {
+  RuntimeOptions options;
+  options.store.bulk_restore = bulk;
+  if (o_.bulk_min_records >= 0) options.store.bulk_min_records = o_.bulk_min_records;
+  options.restore_max_poll_records = o_.restore_max_poll_records;
+  return options;
+}
+
+absl::Status Bench::Connect() {
+  if (o_.backend == "fake") {
+    backend_ = NewFakeBackend();
+    return absl::OkStatus();
+  }
+  std::string bootstrap = o_.bootstrap_servers;
+  if (bootstrap.empty()) {
+    Say("starting a local Kafka broker (tools/kafka/broker) ...");
+    absl::StatusOr<std::unique_ptr<LocalBroker>> broker = LocalBroker::Start(Log("broker"));
+    if (!broker.ok()) return broker.status();
+    local_broker_ = std::move(*broker);
+    bootstrap = local_broker_->bootstrap();
+  }
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewKafkaBackend(bootstrap);
+  if (!backend.ok()) return backend.status();
+  backend_ = std::move(*backend);
+  return absl::OkStatus();
+}
+
+absl::Status Bench::CreateApp(const AppSpec& app) {
+  if (absl::Status s = backend_->CreateTopic(app.input_topic, app.partitions); !s.ok()) return s;
+  return backend_->CreateTopic(app.Changelog(), app.partitions);
+}
+
+absl::StatusOr<Changelog> Bench::MakeChangelog(const std::string& name,
+                                               const ChangelogSpec& spec,
+                                               std::vector<std::vector<KeyValueWrite>>* keep) {
+  Changelog c;
+  c.app = AppSpec{run_id_ + "-" + name, run_id_ + "-" + name + "-input", spec.partitions};
+  if (absl::Status s = CreateApp(c.app); !s.ok()) return s;
+  std::vector<std::vector<KeyValueWrite>> records(static_cast<size_t>(spec.partitions));
+  for (int32_t p = 0; p < spec.partitions; ++p) {
+    records[p] = GenerateChangelog(spec, p);
+    c.expected.push_back(DigestOfFold(records[p]));
+    c.records += static_cast<int64_t>(records[p].size());
+    if (absl::Status s = backend_->Produce({c.app.Changelog(), p}, records[p]); !s.ok()) return s;
+  }
+  c.bytes = BytesOf(records);
+  if (keep != nullptr) *keep = std::move(records);
+  return c;
+}
+
+void Bench::AddCase(std::string id, std::string label, int64_t size,
+                    std::function<absl::StatusOr<Measurement>(const std::string&)> run) {
+  results_.cases.push_back(CaseSamples{std::move(id), std::move(label), size, {}});
+  cases_.push_back(Case{results_.cases.size() - 1, std::move(run)});
+}
+
+// Ours from scratch on both write paths, and Kafka Streams, on one changelog.
+void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
+                            const std::string& label_suffix) {
+  using Bulk = RocksDbStoreOptions::BulkRestore;
+  for (const auto& [path, bulk, label] :
+       {std::tuple{"default", Bulk::kAuto, "ours, default path"},
+        std::tuple{"writebatch", Bulk::kOff, "ours, WriteBatch path"}}) {
+    AddCase(fmt::format("ours.{}.{}", id_prefix, path), label + label_suffix, c.records,
+            [this, c, bulk = bulk](const std::string& dir) -> absl::StatusOr<Measurement> {
+              absl::StatusOr<Measurement> m = RunRestore(*backend_, c.app, dir, Runtime(bulk),
+                                                         c.app.partitions, c.expected);
+              if (m.ok()) m->bytes = c.bytes;
+              return m;
+            });
+  }
+  if (o_.peer.empty()) return;
+  AddCase(fmt::format("peer.{}", id_prefix), "Kafka Streams" + label_suffix, c.records,
+          [this, c](const std::string& dir) -> absl::StatusOr<Measurement> {
+            absl::StatusOr<Measurement> m = RunStreamsPeer(
+                backend_->bootstrap_servers(), c.app, dir, c.expected, Log("kafka-streams"),
+                &results_.peer_version);
+            if (m.ok()) m->bytes = c.bytes;
+            return m;
+          });
+}
+
+// A checkpointed store: restored from scratch once (not timed), closed cleanly (checkpoint at
+// N), then the changelog grows by checkpoint_fraction * N records; each round restores those
+// from a copy of that state directory.
+absl::Status Bench::SetUpCheckpoint() {
+  const int64_t extra = std::max<int64_t>(
+      o_.spec.partitions, static_cast<int64_t>(o_.spec.records * o_.checkpoint_fraction));
+  ChangelogSpec whole = o_.spec;
+  whole.records = o_.spec.records + extra;
+  checkpoint_.app = AppSpec{run_id_ + "-ckpt", run_id_ + "-ckpt-input", o_.spec.partitions};
+  if (absl::Status s = CreateApp(checkpoint_.app); !s.ok()) return s;
+  std::vector<std::vector<KeyValueWrite>> tails;
+  for (int32_t p = 0; p < o_.spec.partitions; ++p) {
+    std::vector<KeyValueWrite> records = GenerateChangelog(whole, p);
+    checkpoint_.expected.push_back(DigestOfFold(records));
+    const auto split = records.begin() + o_.spec.RecordsOf(p);
+    tails.emplace_back(split, records.end());
+    records.erase(split, records.end());
+    if (absl::Status s = backend_->Produce({checkpoint_.app.Changelog(), p}, records); !s.ok()) {
+      return s;
+    }
+  }
+  checkpoint_base_dir_ = work_dir_ + "/checkpoint-base";
+  absl::StatusOr<Measurement> base =
+      RunRestore(*backend_, checkpoint_.app, checkpoint_base_dir_,
+                 Runtime(RocksDbStoreOptions::BulkRestore::kAuto), o_.spec.partitions, {});
+  if (!base.ok()) return base.status();
+  for (int32_t p = 0; p < o_.spec.partitions; ++p) {
+    if (absl::Status s = backend_->Produce({checkpoint_.app.Changelog(), p}, tails[p]); !s.ok()) {
+      return s;
+    }
+    checkpoint_.records += static_cast<int64_t>(tails[p].size());
+  }
+  checkpoint_.bytes = BytesOf(tails);
+  results_.checkpoint_records = checkpoint_.records;
+  using Bulk = RocksDbStoreOptions::BulkRestore;
+  for (const auto& [path, bulk, label] :
+       {std::tuple{"default", Bulk::kAuto, "ours, from a checkpoint, default path"},
+        std::tuple{"writebatch", Bulk::kOff, "ours, from a checkpoint, WriteBatch path"}}) {
+    AddCase(fmt::format("ours.checkpoint.{}", path), label, checkpoint_.records,
+            [this, bulk = bulk](const std::string& dir) -> absl::StatusOr<Measurement> {
+              std::filesystem::copy(checkpoint_base_dir_, dir,
+                                    std::filesystem::copy_options::recursive);
+              absl::StatusOr<Measurement> m =
+                  RunRestore(*backend_, checkpoint_.app, dir, Runtime(bulk),
+                             checkpoint_.app.partitions, checkpoint_.expected);
+              if (m.ok()) m->bytes = checkpoint_.bytes;
+              return m;
+            });
+  }
+  return absl::OkStatus();
+}
+
+// Per round two applications of two partitions each: partition 0's changelog holds N records
+// (in the "idle" one: none) and no input; partition 1 has an empty changelog and the input.
+absl::Status Bench::SetUpProcessing() {
+  ChangelogSpec one = o_.spec;
+  one.partitions = 1;
+  const std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
+  std::vector<KeyValueWrite> input;
+  for (int64_t i = 0; i < results_.process_records; ++i) {
+    input.push_back({fmt::format("input-key-{:06d}", i % kInputKeys), "1"});
+  }
+  for (int32_t r = 0; r < o_.rounds; ++r) {
+    std::pair<AppSpec, AppSpec> apps;
+    for (bool busy : {true, false}) {
+      const std::string name = fmt::format("{}-mix{}{}", run_id_, r, busy ? "a" : "b");
+      AppSpec app{name, name + "-input", 2};
+      if (absl::Status s = CreateApp(app); !s.ok()) return s;
+      if (busy) {
+        if (absl::Status s = backend_->Produce({app.Changelog(), 0}, restoring); !s.ok()) return s;
+      }
+      if (absl::Status s = backend_->Produce({app.input_topic, 1}, input); !s.ok()) return s;
+      (busy ? apps.first : apps.second) = app;
+    }
+    processing_apps_.push_back(apps);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Bench::SetUp() {
+  results_.process_records = o_.process_records > 0
+                                 ? o_.process_records
+                                 : std::max<int64_t>(20'000, o_.spec.records / 2);
+  if (!o_.peer.empty()) {
+    Say("building the Kafka Streams peer (tools/kafka/peer build) ...");
+    if (absl::Status s = BuildStreamsPeer(Log("kafka-streams-build")); !s.ok()) return s;
+  }
+  Say(fmt::format("producing the changelogs ({}) ...", o_.spec.Describe()));
+  absl::StatusOr<Changelog> main = MakeChangelog("main", o_.spec, &main_records_);
+  if (!main.ok()) return main.status();
+  main_ = std::move(*main);
+  const std::string& topic = main_.app.Changelog();
+  const int32_t partitions = o_.spec.partitions;
+  const LimitConfig limit{.batch_records = o_.restore_max_poll_records};
+  const bool kafka = o_.backend == "kafka";
+  AddCase("limit.consume",
+          kafka ? "raw consumption (librdkafka batch API)" : "raw consumption (fake consumer)",
+          main_.records, [this, topic, partitions](const std::string&) {
+            return MeasureConsume(*backend_, topic, partitions);
+          });
+  for (WritePath path : {WritePath::kWriteBatch, WritePath::kBulk}) {
+    const std::string name = path == WritePath::kWriteBatch ? "writebatch" : "bulk";
+    AddCase("limit.write." + name, fmt::format("{} alone, from memory", WritePathName(path)),
+            main_.records, [this, path, limit](const std::string& dir) {
+              LimitConfig c = limit;
+              c.dir = dir;
+              return MeasureWrites(main_records_, path, c, main_.expected);
+            });
+    AddCase("limit.overlap." + name,
+            fmt::format("fetch ‖ {} (two threads)", WritePathName(path)), main_.records,
+            [this, path, limit, topic, partitions](const std::string& dir) {
+              LimitConfig c = limit;
+              c.dir = dir;
+              return MeasureOverlapped(*backend_, topic, partitions, path, c, main_.expected);
+            });
+  }
+  AddRestoreCases(main_, "scratch", ", from scratch");
+  std::vector<int64_t> sizes = o_.sizes;
+  if (sizes.empty()) sizes = {o_.spec.records / 16, o_.spec.records / 4};
+  for (int64_t size : sizes) {
+    if (size < o_.spec.partitions || size == o_.spec.records) continue;
+    ChangelogSpec spec = o_.spec;
+    spec.records = size;
+    absl::StatusOr<Changelog> c = MakeChangelog(fmt::format("size{}", size), spec, nullptr);
+    if (!c.ok()) return c.status();
+    AddRestoreCases(*c, fmt::format("size{}", size), fmt::format(", {} records", size));
+  }
+  Say("restoring the checkpoint's base state (not timed) ...");
+  if (absl::Status s = SetUpCheckpoint(); !s.ok()) return s;
+  Say(fmt::format("producing the processing runs' input ({} records per run) ...",
+                  results_.process_records));
+  return SetUpProcessing();
+}
+
+absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
+  const auto& [busy, idle] = processing_apps_[round];
+  // The restoring task takes the WriteBatch path: its restoration lasts long enough to overlap
+  // the other task's processing (the bulk path of 1M records ends about when a task with
+  // nothing to restore processes its first record), and it loads the machine the way a
+  // standby's or a small restoration's writes do, through the memtable, flushes, compactions.
+  const RuntimeOptions options = Runtime(RocksDbStoreOptions::BulkRestore::kOff);
+  absl::StatusOr<ProcessingRun> a = RunProcessing(*backend_, busy, work_dir_ + "/mix-a", options,
+                                                  1, results_.process_records);
+  std::filesystem::remove_all(work_dir_ + "/mix-a");
+  if (!a.ok()) return a.status();
+  absl::StatusOr<ProcessingRun> b = RunProcessing(*backend_, idle, work_dir_ + "/mix-b", options,
+                                                  0, results_.process_records);
+  std::filesystem::remove_all(work_dir_ + "/mix-b");
+  if (!b.ok()) return b.status();
+  ProcessingSample s;
+  s.first_processed_restoring_s = a->first_processed_s;
+  s.first_processed_idle_s = b->first_processed_s;
+  s.restore_start_s = a->restore_start_s;
+  s.restore_end_s = a->restore_end_s;
+  // The window: while the other task restores and this one processes; in the idle run, a
+  // stretch as long after its first processed record. Each ends early where its input ran out
+  // (a rate over a stretch with nothing left to process would say nothing about processing).
+  const double from = std::max(a->restore_start_s, a->first_processed_s);
+  const double to = a->restore_end_s;
+  s.window_s = to - from;
+  const double a_to = a->DoneAt() >= 0 ? std::min(to, a->DoneAt()) : to;
+  s.rate_restoring = a->RateBetween(from, a_to);
+  const double b_from = b->first_processed_s + (from - a->first_processed_s);
+  const double b_to =
+      b->DoneAt() >= 0 ? std::min(b_from + s.window_s, b->DoneAt()) : b_from + s.window_s;
+  s.rate_idle = b->RateBetween(b_from, b_to);
+  return s;
+}
+
+absl::Status Bench::RunRounds() {
+  const size_t per_round = cases_.size() + 1;  // + the processing pair
+  const size_t total = per_round * static_cast<size_t>(o_.rounds);
+  size_t done = 0;
+  for (int32_t round = 0; round < o_.rounds; ++round) {
+    // Rotated by one more each round: every case runs early and late.
+    std::vector<size_t> order(per_round);
+    for (size_t i = 0; i < per_round; ++i) order[i] = (i + static_cast<size_t>(round)) % per_round;
+    for (size_t i : order) {
+      const bool processing = i == cases_.size();
+      const std::string what = processing ? "processing while another task restores"
+                                          : results_.cases[cases_[i].samples].label;
+      if (bar_ != nullptr) bar_->Show(done, total, fmt::format("round {}: {}", round + 1, what));
+      if (processing) {
+        absl::StatusOr<ProcessingSample> s = RunProcessingPair(round);
+        if (!s.ok()) return s.status();
+        results_.processing.push_back(*s);
+      } else {
+        const std::string dir = fmt::format("{}/case-{}", work_dir_, i);
+        std::filesystem::remove_all(dir);
+        absl::StatusOr<Measurement> m = cases_[i].run(dir);
+        std::filesystem::remove_all(dir);
+        if (!m.ok()) return absl::Status(m.status().code(), what + ": " + m.status().ToString());
+        CaseSamples& samples = results_.cases[cases_[i].samples];
+        if (m->contents_checked && !m->contents_ok) {
+          results_.problems.push_back(fmt::format("round {}, {}: wrong store contents{}",
+                                                  round + 1, samples.label, m->note));
+        }
+        samples.rounds.push_back(std::move(*m));
+      }
+      ++done;
+    }
+  }
+  if (bar_ != nullptr) bar_->Show(total, total, "done");
+  return absl::OkStatus();
+}
+
+int Bench::Run() {
+  const double start = MonoSeconds();
+  run_id_ = fmt::format("rsb-{}-{}", getpid(), static_cast<int64_t>(std::time(nullptr)));
+  // A directory of the run's own under --work-dir, removed after a good run (never the
+  // directory given, which may hold other things).
+  work_dir_ = fmt::format("{}/restoresim-bench-{}", o_.work_dir.empty() ? "/tmp" : o_.work_dir,
+                          getpid());
+  std::filesystem::create_directories(work_dir_);
+  if (o_.progress) bar_ = std::make_unique<ProgressBar>();
+  results_.rounds = o_.rounds;
+  results_.records = o_.spec.records;
+  results_.spec = o_.spec.Describe();
+  results_.machine = MachineDescription();
+  absl::Status s = Connect();
+  if (s.ok()) {
+    results_.backend = backend_->Describe();
+    Say(fmt::format("restoresim bench: backend {}; {}; {} rounds; {}", results_.backend,
+                    results_.spec, o_.rounds, results_.machine));
+    s = SetUp();
+  }
+  if (s.ok()) s = RunRounds();
+  if (bar_ != nullptr) bar_->Clear();
+  if (!s.ok()) {
+    std::fprintf(stderr, "restoresim bench: %s (work directory %s kept)\n", s.ToString().c_str(),
+                 work_dir_.c_str());
+    return 3;
+  }
+  results_.machine += "; at the end: " + LoadAverages();
+  results_.seconds = MonoSeconds() - start;
+  Report(results_, o_);
+  std::filesystem::remove_all(work_dir_);
+  return results_.problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int RunRestoreBench(const RestoreBenchOptions& options) { return Bench(options).Run(); }
+
+}  // namespace restoresim::bench

@@ -1,0 +1,57 @@
+// The restore benchmark (`restoresim bench --backend fake|kafka`): our runtime restoring a
+// changelog into RocksDB, side by side in one run with the limits of the machine and, with
+// --peer kafka-streams, with Kafka Streams restoring the same changelog on the same broker.
+//
+// What one run measures (every case in every round, rounds interleaved: the order of the cases
+// rotates from round to round, so that drift in the machine's load hits every case alike):
+//   limits      raw consumption; the store's write paths alone (WriteBatch, bulk) from memory;
+//               fetch ‖ write on two threads, for both write paths (restore_limits.h);
+//   ours        the runtime restoring from scratch (the default path: bulk for a large
+//               restoration; and the WriteBatch path, "the standard restore path"), then from a
+//               checkpoint (both paths), and from scratch at each --sizes changelog size;
+//   peer        Kafka Streams restoring each of those changelogs from scratch;
+//   processing  two tasks, one restoring the changelog and one with an empty changelog and
+//               input to process: time to its first processed record, and its processing rate
+//               while the other restores, against the same run with nothing to restore.
+// Every restored store is checked against the changelog's fold. The report gives records/s,
+// MB/s and CPU-seconds per million records as min/median/max over rounds, and every figure of
+// ours as a ratio to the overlapped limit of its write path and to Kafka Streams (ratios of
+// medians, and the min..max of the per-round ratios).
+//
+// Thread-safety: Run is called once per process, on the main thread.
+#ifndef RESTORESIM_BENCH_RESTORE_BENCH_H_
+#define RESTORESIM_BENCH_RESTORE_BENCH_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/changelog_data.h"
+
+namespace restoresim::bench {
+
+struct RestoreBenchOptions {
+  std::string backend = "kafka";     // "fake" or "kafka"
+  std::string bootstrap_servers;     // kafka: empty starts (and stops) a local broker
+  std::string peer;                  // "" or "kafka-streams"
+  ChangelogSpec spec;                // the changelog (records = the main size)
+  std::vector<int64_t> sizes;        // more changelog sizes for the size plot (empty: N/16, N/4)
+  double checkpoint_fraction = 0.1;  // records appended after the checkpoint, as a share of N
+  int64_t process_records = 0;       // input of the processing runs (0: N/2, at least 20,000)
+  int32_t rounds = 3;
+  int32_t restore_max_poll_records = 1000;
+  int64_t bulk_min_records = -1;     // -1: the store's default
+  std::string work_dir;              // the run's directory goes under it (empty: /tmp)
+  std::string svg_path = "restore-bench.svg";  // empty: no plot
+  std::string json_path;             // also write the JSON report here
+  bool json = false;                 // print the JSON report instead of tables
+  bool progress = false;             // a progress bar on stderr
+};
+
+// Runs the benchmark; returns the process exit code (0 ok, 1 a store ended with the wrong
+// contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed).
+int RunRestoreBench(const RestoreBenchOptions& options);
+
+}  // namespace restoresim::bench
+
+#endif  // RESTORESIM_BENCH_RESTORE_BENCH_H_

@@ -1,0 +1,72 @@
+// Our runtime (core/runtime/runtime.h) on real threads over a benchmark Backend, with RocksDB
+// stores in a state directory on disk: the restorations and the processing runs the restore
+// benchmark times.
+//
+// A restoration is timed the way the Kafka Streams peer times its own, by a
+// StateRestoreListener: from the first OnRestoreStart to the OnRestoreEnd of the last
+// restoring changelog (the store has every record by then: a bulk restoration writes its last
+// chunk before the end is reported), with the process's CPU time over the same span. The
+// runtime is then closed and every store on disk is compared with the digest it must have.
+//
+// Thread-safety: one run at a time per Backend (each run starts and stops a whole runtime).
+#ifndef RESTORESIM_BENCH_RUNTIME_RUNS_H_
+#define RESTORESIM_BENCH_RUNTIME_RUNS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/backend.h"
+#include "bench/changelog_data.h"
+#include "bench/measure.h"
+#include "core/state/rocksdb_store.h"
+
+namespace restoresim::bench {
+
+// An application: its id (the group, and the changelog "<id>-counts-changelog"), its input.
+struct AppSpec {
+  std::string app_id;
+  std::string input_topic;
+  int32_t partitions = 1;
+  std::string Changelog() const;
+};
+
+struct RuntimeOptions {
+  RocksDbStoreOptions store;
+  int32_t restore_max_poll_records = 1000;  // restore.consumer.max.poll.records
+  double timeout_s = 600;
+};
+
+// Restores `app` into `state_dir` (empty: from scratch; or holding stores and checkpoints).
+// `restoring` is how many changelog partitions have records to restore; `expected[p]` what
+// partition p's store must hold afterwards (empty: not checked).
+absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
+                                       const std::string& state_dir,
+                                       const RuntimeOptions& options, int32_t restoring,
+                                       const std::vector<StoreDigest>& expected);
+
+// A processing run: the runtime processes `input_records` input records (of partitions with
+// empty changelogs) while, when `restoring` > 0, other tasks restore. Times are seconds since
+// Runtime::Start.
+struct ProcessingRun {
+  double first_processed_s = -1;
+  double restore_start_s = -1;
+  double restore_end_s = -1;
+  int64_t restored = 0;
+  std::vector<std::pair<double, int64_t>> processed;  // samples: (time, records processed)
+  // Records processed per second over [from_s, to_s], interpolating the samples; -1 when the
+  // window ends after the last sample (the input ran out).
+  double RateBetween(double from_s, double to_s) const;
+  // When the last input record was processed (the first sample that has them all; -1: never).
+  double DoneAt() const;
+  int64_t ProcessedAt(double t_s) const;
+};
+absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app,
+                                            const std::string& state_dir,
+                                            const RuntimeOptions& options, int32_t restoring,
+                                            int64_t input_records);
+
+}  // namespace restoresim::bench
+
+#endif  // RESTORESIM_BENCH_RUNTIME_RUNS_H_

@@ -1,0 +1,75 @@
+#include "bench/streams_peer.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/project_paths.h"
+
+namespace restoresim::bench {
+namespace {
+
+std::string PeerScript() {
+  return fmt::format("{} --build {}", ShellQuote(SourceRoot() + "/tools/kafka/peer"),
+                     ShellQuote(BuildRoot()));
+}
+
+}  // namespace
+
+absl::Status BuildStreamsPeer(const std::string& log_path) {
+  std::string out;
+  const int rc = RunCommand(PeerScript() + " build", log_path, &out);
+  if (rc != 0) {
+    return absl::UnavailableError(fmt::format(
+        "could not build the Kafka Streams peer (tools/kafka/peer build, exit {}; see {})", rc,
+        log_path));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const AppSpec& app,
+                                           const std::string& state_dir,
+                                           const std::vector<StoreDigest>& expected,
+                                           const std::string& log_path, std::string* version) {
+  const std::string command = fmt::format(
+      "{} run --bootstrap-servers {} --application-id {} --input-topic {} --partitions {} "
+      "--state-dir {}",
+      PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
+      app.partitions, ShellQuote(state_dir));
+  std::string out;
+  const int rc = RunCommand(command, log_path, &out);
+  const size_t brace = out.rfind("\n{");
+  const std::string line = out.substr(brace == std::string::npos ? 0 : brace + 1);
+  nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || result.is_discarded() || !result.value("restored", false)) {
+    return absl::UnavailableError(fmt::format(
+        "the Kafka Streams peer failed (exit {}): {}; its log is {}", rc,
+        line.substr(0, 300), log_path));
+  }
+  if (version != nullptr) *version = result.value("kafka_streams_version", "?");
+  Measurement m;
+  m.records = result.value("records", int64_t{0});
+  m.seconds = result.value("restore_seconds", 0.0);
+  m.cpu_seconds = result.value("cpu_seconds", 0.0);
+  for (const auto& sample : result["progress"]) {
+    m.progress.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
+  }
+  m.note = "state updater, WriteBatch per poll (RocksDBStore#restoreBatch)";
+  m.contents_checked = true;
+  const auto& stores = result["stores"];
+  for (size_t p = 0; p < expected.size(); ++p) {
+    StoreDigest got;
+    if (p < stores.size()) {
+      got.entries = stores[p].value("entries", int64_t{0});
+      got.hash = std::stoull(stores[p].value("hash", std::string("0")), nullptr, 16);
+    }
+    if (!(got == expected[p])) {
+      m.contents_ok = false;
+      m.note += fmt::format("; partition {} holds {} (expected {})", p, got.ToString(),
+                            expected[p].ToString());
+    }
+  }
+  return m;
+}
+
+}  // namespace restoresim::bench

@@ -1,0 +1,33 @@
+// The Kafka Streams peer (tools/kafka/streams-peer/RestorePeer.java): Kafka Streams 4.x
+// restoring the same changelog on the same broker, in its own JVM, built by tools/kafka/peer
+// (Maven, cached in the build tree). Timed inside the JVM by a StateRestoreListener from the
+// first onRestoreStart to the last onRestoreEnd, with the JVM's CPU time over that span; its
+// stores are then read back through interactive queries and compared with the digests they
+// must have.
+//
+// Thread-safety: one peer run at a time.
+#ifndef RESTORESIM_BENCH_STREAMS_PEER_H_
+#define RESTORESIM_BENCH_STREAMS_PEER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bench/changelog_data.h"
+#include "bench/measure.h"
+#include "bench/runtime_runs.h"
+
+namespace restoresim::bench {
+
+// Builds the peer (a no-op when it is up to date). `log_path` receives Maven's messages.
+absl::Status BuildStreamsPeer(const std::string& log_path);
+
+// Runs Kafka Streams on `app` with a fresh `state_dir`; `version` receives Kafka Streams' own.
+absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const AppSpec& app,
+                                           const std::string& state_dir,
+                                           const std::vector<StoreDigest>& expected,
+                                           const std::string& log_path, std::string* version);
+
+}  // namespace restoresim::bench
+
+#endif  // RESTORESIM_BENCH_STREAMS_PEER_H_

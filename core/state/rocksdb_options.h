@@ -1,0 +1,26 @@
+// The RocksDB options of a state store, as Kafka Streams' RocksDBStore#openDB sets them (4.x):
+// 16 MiB write buffers (3 of them), no compression, universal compaction, a 50 MiB LRU block
+// cache per store with 4 KiB blocks and a Bloom filter, filters optimised for hits, background
+// parallelism of max(cores, 2), errors only in the info log. Shared by RocksDbStore, its bulk
+// loader (an SST file must be built with the table options of the DB it is ingested into) and
+// the restore benchmark's raw RocksDB limits, so all three write the same way.
+//
+// Thread-safety: a pure function.
+#ifndef RESTORESIM_CORE_STATE_ROCKSDB_OPTIONS_H_
+#define RESTORESIM_CORE_STATE_ROCKSDB_OPTIONS_H_
+
+#include <rocksdb/options.h>
+
+namespace restoresim {
+
+inline constexpr size_t kRocksDbWriteBufferBytes = 16 << 20;  // WRITE_BUFFER_SIZE
+inline constexpr int kRocksDbWriteBuffersMax = 3;             // MAX_WRITE_BUFFERS
+inline constexpr size_t kRocksDbBlockCacheBytes = 50 << 20;   // BLOCK_CACHE_SIZE
+inline constexpr size_t kRocksDbBlockBytes = 4096;            // BLOCK_SIZE
+
+// Options for opening (create_if_missing) a store's DB.
+rocksdb::Options KafkaStreamsRocksDbOptions();
+
+}  // namespace restoresim
+
+#endif  // RESTORESIM_CORE_STATE_ROCKSDB_OPTIONS_H_
