@@ -61,6 +61,13 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kResumeAsRecreate, "resume-as-recreate", "restoresim",
      "a task handed back by the restore thread and wanted again in the same form is closed and "
      "re-created instead of resumed"},
+    {Mutation::kCheckpointKeepsConnections, "checkpoint-keeps-connections", "KIP-921 thread",
+     "the transport's checkpoint notification neither closes its connections nor holds calls "
+     "made while the instance is frozen"},
+    {Mutation::kStaleEndOffsetsAfterRestore, "stale-end-offsets-after-restore", "KIP-921 thread",
+     "after a restore the changelog reader keeps the end offsets it read before the freeze"},
+    {Mutation::kClonesKeepIdentity, "clones-keep-identity", "KIP-921 thread",
+     "a restored instance keeps the image's process identity, so clones share client ids"},
 }};
 
 constexpr bool TableInEnumOrder() {

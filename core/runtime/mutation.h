@@ -47,6 +47,9 @@ enum class Mutation : uint8_t {
   kIdleWithoutWakeup,
   kEventsDrainedLate,
   kResumeAsRecreate,
+  kCheckpointKeepsConnections,
+  kStaleEndOffsetsAfterRestore,
+  kClonesKeepIdentity,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

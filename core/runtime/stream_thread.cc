@@ -82,8 +82,22 @@ void StreamThread::Start() {
 }
 
 void StreamThread::Run() {
+  HoldPoint* hold = config_.hold;
+  // An instance started from an image holds before it joins the group: its restore connects.
+  if (hold != nullptr) hold->Hold(nullptr);
   absl::Status status = Subscribe();
-  while (status.ok() && !stop_.Load()) status = RunOnce();
+  while (status.ok() && !stop_.Load()) {
+    // The safe point: between loops nothing is in flight. Commit (producer, stores,
+    // checkpoints, offsets) and hold until the restore; the first poll after it reports the
+    // old member's partitions lost (suspendable_transport.h).
+    if (hold != nullptr && hold->requested()) {
+      const bool held = hold->Hold([this]() { return tasks_->Commit(); });
+      RS_CHECK(held, "stream thread '{}' saw a hold request it could not take", config_.name);
+      TraceMark("cover", "stream thread held at a checkpoint");
+    }
+    status = RunOnce();
+  }
+  if (hold != nullptr) hold->Finished();
   // Its last act: from here on the thread that joins it closes its tasks and clients.
   SetState(StreamThreadState::kPendingShutdown);
   MutexLock lock(done_mu_);
