@@ -247,9 +247,10 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
   absl::Status Subscribe(const std::vector<std::string>& topics,
                          RebalanceListener* listener) override {
     GateCall call(t_);
+    MainConsumer& c = Connected();  // first: a reconnect re-subscribes what was subscribed
     topics_ = topics;
     listener_ = listener;
-    return Connected().Subscribe(topics, listener);
+    return c.Subscribe(topics, listener);
   }
   absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override {
     GateCall call(t_);
