@@ -28,8 +28,12 @@ RuntimeConfig CracConfig(int32_t threads, int32_t restore_batch, const std::stri
 }
 
 void EnableCrac(RunEnv& env, Runtime& runtime, std::string instance) {
+  // Instance "b" numbers its incarnations apart from "a" (one oracle sees both).
+  const uint64_t first = instance == "b" ? 1'000'000 : 0;
   RS_CHECK(runtime
-               .EnableCheckpointRestore({.instance = std::move(instance), .random = &env.random})
+               .EnableCheckpointRestore({.instance = std::move(instance),
+                                         .random = &env.random,
+                                         .first_incarnation = first})
                .ok());
 }
 

@@ -92,7 +92,8 @@ void CloneRestore(RunEnv& env) {
     RS_CHECK(b->EnableCheckpointRestore({.instance = "b",
                                          .process_id = a.process_id(),
                                          .random = &env.random,
-                                         .from_image = true})
+                                         .from_image = true,
+                                         .first_incarnation = 1'000'000})
                  .ok());
     RS_CHECK(b->Start().ok());
     RS_CHECK(b->frozen(), "an instance started from an image is frozen");

@@ -6,8 +6,9 @@ namespace restoresim {
 
 void HoldPoint::Request() {
   MutexLock lock(mu_);
-  if (state_ == State::kFinished || state_ == State::kRequested) return;
-  RS_CHECK(state_ == State::kRunning, "hold of '{}' requested twice", name_);
+  // Already requested or holding: an instance started from an image requests its holds before
+  // its threads run, then checkpoints (which requests them again).
+  if (state_ != State::kRunning) return;
   state_ = State::kRequested;
   prepared_ = absl::OkStatus();
   requested_.store(true, std::memory_order_relaxed);

@@ -79,6 +79,7 @@ class RestoreThread {
   ~RestoreThread();  // joins (after Shutdown, or by shutting down without a deadline)
 
   void Start();
+  bool started() const { return thread_ != nullptr; }
   // Queues one round of items atomically: the restore thread sees all of them or none, so the
   // CLOSE-before-CREATE order inside a round cannot be split by a concurrent drain. Returns
   // false if the thread is shutting down (the items, and their tasks, come back in `refused`).

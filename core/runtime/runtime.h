@@ -55,6 +55,9 @@ struct CheckpointOptions {
   RandomSource* random = nullptr;
   // Started from an image (a clone): the threads hold and nothing connects until Restore().
   bool from_image = false;
+  // Instances sharing one simulated world number their task incarnations apart (the oracle
+  // tells incarnations by number); local, never on the wire.
+  uint64_t first_incarnation = 0;
 };
 
 class SuspendableTransport;

@@ -55,6 +55,7 @@ absl::Status Runtime::EnableCheckpointRestore(CheckpointOptions options) {
   }
   if (enabled_) return absl::FailedPreconditionError("checkpoint/restore enabled twice");
   checkpoint_ = std::move(options);
+  incarnations_.Store(checkpoint_.first_incarnation);
   if (checkpoint_.process_id.empty()) checkpoint_.process_id = DrawProcessId();
   const std::string prefix =
       (checkpoint_.instance.empty() ? config_.application_id : checkpoint_.instance) + "-";

@@ -67,7 +67,7 @@ StreamThread::~StreamThread() {
 }
 
 absl::Status StreamThread::Subscribe() {
-  restore_->Start();
+  if (!restore_->started()) restore_->Start();
   next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
   return consumer_->Subscribe({config_.tasks.input_topic}, tasks_.get());
 }
@@ -84,7 +84,10 @@ void StreamThread::Start() {
 void StreamThread::Run() {
   HoldPoint* hold = config_.hold;
   // An instance started from an image holds before it joins the group: its restore connects.
-  if (hold != nullptr) hold->Hold(nullptr);
+  if (hold != nullptr && hold->requested()) {
+    restore_->Start();  // so that it reaches its own first safe point and holds there too
+    hold->Hold(nullptr);
+  }
   absl::Status status = Subscribe();
   while (status.ok() && !stop_.Load()) {
     // The safe point: between loops nothing is in flight. Commit (producer, stores,
