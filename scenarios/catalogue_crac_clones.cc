@@ -32,6 +32,9 @@ void CheckpointDuringRebalance(RunEnv& env) {
   const int32_t batch = 2 + static_cast<int32_t>(env.Choose(9));
   const TimeNs b_after_ns = static_cast<TimeNs>(env.Choose(40)) * kMillisecond;
   FreezePlan plan = FreezePlan::Draw(env, 80, true);
+  // b runs on while a is frozen, at a loop per poll: a freeze of hours would be millions of
+  // steps. 100 ms to 2 s is long enough for b to take everything and a to come back.
+  plan.frozen_ns = (1 + static_cast<TimeNs>(env.Choose(20))) * 100 * kMillisecond;
   NoteParams(fmt::format("partitions={} records={} restore_batch={} b_after_ms={} | {}",
                          partitions, records, batch, b_after_ns / kMillisecond,
                          plan.ToString()));

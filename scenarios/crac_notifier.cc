@@ -24,8 +24,8 @@ FreezePlan FreezePlan::Draw(sim::RunEnv& env, TimeNs delay_ms_max, bool broker_c
 }
 
 std::string FreezePlan::ToString() const {
-  return fmt::format("delay_ms={} frozen_s={} input={} reappends={} truncate={}",
-                     delay_ns / kMillisecond, frozen_ns / kSecond, input_records,
+  return fmt::format("delay_ms={} frozen_ms={} input={} reappends={} truncate={}",
+                     delay_ns / kMillisecond, frozen_ns / kMillisecond, input_records,
                      changelog_reappends, truncate);
 }
 
