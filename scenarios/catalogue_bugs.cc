@@ -41,6 +41,11 @@ const std::vector<BugProgram>& Table() {
        {"liveness_bounds"}},
       {Mutation::kResumeAsRecreate, "scenario.revoke_then_reassign_before_restore_thread_saw_it",
        {"assignment", "no_wasted_work"}},
+      {Mutation::kCheckpointKeepsConnections, "scenario.checkpoint_while_restoring",
+       {"checkpoint_restore"}},
+      {Mutation::kStaleEndOffsetsAfterRestore, "scenario.checkpoint_while_restoring",
+       {"checkpoint_restore"}},
+      {Mutation::kClonesKeepIdentity, "scenario.clone_restore", {"checkpoint_restore"}},
   };
   return *table;
 }

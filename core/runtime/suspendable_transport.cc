@@ -118,9 +118,10 @@ class Wrapped : public SuspendableTransport::Client {
   Inner& Connected() {
     if (inner_ == nullptr) {
       wire_id_ = t_.WireId(requested_);
+      // Announced before the connection's first broker call: the identity comes first.
+      RS_OBSERVE(OnClientConnection, t_.options().instance, requested_, wire_id_, true);
       inner_ = Open(wire_id_);
       RS_CHECK(inner_ != nullptr, "transport returned no client for {}", wire_id_);
-      RS_OBSERVE(OnClientConnection, t_.options().instance, requested_, wire_id_, true);
       AfterConnect(*inner_);
     }
     return *inner_;
