@@ -98,6 +98,7 @@ class Runtime {
   class MetricsListener;
   class Lifecycle;
   std::string ThreadName(int32_t i) const;
+  std::string Label() const;
   std::string DrawProcessId();
   absl::Status RegisterResources();
 

@@ -36,6 +36,11 @@ class Runtime::Lifecycle final : public CheckpointResource {
   Runtime& runtime_;
 };
 
+// The instance as the timeline's marks name it.
+std::string Runtime::Label() const {
+  return checkpoint_.instance.empty() ? config_.application_id : checkpoint_.instance;
+}
+
 std::string Runtime::ThreadName(int32_t i) const {
   const std::string& prefix =
       checkpoint_.instance.empty() ? config_.application_id : checkpoint_.instance;
@@ -95,20 +100,20 @@ absl::Status Runtime::Checkpoint() {
     if (cycle_) return absl::FailedPreconditionError("a checkpoint is already in progress");
     cycle_ = true;
   }
-  TraceMark("crac", fmt::format("checkpoint begin {}", checkpoint_.instance));
+  TraceMark("crac", fmt::format("checkpoint begin {}", Label()));
   RS_OBSERVE(OnCheckpointNotice, checkpoint_.instance, CheckpointNotice::kCheckpointBegin);
   absl::Status s = context_.Checkpoint();
   MutexLock lock(mu_);
   RS_CHECK(cycle_ && !frozen_, "checkpoint cycle state changed under it");
   if (s.ok()) {
     frozen_ = true;
-    TraceMark("crac", fmt::format("frozen {}", checkpoint_.instance));
+    TraceMark("crac", fmt::format("frozen {}", Label()));
     RS_OBSERVE(OnCheckpointNotice, checkpoint_.instance, CheckpointNotice::kFrozen);
     return s;
   }
   cycle_ = false;
   cycle_cv_.NotifyAll();
-  TraceMark("crac", fmt::format("checkpoint abandoned {}", checkpoint_.instance));
+  TraceMark("crac", fmt::format("checkpoint abandoned {}", Label()));
   TraceMark("cover", "checkpoint abandoned");
   RS_OBSERVE(OnCheckpointNotice, checkpoint_.instance, CheckpointNotice::kAbandoned);
   return s;
@@ -120,7 +125,7 @@ absl::Status Runtime::Restore() {
     if (!frozen_) return absl::FailedPreconditionError("restore without a checkpoint");
   }
   suspendable_->SetNextProcessId(DrawProcessId());
-  TraceMark("crac", fmt::format("restore begin {}", checkpoint_.instance));
+  TraceMark("crac", fmt::format("restore begin {}", Label()));
   RS_OBSERVE(OnCheckpointNotice, checkpoint_.instance, CheckpointNotice::kRestoreBegin);
   absl::Status s = context_.Restore();
   MutexLock lock(mu_);
@@ -128,7 +133,7 @@ absl::Status Runtime::Restore() {
   frozen_ = false;
   cycle_ = false;
   cycle_cv_.NotifyAll();
-  TraceMark("crac", fmt::format("restored {}", checkpoint_.instance));
+  TraceMark("crac", fmt::format("restored {}", Label()));
   RS_OBSERVE(OnCheckpointNotice, checkpoint_.instance, CheckpointNotice::kRestored);
   return s;
 }
