@@ -340,7 +340,7 @@ void Ledger::OnCheckpointNotice(std::string_view instance, CheckpointNotice noti
           continue;
         }
         auto h = history.find(key.second);
-        r.end_at_restore[key] = h == history.end() ? 0 : h->second.end();
+        r.end_at_restore[key] = {reg.owner, h == history.end() ? 0 : h->second.end()};
       }
       break;
     case CheckpointNotice::kRestored: r.in_cycle = false; break;

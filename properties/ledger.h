@@ -133,8 +133,9 @@ class Ledger final : public RuntimeObserver {
     bool frozen = false;    // between frozen and restore begin
     std::set<std::string, std::less<>> open_wires;
     std::set<std::string, std::less<>> threads;  // owners of its clients
-    // Active changelogs restoring at the restore's begin, per reader: the end offset then.
-    std::map<ReaderKey, int64_t> end_at_restore;
+    // Active changelogs restoring at the restore's begin, per reader: the registration's owner
+    // and the broker's end offset then.
+    std::map<ReaderKey, std::pair<TaskIncarnation, int64_t>> end_at_restore;
   };
   std::map<std::string, InstanceRecord, std::less<>> instances;
   std::map<std::string, std::string, std::less<>> wire_instance;

@@ -65,14 +65,14 @@ class CheckpointRestoreChecker final : public Checker {
     const auto* instance = ledger().InstanceOfThread(reader);
     if (instance == nullptr) return;
     auto it = instance->end_at_restore.find({Str(reader), changelog});
-    if (it == instance->end_at_restore.end() || end_offset >= it->second) return;
+    if (it == instance->end_at_restore.end()) return;
+    const auto& [restoring_owner, end_then] = it->second;
     // Only the registration that was restoring at the restore: a new one reads fresh ends.
-    auto reg = ledger().registered.find({Str(reader), changelog});
-    if (reg == ledger().registered.end() || !(reg->second.owner == owner)) return;
+    if (!(restoring_owner == owner) || end_offset >= end_then) return;
     Violation(owner.ToString(),
               fmt::format("completed {} at end offset {}, below the {} the broker had when the "
                           "instance was restored: an end offset from before the freeze",
-                          changelog.ToString(), end_offset, it->second));
+                          changelog.ToString(), end_offset, end_then));
   }
 
  private:
