@@ -295,6 +295,58 @@ void Ledger::OnRestoreStopped(std::string_view restore_thread) {
   finished_threads.insert(Str(restore_thread));
 }
 
+const Ledger::InstanceRecord* Ledger::InstanceOfWire(std::string_view wire_id) const {
+  auto it = wire_instance.find(wire_id);
+  if (it == wire_instance.end()) return nullptr;
+  auto r = instances.find(it->second);
+  return r == instances.end() ? nullptr : &r->second;
+}
+
+const Ledger::InstanceRecord* Ledger::InstanceOfThread(std::string_view thread) const {
+  auto it = thread_instance.find(thread);
+  if (it == thread_instance.end()) return nullptr;
+  auto r = instances.find(it->second);
+  return r == instances.end() ? nullptr : &r->second;
+}
+
+void Ledger::OnClientConnection(std::string_view instance, std::string_view base_id,
+                                std::string_view wire_id, bool open) {
+  InstanceRecord& r = instances[Str(instance)];
+  if (!open) {
+    r.open_wires.erase(Str(wire_id));
+    return;
+  }
+  r.open_wires.insert(Str(wire_id));
+  wire_instance.emplace(Str(wire_id), Str(instance));  // the first claimer keeps it
+  // The wire id is the base id's client: same owner thread (thread_confinement).
+  if (auto owner = client_owner.find(base_id); owner != client_owner.end()) {
+    client_owner[Str(wire_id)] = owner->second;
+    r.threads.insert(owner->second);
+    thread_instance[owner->second] = Str(instance);
+  }
+}
+
+void Ledger::OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) {
+  InstanceRecord& r = instances[Str(instance)];
+  switch (notice) {
+    case CheckpointNotice::kCheckpointBegin: r.in_cycle = true; break;
+    case CheckpointNotice::kFrozen: r.frozen = true; break;
+    case CheckpointNotice::kAbandoned: r.in_cycle = false; break;
+    case CheckpointNotice::kRestoreBegin:
+      r.frozen = false;
+      r.end_at_restore.clear();
+      for (const auto& [key, reg] : registered) {
+        if (!r.threads.contains(key.first) || reg.type != TaskType::kActive || reg.completed) {
+          continue;
+        }
+        auto h = history.find(key.second);
+        r.end_at_restore[key] = {reg.owner, h == history.end() ? 0 : h->second.end()};
+      }
+      break;
+    case CheckpointNotice::kRestored: r.in_cycle = false; break;
+  }
+}
+
 void Ledger::OnClientOwner(std::string_view client_id, std::string_view thread) {
   client_owner[Str(client_id)] = Str(thread);
   finished_threads.erase(Str(thread));

@@ -125,12 +125,34 @@ class Ledger final : public RuntimeObserver {
   std::set<std::string, std::less<>> finished_threads;
   LogHistory history;
 
+  // Checkpoint/restore (checks/checkpoint_restore.cc): per runtime instance ("" for a single
+  // Runtime), its phase, its open connections, its threads; per wire client id, the instance
+  // that connected under it first.
+  struct InstanceRecord {
+    bool in_cycle = false;  // between checkpoint begin and restored (or abandoned)
+    bool frozen = false;    // between frozen and restore begin
+    std::set<std::string, std::less<>> open_wires;
+    std::set<std::string, std::less<>> threads;  // owners of its clients
+    // Active changelogs restoring at the restore's begin, per reader: the registration's owner
+    // and the broker's end offset then.
+    std::map<ReaderKey, std::pair<TaskIncarnation, int64_t>> end_at_restore;
+  };
+  std::map<std::string, InstanceRecord, std::less<>> instances;
+  std::map<std::string, std::string, std::less<>> wire_instance;
+  std::map<std::string, std::string, std::less<>> thread_instance;
+  // The instance a wire client id belongs to (null: not a suspendable transport's client).
+  const InstanceRecord* InstanceOfWire(std::string_view wire_id) const;
+  const InstanceRecord* InstanceOfThread(std::string_view thread) const;
+
   // Called by the world: every record the broker appended, and crashes of the file system
   // (what the disk keeps is no longer what the ledger last saw written).
   void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
   void OnCrash();
 
   // ---- RuntimeObserver: bookkeeping only ----
+  void OnClientConnection(std::string_view instance, std::string_view base_id,
+                          std::string_view wire_id, bool open) override;
+  void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) override;
   void OnTaskOpened(const Task& task) override;
   void OnTaskTransition(const Task& task, TaskState from, TaskState to) override;
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) override;

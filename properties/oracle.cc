@@ -217,6 +217,28 @@ void Oracle::OnTransportCall(std::string_view client_id, std::string_view call) 
   ledger_.OnTransportCall(client_id, call);
 }
 
+void Oracle::OnClientConnection(std::string_view instance, std::string_view base_id,
+                                std::string_view wire_id, bool open) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnClientConnection(instance, base_id, wire_id, open);
+  ledger_.OnClientConnection(instance, base_id, wire_id, open);
+}
+
+void Oracle::OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnCheckpointNotice(instance, notice);
+  ledger_.OnCheckpointNotice(instance, notice);
+}
+
+void Oracle::OnEndOffsetRefreshed(std::string_view reader, const TopicPartition& changelog,
+                                  int64_t end_offset) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnEndOffsetRefreshed(reader, changelog, end_offset);
+}
+
 void Oracle::OnRegistered(std::string_view reader, const TopicPartition& changelog, const TaskIncarnation& owner, TaskType type) {
   if (Off()) return;
   ++context_.counts().events;

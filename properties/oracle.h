@@ -108,6 +108,11 @@ class Oracle final : public RuntimeObserver {
                            StreamThreadState to) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;
   void OnTransportCall(std::string_view client_id, std::string_view call) override;
+  void OnClientConnection(std::string_view instance, std::string_view base_id,
+                          std::string_view wire_id, bool open) override;
+  void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) override;
+  void OnEndOffsetRefreshed(std::string_view reader, const TopicPartition& changelog,
+                            int64_t end_offset) override;
   void OnRegistered(std::string_view reader, const TopicPartition& changelog,
                     const TaskIncarnation& owner, TaskType type) override;
   void OnUnregistered(std::string_view reader, const TopicPartition& changelog,

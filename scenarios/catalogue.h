@@ -28,6 +28,8 @@ absl::Status RegisterFaultScenarios(sim::ProgramRegistry& registry);      // cat
 absl::Status RegisterSwarmScenario(sim::ProgramRegistry& registry);       // catalogue_swarm
 absl::Status RegisterCorruptionScenarios(sim::ProgramRegistry& registry);  // catalogue_corruption
 absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry);     // catalogue_windows
+absl::Status RegisterCracScenarios(sim::ProgramRegistry& registry);       // catalogue_crac
+absl::Status RegisterCracCloneScenarios(sim::ProgramRegistry& registry);  // catalogue_crac_clones
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry);        // catalogue_bugs
 
 // Registers each program in turn, stopping at the first error.

@@ -44,6 +44,11 @@ const std::vector<BugProgram>& Table() {
       {Mutation::kDamagedStoreRetried, "scenario.crash_with_storage_damage", {"liveness"}},
       {Mutation::kDamageCutAsTornTail, "scenario.crash_with_storage_damage",
        {"checkpoint", "store_contents"}},
+      {Mutation::kCheckpointKeepsConnections, "scenario.checkpoint_while_restoring",
+       {"checkpoint_restore"}},
+      {Mutation::kStaleEndOffsetsAfterRestore, "scenario.checkpoint_while_restoring",
+       {"checkpoint_restore"}},
+      {Mutation::kClonesKeepIdentity, "scenario.clone_restore", {"checkpoint_restore"}},
   };
   return *table;
 }

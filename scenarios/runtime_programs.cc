@@ -98,6 +98,7 @@ absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
   for (auto add : {RegisterRecycleScenarios, RegisterReviveScenarios, RegisterRebalanceScenarios,
                    RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
                    RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
+                   RegisterCracScenarios, RegisterCracCloneScenarios,
                    RegisterBugScenarios}) {
     if (s.ok()) s = add(registry);
   }

@@ -245,7 +245,9 @@ void Exporter::WriteCounter(uint64_t step, TimeNs time_ns) {
 }
 
 void Exporter::BeginInstant(const TraceEvent& e, std::string_view name, std::string_view cat) {
-  const bool global = e.kind == TraceKind::kFailure;
+  // Failures and checkpoint/restore notifications (marks "crac/...") span every track: the
+  // whole instance stops and resumes at them.
+  const bool global = e.kind == TraceKind::kFailure || cat == "crac";
   writer_.Begin('i', name, cat, e.step, Tid(e.thread));
   writer_.FieldString("s", global ? "g" : "t");
   writer_.BeginArgs();

@@ -324,8 +324,38 @@ absl::Status ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelo
   return absl::OkStatus();
 }
 
+absl::Status ChangelogReader::RefreshEndOffsets() {
+  std::vector<TopicPartition> restoring;
+  for (const auto& [tp, c] : changelogs_) {
+    if (c.type == TaskType::kActive && c.status == State::kRestoring && c.end_offset >= 0) {
+      restoring.push_back(tp);
+    }
+  }
+  refresh_pending_ = false;
+  if (restoring.empty()) return absl::OkStatus();
+  absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_.EndOffsets(restoring);
+  if (!ends.ok()) {
+    refresh_pending_ = true;
+    return ends.status();
+  }
+  for (const TopicPartition& tp : restoring) {
+    auto it = ends->find(tp);
+    if (it == ends->end()) {
+      refresh_pending_ = true;  // asked again at the next step
+      continue;
+    }
+    Changelog& c = changelogs_.at(tp);
+    RS_CHECK(c.status == State::kRestoring, "refreshing {} that is not restoring", tp.ToString());
+    // End offsets only grow (no unclean leader election in this model).
+    c.end_offset = std::max(c.end_offset, it->second);
+    RS_OBSERVE(OnEndOffsetRefreshed, config_.name, tp, c.end_offset);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
   RestoreStep step;
+  if (refresh_pending_) (void)RefreshEndOffsets();
   if (absl::Status s = Step(step); !s.ok()) return s;  // corruption found stays for the next
   step.corrupted = std::move(corrupted_);
   corrupted_.clear();

@@ -62,6 +62,10 @@ class ChangelogReader {
   // Retryable transport errors leave the step empty (the next step retries); other errors are
   // returned.
   absl::StatusOr<RestoreStep> Restore();
+  // After a checkpoint's restore: re-reads the end offset of every restoring active changelog
+  // (the broker may have moved on while the process was frozen). On failure the next Restore
+  // step tries again before it fetches.
+  absl::Status RefreshEndOffsets();
 
   ReaderMode mode() const;
   bool IsRegistered(const TopicPartition& changelog) const;
@@ -114,6 +118,7 @@ class ChangelogReader {
   int64_t standby_updated_ = 0;
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted_;  // not yet reported
   ReaderMode reported_mode_ = ReaderMode::kStandbyUpdating;  // last told to observers
+  bool refresh_pending_ = false;  // RefreshEndOffsets failed: retried at the next step
 };
 
 }  // namespace restoresim

@@ -67,6 +67,13 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kDamageCutAsTornTail, "damage-cut-as-torn-tail", "restoresim",
      "LogStore recovery takes damage inside flushed data for a torn tail and keeps the records "
      "before it (the store before issue 12: one flipped bit dropped every later record)"},
+    {Mutation::kCheckpointKeepsConnections, "checkpoint-keeps-connections", "KIP-921 thread",
+     "the transport's checkpoint notification neither closes its connections nor holds calls "
+     "made while the instance is frozen"},
+    {Mutation::kStaleEndOffsetsAfterRestore, "stale-end-offsets-after-restore", "KIP-921 thread",
+     "after a restore the changelog reader keeps the end offsets it read before the freeze"},
+    {Mutation::kClonesKeepIdentity, "clones-keep-identity", "KIP-921 thread",
+     "a restored instance keeps the image's process identity, so clones share client ids"},
 }};
 
 constexpr bool TableInEnumOrder() {

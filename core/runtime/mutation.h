@@ -49,6 +49,9 @@ enum class Mutation : uint8_t {
   kResumeAsRecreate,
   kDamagedStoreRetried,
   kDamageCutAsTornTail,
+  kCheckpointKeepsConnections,
+  kStaleEndOffsetsAfterRestore,
+  kClonesKeepIdentity,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

@@ -122,6 +122,8 @@ void RestoreThread::Run() {
   reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, reader_config);
   next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
   while (!stop_.Load()) {
+    MaybeHold();
+    if (stop_.Load()) break;
     RS_OBSERVE(OnRestoreLoop, config_.name);
     std::vector<std::vector<TaskItem>> rounds;
     items_.DrainTo(rounds);
@@ -143,6 +145,7 @@ void RestoreThread::Run() {
     HandleStep(*step);
     MaybeCheckpoint();
   }
+  if (config_.hold != nullptr) config_.hold->Finished();
   ReturnAllTasks();
   consumer_->Close();
   RS_OBSERVE(OnRestoreStopped, config_.name);
@@ -332,6 +335,41 @@ void RestoreThread::MaybeCheckpoint() {
     if (!s.ok()) {
       Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .incarnation = task->incarnation(),
                         .error = s});
+    }
+  }
+}
+
+absl::Status RestoreThread::CheckpointOwned() {
+  absl::Status first;
+  for (auto& [id, task] : owned_) {
+    StateManager& sm = task->state_manager();
+    absl::Status s = sm.Flush();
+    if (s.ok()) {
+      s = sm.Checkpoint();
+    } else {
+      RS_OBSERVE(OnCheckpointResult, sm, /*written=*/false);
+    }
+    if (!s.ok() && first.ok()) {
+      first = absl::Status(s.code(), fmt::format("{}: {}", task->incarnation().ToString(),
+                                                 std::string(s.message())));
+    }
+  }
+  return first;
+}
+
+void RestoreThread::MaybeHold() {
+  HoldPoint* hold = config_.hold;
+  if (hold == nullptr || !hold->requested()) return;
+  const size_t owned_before = owned_.size();
+  if (!hold->Hold([this]() { return CheckpointOwned(); })) return;
+  RS_CHECK_EQ(owned_.size(), owned_before, "restore thread '{}' lost tasks while held",
+              config_.name);
+  TraceMark("cover", "restore thread held at a checkpoint");
+  // The broker moved on while the instance was frozen: restore to today's end offsets.
+  // (Mutation stale-end-offsets-after-restore: keeps the ones read before the freeze.)
+  if (reader_ != nullptr && !RS_MUTANT(kStaleEndOffsetsAfterRestore)) {
+    if (!reader_->RefreshEndOffsets().ok()) {
+      TraceMark("cover", "end offsets re-read failed after a restore");
     }
   }
 }

@@ -32,6 +32,7 @@
 
 #include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
+#include "core/runtime/hold_point.h"
 #include "core/runtime/task.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
@@ -68,6 +69,7 @@ struct RestoreThreadConfig {
   TimeNs checkpoint_interval_ns = 5 * kSecond;
   TimeNs error_backoff_ns = 100 * kMillisecond;
   int32_t max_poll_records = 1000;
+  HoldPoint* hold = nullptr;  // checkpoint/restore: see hold_point.h; null when off
 };
 
 class RestoreThread {
@@ -77,6 +79,7 @@ class RestoreThread {
   ~RestoreThread();  // joins (after Shutdown, or by shutting down without a deadline)
 
   void Start();
+  bool started() const { return thread_ != nullptr; }
   // Queues one round of items atomically: the restore thread sees all of them or none, so the
   // CLOSE-before-CREATE order inside a round cannot be split by a concurrent drain. Returns
   // false if the thread is shutting down (the items, and their tasks, come back in `refused`).
@@ -108,6 +111,11 @@ class RestoreThread {
   void HandleStep(RestoreStep& step);
   void HandOverRestored();
   void MaybeCheckpoint();
+  // A checkpoint's preparation: flushes and checkpoints every task it owns (never ahead of the
+  // flushed data: StateManager::Checkpoint writes flushed positions); the first failure.
+  absl::Status CheckpointOwned();
+  // At the top of the loop: holds while the instance is frozen; after it, re-reads end offsets.
+  void MaybeHold();
   // Flushes and checkpoints a task about to leave cleanly; a failure is reported as an error
   // event (the task leaves anyway: its stores keep what was flushed).
   void CheckpointBeforeHandBack(Task& task);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/hold_point.h"
+#include "core/runtime/suspendable_transport.h"
+
 namespace restoresim {
 
 std::string_view RuntimeStateName(RuntimeState state) {
@@ -62,8 +65,12 @@ Runtime::Runtime(RuntimeConfig config, Transport& transport, Clock& clock, FileS
 
 Runtime::~Runtime() {
   // A failed simulated run is being torn down: its threads are unwound, not running, and a
-  // Close would wait on them forever. Their destructors join them.
-  if (SimHooks* sim = CurrentSim(); sim != nullptr && sim->Aborting()) return;
+  // Close would wait on them forever. Their destructors join them (before the transport and
+  // hold points they use).
+  if (SimHooks* sim = CurrentSim(); sim != nullptr && sim->Aborting()) {
+    threads_.clear();
+    return;
+  }
   SimNoAbortScope no_abort;
   bool running;
   {
@@ -71,6 +78,7 @@ Runtime::~Runtime() {
     running = state_ == RuntimeState::kRunning || state_ == RuntimeState::kError;
   }
   if (running) (void)Close(30 * kSecond);
+  threads_.clear();  // they use the suspendable transport and the hold points
 }
 
 absl::Status Runtime::Start() {
@@ -84,9 +92,10 @@ absl::Status Runtime::Start() {
     state_ = RuntimeState::kRunning;
     started_ns_ = clock_.NowNs();
   }
+  Transport& transport = suspendable_ != nullptr ? *suspendable_ : transport_;
   for (int32_t i = 0; i < config_.num_stream_threads; ++i) {
     StreamThreadConfig c;
-    c.name = fmt::format("{}-StreamThread-{}", config_.application_id, i + 1);
+    c.name = ThreadName(i);
     c.group = config_.application_id;
     c.poll_timeout_ns = config_.poll_ms * kMillisecond;
     c.commit_interval_ns = config_.commit_interval_ms * kMillisecond;
@@ -101,16 +110,32 @@ absl::Status Runtime::Start() {
     c.tasks.store_names = config_.store_names;
     c.restore.max_poll_records = config_.restore_max_poll_records;
     c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
-    threads_.push_back(std::make_unique<StreamThread>(std::move(c), transport_, clock_,
+    if (enabled_) {
+      holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
+      c.restore.hold = holds_.back().get();
+      holds_.push_back(std::make_unique<HoldPoint>(c.name));
+      c.hold = holds_.back().get();
+    }
+    threads_.push_back(std::make_unique<StreamThread>(std::move(c), transport, clock_,
                                                       listener_.get(), incarnations_));
   }
+  if (enabled_) {
+    if (absl::Status s = RegisterResources(); !s.ok()) return s;
+    // An image: every thread holds at its first safe point, before it connects.
+    if (checkpoint_.from_image) {
+      for (auto& h : holds_) h->Request();
+    }
+  }
   for (auto& t : threads_) t->Start();
+  if (enabled_ && checkpoint_.from_image) return Checkpoint();  // the image's frozen state
   return absl::OkStatus();
 }
 
 absl::Status Runtime::Close(TimeNs timeout_ns) {
   {
     MutexLock lock(mu_);
+    // A frozen instance runs nothing, its shutdown included: Close waits for the restore.
+    while (cycle_) cycle_cv_.Wait(mu_);
     if (state_ == RuntimeState::kNotRunning || state_ == RuntimeState::kCreated) {
       state_ = RuntimeState::kNotRunning;
       return absl::OkStatus();

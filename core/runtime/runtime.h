@@ -4,15 +4,23 @@
 //   CREATED --Start--> RUNNING --Close--> PENDING_SHUTDOWN --> NOT_RUNNING
 //                         \--(a thread failed)--> ERROR --Close--> NOT_RUNNING
 //
-// Thread-safety: Start, Close, state and metrics may be called from any thread (of the world
-// the runtime runs in); the listener is called on restore threads.
+// Checkpoint/restore (opt-in, EnableCheckpointRestore before Start; docs/DESIGN.md,
+// "Checkpoint and restore"): Checkpoint() brings the instance to a safe point and freezes it
+// (threads held, stores flushed and checkpointed, connections closed), Restore() resumes it
+// with a fresh identity. Close waits while a checkpoint/restore cycle is in progress; a
+// checkpoint of an instance that is not RUNNING is refused (abandoned).
+//
+// Thread-safety: Start, Close, Checkpoint, Restore, state and metrics may be called from any
+// thread (of the world the runtime runs in); the listener is called on restore threads.
 #ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_H_
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_H_
 
 #include <memory>
 #include <vector>
 
+#include "core/port/checkpoint_context.h"
 #include "core/port/clock.h"
+#include "core/port/random.h"
 #include "core/port/file_system.h"
 #include "core/runtime/restore_listener.h"
 #include "core/runtime/runtime_config.h"
@@ -39,6 +47,26 @@ struct RuntimeMetrics {
   int64_t stores_wiped_on_open = 0;  // damaged local stores wiped and restored from scratch
 };
 
+struct CheckpointOptions {
+  // Names the threads "<instance>-StreamThread-<n>" (instances in one world: clones); empty:
+  // "<application.id>-StreamThread-<n>". Not part of the identity on the wire.
+  std::string instance;
+  // The image's process identity (wire client ids: suspendable_transport.h); empty: drawn.
+  std::string process_id;
+  // Where fresh identities are drawn from; null: a generator seeded by the OS anew at every
+  // restore (production: the restored image must not replay the original's draws).
+  RandomSource* random = nullptr;
+  // Started from an image (a clone): the threads hold and nothing connects until Restore().
+  bool from_image = false;
+  // Instances sharing one simulated world number their task incarnations apart (the oracle
+  // tells incarnations by number); local, never on the wire.
+  uint64_t first_incarnation = 0;
+};
+
+class SuspendableTransport;
+class HoldPoint;
+class HoldResource;
+
 class Runtime {
  public:
   // `listener` (may be null) is told about active restoration, on restore threads.
@@ -51,6 +79,19 @@ class Runtime {
   // Stops every thread within timeout_ns in all (always returns); closes tasks cleanly.
   [[nodiscard]] absl::Status Close(TimeNs timeout_ns);
 
+  // REQUIRES: before Start. Registers the transport, every restore thread and stream thread
+  // with this instance's CheckpointContext.
+  absl::Status EnableCheckpointRestore(CheckpointOptions options);
+  // CRaC's notifications: OK means frozen (nothing runs, nothing reaches the broker) until
+  // Restore. ABORTED: abandoned, every resource already restored. FAILED_PRECONDITION: off,
+  // not started, or a cycle already in progress.
+  [[nodiscard]] absl::Status Checkpoint();
+  [[nodiscard]] absl::Status Restore();
+  bool frozen() const;
+  std::string process_id() const;
+  const std::string& instance() const { return checkpoint_.instance; }
+  CheckpointContext& checkpoint_context() { return context_; }
+
   RuntimeState state() const;
   RuntimeMetrics Metrics() const;
   size_t thread_count() const { return threads_.size(); }
@@ -58,6 +99,11 @@ class Runtime {
 
  private:
   class MetricsListener;
+  class Lifecycle;
+  std::string ThreadName(int32_t i) const;
+  std::string Label() const;
+  std::string DrawProcessId();
+  absl::Status RegisterResources();
 
   const RuntimeConfig config_;
   Transport& transport_;
@@ -71,6 +117,16 @@ class Runtime {
   mutable Mutex mu_{"runtime_mu"};
   RuntimeState state_ ABSL_GUARDED_BY(mu_) = RuntimeState::kCreated;
   TimeNs started_ns_ ABSL_GUARDED_BY(mu_) = 0;
+  // Checkpoint/restore: on when enabled_.
+  bool enabled_ = false;
+  CheckpointOptions checkpoint_;
+  CheckpointContext context_;
+  std::unique_ptr<SuspendableTransport> suspendable_;
+  std::vector<std::unique_ptr<HoldPoint>> holds_;
+  std::vector<std::unique_ptr<CheckpointResource>> resources_;
+  CondVar cycle_cv_{"runtime_cycle_cv"};
+  bool cycle_ ABSL_GUARDED_BY(mu_) = false;   // a checkpoint/restore cycle in progress
+  bool frozen_ ABSL_GUARDED_BY(mu_) = false;  // checkpointed, not yet restored
 };
 
 }  // namespace restoresim

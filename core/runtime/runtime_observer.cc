@@ -64,4 +64,15 @@ ScopedObserver::ScopedObserver(RuntimeObserver* observer) : previous_(current_ob
 
 ScopedObserver::~ScopedObserver() { current_observer = previous_; }
 
+std::string_view CheckpointNoticeName(CheckpointNotice notice) {
+  switch (notice) {
+    case CheckpointNotice::kCheckpointBegin: return "checkpoint begin";
+    case CheckpointNotice::kFrozen: return "frozen";
+    case CheckpointNotice::kAbandoned: return "checkpoint abandoned";
+    case CheckpointNotice::kRestoreBegin: return "restore begin";
+    case CheckpointNotice::kRestored: return "restored";
+  }
+  return "?";
+}
+
 }  // namespace restoresim

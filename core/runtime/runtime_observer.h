@@ -43,6 +43,15 @@ std::string_view TaskHolderName(TaskHolder holder);
 
 enum class ListenerCall : uint8_t { kStart, kBatch, kEnd, kSuspended };
 
+// The phases of one checkpoint/restore cycle of a runtime instance, in order: kCheckpointBegin,
+// then kFrozen (every BeforeCheckpoint succeeded: nothing of the instance may run or reach the
+// broker) or kAbandoned (a notification failed; everything was restored at once); after kFrozen,
+// kRestoreBegin and kRestored.
+enum class CheckpointNotice : uint8_t {
+  kCheckpointBegin, kFrozen, kAbandoned, kRestoreBegin, kRestored
+};
+std::string_view CheckpointNoticeName(CheckpointNotice notice);
+
 // What a stream thread decides about one task, against the assignment it works to now.
 enum class TaskDecision : uint8_t {
   kCreate,        // a new incarnation of the wanted type
@@ -136,6 +145,15 @@ class RuntimeObserver {
   virtual void OnClientOwner(std::string_view client_id, std::string_view thread) {}
   // A call of a transport client, on the calling thread (the transport reports it).
   virtual void OnTransportCall(std::string_view client_id, std::string_view call) {}
+  // A suspendable transport (suspendable_transport.h) of `instance` opened (or closed) the
+  // connection of the client the runtime knows as `base_id`, on the wire `wire_id`.
+  virtual void OnClientConnection(std::string_view instance, std::string_view base_id,
+                                  std::string_view wire_id, bool open) {}
+  // A checkpoint/restore notification of a runtime instance (runtime.h: Checkpoint, Restore).
+  virtual void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) {}
+  // The changelog reader re-read an active changelog's end offset after a restore.
+  virtual void OnEndOffsetRefreshed(std::string_view reader, const TopicPartition& changelog,
+                                    int64_t end_offset) {}
 
   // ---- the changelog reader (on its restore thread) ----
   virtual void OnRegistered(std::string_view reader, const TopicPartition& changelog,

@@ -67,7 +67,7 @@ StreamThread::~StreamThread() {
 }
 
 absl::Status StreamThread::Subscribe() {
-  restore_->Start();
+  if (!restore_->started()) restore_->Start();
   next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
   return consumer_->Subscribe({config_.tasks.input_topic}, tasks_.get());
 }
@@ -82,8 +82,25 @@ void StreamThread::Start() {
 }
 
 void StreamThread::Run() {
+  HoldPoint* hold = config_.hold;
+  // An instance started from an image holds before it joins the group: its restore connects.
+  if (hold != nullptr && hold->requested()) {
+    restore_->Start();  // so that it reaches its own first safe point and holds there too
+    hold->Hold(nullptr);
+  }
   absl::Status status = Subscribe();
-  while (status.ok() && !stop_.Load()) status = RunOnce();
+  while (status.ok() && !stop_.Load()) {
+    // The safe point: between loops nothing is in flight. Commit (producer, stores,
+    // checkpoints, offsets) and hold until the restore; the first poll after it reports the
+    // old member's partitions lost (suspendable_transport.h).
+    if (hold != nullptr && hold->requested()) {
+      const bool held = hold->Hold([this]() { return tasks_->Commit(); });
+      RS_CHECK(held, "stream thread '{}' saw a hold request it could not take", config_.name);
+      TraceMark("cover", "stream thread held at a checkpoint");
+    }
+    status = RunOnce();
+  }
+  if (hold != nullptr) hold->Finished();
   // Its last act: from here on the thread that joins it closes its tasks and clients.
   SetState(StreamThreadState::kPendingShutdown);
   MutexLock lock(done_mu_);

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "core/port/clock.h"
+#include "core/runtime/hold_point.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread_state.h"
 #include "core/runtime/task_manager.h"
@@ -37,6 +38,9 @@ struct StreamThreadConfig {
   int32_t max_poll_records = 1000;          // main consumer's max.poll.records
   TaskManagerConfig tasks;
   RestoreThreadConfig restore;
+  // Checkpoint/restore (hold_point.h): where this thread and its restore thread hold; null
+  // when the runtime has checkpoints off.
+  HoldPoint* hold = nullptr;
 };
 
 class StreamThread {

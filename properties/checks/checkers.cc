@@ -8,7 +8,8 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
                     NewCheckpointChecker, NewCheckpointProgressChecker,
                     NewThreadConfinementChecker, NewReaderModeChecker, NewLivenessBoundsChecker,
                     NewRunningGateChecker, NewListenerPairingChecker, NewWastedWorkChecker,
-                    NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker}) {
+                    NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
+                    NewCheckpointRestoreChecker}) {
     all.push_back(make(context));
   }
   return all;

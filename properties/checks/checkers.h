@@ -22,6 +22,7 @@ std::unique_ptr<Checker> NewWastedWorkChecker(OracleContext& context);
 std::unique_ptr<Checker> NewStoreContentsChecker(OracleContext& context);
 std::unique_ptr<Checker> NewErrorsChecker(OracleContext& context);
 std::unique_ptr<Checker> NewRestoreProgressChecker(OracleContext& context);
+std::unique_ptr<Checker> NewCheckpointRestoreChecker(OracleContext& context);
 
 }  // namespace restoresim::properties
 
