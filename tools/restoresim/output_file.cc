@@ -72,11 +72,15 @@ absl::Status WriteAll(int fd, std::string_view contents, const std::string& path
   return absl::OkStatus();
 }
 
-}  // namespace
+// Where a write to `path` goes (not "-"), or why it must not: the file to write and whether it
+// is written in place (not a regular file) rather than atomically.
+struct OutputTarget {
+  std::string path;
+  bool in_place = false;
+};
 
-absl::Status CheckOutputPath(const std::string& path) {
+absl::StatusOr<OutputTarget> ResolveOutput(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("an output path is empty");
-  if (path == "-") return absl::OkStatus();
   absl::StatusOr<std::string> target = Resolve(path);
   if (!target.ok()) return target.status();
   struct stat st;
@@ -90,7 +94,7 @@ absl::Status CheckOutputPath(const std::string& path) {
       return absl::FailedPreconditionError(
           fmt::format("output {} is not writable (read-only?)", path));
     }
-    if (!S_ISREG(st.st_mode)) return absl::OkStatus();  // written in place
+    if (!S_ISREG(st.st_mode)) return OutputTarget{*target, /*in_place=*/true};
   }
   const std::string dir = Parent(*target);
   struct stat dst;
@@ -102,7 +106,14 @@ absl::Status CheckOutputPath(const std::string& path) {
     return absl::FailedPreconditionError(
         fmt::format("output {}: directory {} is not writable", path, dir));
   }
-  return absl::OkStatus();
+  return OutputTarget{*target, /*in_place=*/false};
+}
+
+}  // namespace
+
+absl::Status CheckOutputPath(const std::string& path) {
+  if (path == "-") return absl::OkStatus();
+  return ResolveOutput(path).status();
 }
 
 absl::Status CheckInputFile(const std::string& path, uint64_t bytes_max) {
@@ -127,12 +138,10 @@ absl::Status WriteOutput(const std::string& path, std::string_view contents) {
     std::fflush(stdout);
     return WriteAll(data_fd >= 0 ? data_fd : STDOUT_FILENO, contents, "standard output");
   }
-  if (absl::Status s = CheckOutputPath(path); !s.ok()) return s;
-  absl::StatusOr<std::string> target = Resolve(path);
+  absl::StatusOr<OutputTarget> target = ResolveOutput(path);
   if (!target.ok()) return target.status();
-  struct stat st;
-  if (::stat(target->c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    const int fd = ::open(target->c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+  if (target->in_place) {
+    const int fd = ::open(target->path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
       return absl::UnavailableError(fmt::format("cannot open {}: {}", path, std::strerror(errno)));
     }
@@ -143,7 +152,7 @@ absl::Status WriteOutput(const std::string& path, std::string_view contents) {
     ::close(fd);
     return s;
   }
-  return WriteFileAtomically(*PosixFileSystem::Default(), *target, contents);
+  return WriteFileAtomically(*PosixFileSystem::Default(), target->path, contents);
 }
 
 void ReserveStdoutForData() {
