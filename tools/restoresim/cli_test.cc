@@ -151,6 +151,12 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"replay demo.lost_update", "needs SCENARIO --seed N"},
       {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
       {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
+      // Options that a repro file overrides, or that do nothing without one (issue 12).
+      {"replay --repro /nonexistent/file.json --strategy pos",
+       "--strategy cannot be used with --repro"},
+      {"replay --repro /nonexistent/file.json --steps-max 9", "--steps-max cannot be used"},
+      {"replay demo.lost_update --seed 1 --ignore-schedule",
+       "--ignore-schedule only applies to --repro"},
       {"frobnicate", "unknown command 'frobnicate'"},
       {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
       {"bench --seeds 0", "must be positive"},
