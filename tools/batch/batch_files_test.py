@@ -16,7 +16,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BIN = os.path.abspath(os.environ.get("RESTORESIM_BIN", os.path.join(ROOT, "build/tools/restoresim")))
+BIN = os.path.abspath(
+    os.environ.get("RESTORESIM_BIN", os.path.join(ROOT, "build/tools/restoresim")))
 JOB = os.path.join(HERE, "k8s-indexed-job.yaml")
 SLURM = os.path.join(HERE, "slurm-sweep.sh")
 EXPLORE = "--scenario demo.* --seeds 30 --repros-max 2 --jobs 1"

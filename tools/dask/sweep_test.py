@@ -26,7 +26,8 @@ import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BIN = os.path.abspath(os.environ.get("RESTORESIM_BIN", os.path.join(ROOT, "build/tools/restoresim")))
+BIN = os.path.abspath(
+    os.environ.get("RESTORESIM_BIN", os.path.join(ROOT, "build/tools/restoresim")))
 SWEEP = os.path.join(HERE, "sweep.py")
 DASK = os.path.join(os.path.dirname(sys.executable), "dask")
 # Every program (runtime scenarios, bug programs, demos): failures, repros and coverage.

@@ -193,7 +193,8 @@ int RunExplore(const ExploreOptions& o) {
   }
   if (!o.json_out.empty()) {
     if (absl::Status s = CheckOutputPath(o.json_out); !s.ok()) {
-      std::fprintf(stderr, "restoresim explore: --json-out: %s\n", std::string(s.message()).c_str());
+      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
+                   std::string(s.message()).c_str());
       return kExitUsage;
     }
     if (o.json_out == "-") ReserveStdoutForData();
@@ -207,7 +208,8 @@ int RunExplore(const ExploreOptions& o) {
   const std::string json = sim::SweepReportToJson(report).dump(2) + "\n";
   if (!o.json_out.empty()) {
     if (absl::Status s = WriteOutput(o.json_out, json); !s.ok()) {
-      std::fprintf(stderr, "restoresim explore: --json-out: %s\n", std::string(s.message()).c_str());
+      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
+                   std::string(s.message()).c_str());
       return kExitUsage;
     }
   }

@@ -71,8 +71,8 @@ absl::StatusOr<sim::ShardReport> LoadShard(const std::string& path) {
   if (!text.ok()) return text.status();
   absl::StatusOr<sim::SweepReport> report = sim::SweepReportFromJson(*text);
   if (!report.ok()) {
-    return absl::InvalidArgumentError(
-        fmt::format("{}: not a shard report: {}", path, std::string(report.status().message())));
+    return absl::InvalidArgumentError(fmt::format("{}: not a shard report: {}", path,
+                                                  std::string(report.status().message())));
   }
   LocateRepros(path, *report);
   return sim::ShardReport{path, *std::move(report)};
@@ -103,7 +103,8 @@ void CopyRepros(const std::string& dir, sim::SweepReport& merged) {
     const std::string from = f.repro;
     if (absl::Status s = CopyRepro(dir, f); !s.ok()) {
       f.repro.clear();
-      f.repro_error = fmt::format("cannot copy the repro {}: {}", from, std::string(s.message()));
+      f.repro_error =
+          fmt::format("cannot copy the repro {}: {}", from, std::string(s.message()));
     }
   }
 }
@@ -159,11 +160,15 @@ int RunMerge(const MergeOptions& o) {
   }
   PrintHeader(*merged, shards.size());
   const sim::SweepTiming& t = merged->timing;
+  // Over the slowest shard: the rate when every shard has a machine of its own. Shards that
+  // share workers run one after another, so the sum over shards is printed too.
+  double shard_seconds = 0;
+  for (const sim::ShardTiming& s : t.shards) shard_seconds += s.wall_seconds;
   const std::string totals = fmt::format(
       "{} runs, {} failed, {:.0f} seeds/s over the slowest of {} shards ({} jobs in all, "
-      "{:.2f} s), trace hash {}",
+      "{:.2f} s; {:.2f} s summed over shards), trace hash {}",
       merged->runs, merged->failed_runs, t.seeds_per_second, shards.size(), t.jobs,
-      t.wall_seconds, sim::HashHex(merged->trace_hash));
+      t.wall_seconds, shard_seconds, sim::HashHex(merged->trace_hash));
   PrintSweepSummary(*merged, totals, SummaryOptions{.coverage = o.coverage, .quiet = o.quiet});
   return code;
 }
