@@ -202,10 +202,15 @@ def main(argv):
     cluster = None
     with dask.config.set({"distributed.scheduler.allowed-failures": args.retries}):
         if args.address:
-            client = Client(args.address)
+            try:
+                client = Client(args.address, timeout="30s")
+            except (OSError, TimeoutError) as e:
+                print(f"tools/sweep: cannot reach the Dask scheduler at {args.address}: {e}",
+                      file=sys.stderr)
+                return 2
         else:
             cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   host="127.0.0.1", dashboard_address=None)
             client = Client(cluster)
         try:
             progress = Progress(args.shards)
