@@ -78,7 +78,9 @@ std::string ScenarioReport::Verdict() const {
   if (runs == 0) return "no runs";
   // A planted bug is found only by a failure naming an expected invariant (not by a crash of
   // a check).
-  if (bug_expected) return found_runs > 0 ? "bug found" : failed_runs > 0 ? "NOT NAMED" : "NOT FOUND";
+  if (bug_expected) {
+    return found_runs > 0 ? "bug found" : failed_runs > 0 ? "NOT NAMED" : "NOT FOUND";
+  }
   return failed_runs == 0 ? "ok" : "FAILED";
 }
 
