@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/util/prng.h"
 #include "sim/demos/demos.h"
 
 namespace restoresim::sim {
@@ -116,6 +117,33 @@ TEST(SweepReportTest, RefusesWhatIsNotAConsistentReport) {
       "seed order");
   ExpectRefused([](json& j) { j["ok"] = !j["ok"].get<bool>(); }, "field 'ok' disagrees");
   ExpectRefused([](json& j) { j["timing"]["wall_seconds"] = "fast"; }, "timing: field");
+}
+
+// Damaged files (bytes changed, cut short) are refused or read, never crash the reader; what
+// reads back is a consistent report.
+TEST(SweepReportTest, DamagedTextIsRefusedNotACrash) {
+  const std::string text = SweepReportToJson(DemoReport()).dump(2);
+  Prng prng(14);
+  constexpr int kEditsMax = 400;
+  int refused = 0;
+  for (int i = 0; i < kEditsMax; ++i) {
+    std::string damaged = text;
+    if (i % 4 == 0) {
+      damaged.resize(prng.Uniform(damaged.size()));
+    } else {
+      for (int k = 0; k < 3; ++k) {
+        damaged[prng.Uniform(damaged.size())] = static_cast<char>(prng.Uniform(256));
+      }
+    }
+    absl::StatusOr<SweepReport> r = SweepReportFromJson(damaged);
+    if (!r.ok()) {
+      ++refused;
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+      continue;
+    }
+    EXPECT_EQ(SweepReportFromJson(SweepReportToJson(*r).dump(2)).ok(), true);
+  }
+  EXPECT_GT(refused, kEditsMax / 2);
 }
 
 }  // namespace
