@@ -121,6 +121,13 @@ TEST_F(MergeCliTest, MergedShardsEqualOneProcessByteForByte) {
     EXPECT_EQ(timing["shards"].size(), n);
     EXPECT_GT(timing["seeds_per_second"].get<double>(), 0);
   }
+  // A repro file merged from a shard replays from its new folder.
+  const std::string repro = single_repros.begin()->first;
+  const Result replay = RunIn(dir_ + "/merged8", "replay --repro repros/" + repro);
+  EXPECT_EQ(replay.exit_code, 1) << replay.out;  // the failure, again
+  EXPECT_THAT(replay.out, HasSubstr("reproduced"));
+  EXPECT_THAT(replay.out, ::testing::Not(HasSubstr("NOT REPRODUCED")));
+
   // A shard's --json on stdout is its --json-out file.
   const std::string dir = dir_ + "/shards3";
   const Result stdout_json =
