@@ -57,6 +57,7 @@ struct DirRecord {
   // The last checkpoint written (or read at the last open), and whether a write failed since.
   CheckpointOffsets checkpointed;
   bool checkpoint_failed = false;
+  uint64_t checkpoint_crashes = 0;  // Ledger::crashes when that write began
   // The highest offset ever checkpointed since the last wipe or crash: restoring below it is
   // restoring records again.
   std::map<TopicPartition, int64_t> checkpointed_high;
@@ -148,6 +149,7 @@ class Ledger final : public RuntimeObserver {
   // (what the disk keeps is no longer what the ledger last saw written).
   void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
   void OnCrash();
+  uint64_t crashes = 0;  // file-system crashes so far
 
   // ---- RuntimeObserver: bookkeeping only ----
   void OnClientConnection(std::string_view instance, std::string_view base_id,
