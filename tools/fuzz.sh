@@ -45,7 +45,8 @@ run_fuzz_targets() {
       log "$name: clean; $(fuzz_summary "$out")"
     else
       failed=$((failed + 1))
-      grep -E -m 20 'ERROR|contract broken|check failed|SUMMARY|^  ' "$out" >&2 || tail -n 20 "$out" >&2
+      grep -E -m 20 'ERROR|contract broken|check failed|SUMMARY|^  ' "$out" >&2 ||
+        tail -n 20 "$out" >&2
       local saved
       saved="$(find "$findings" -type f | sort)"
       log "$name FAILED (full log: build-fuzz/$name.log); input saved: ${saved:-none}"
