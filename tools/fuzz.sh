@@ -45,16 +45,18 @@ run_fuzz_targets() {
       log "$name: clean; $(fuzz_summary "$out")"
     else
       failed=$((failed + 1))
-      grep -E -m 20 'ERROR|contract broken|check failed|SUMMARY|^  ' "$out" >&2 ||
-        tail -n 20 "$out" >&2
-      local saved
+      # What broke (a contract's message is the line after it), not the stack traces.
+      local what saved
+      what="$(grep -E -A1 'contract broken|check failed|ERROR: [A-Za-z]+|runtime error|^SUMMARY' \
+        "$out" | grep -v '^ *#[0-9]' | head -n 12 || true)"
+      if [ -n "$what" ]; then echo "$what" >&2; else tail -n 20 "$out" >&2; fi
       saved="$(find "$findings" -type f | sort)"
       log "$name FAILED (full log: build-fuzz/$name.log); input saved: ${saved:-none}"
     fi
   done
 }
 
-# "N runs (N/s), corpus N inputs (N bytes), N new": from the log's final stats and last line.
+# "N runs (N/s), corpus N/SIZE (inputs/bytes)": from the final stats and the last status line.
 fuzz_summary() {
   local log_file="$1" runs rate corpus
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log_file" | tail -n1)
