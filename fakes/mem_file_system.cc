@@ -329,7 +329,14 @@ absl::Status MemFileSystem::FileSync(const File& file) {
     return Injected(absl::StatusCode::kInternal, "fsync", file.path());
   }
   if (auto it = inodes_.find(file.inode()); it != inodes_.end()) {
-    if (damage_.lost_write_per_mille > 0) it->second.previous_durable = it->second.durable;
+    // The version before it is kept only while a damage that undoes a Sync may be drawn.
+    it->second.sync_undoable =
+        damage_.lost_write_per_mille > 0 || damage_.misdirected_write_per_mille > 0;
+    if (it->second.sync_undoable) {
+      it->second.previous_durable = std::move(it->second.durable);
+    } else {
+      it->second.previous_durable.clear();
+    }
     it->second.durable = it->second.current;
   }
   return absl::OkStatus();
@@ -608,9 +615,16 @@ void MemFileSystem::DamageDurable() {
       node.durable = node.current.substr(0, node.durable.size() + random_->Uniform(unsynced));
       ++last_damage_.torn_writes;
     }
-    if (node.durable != node.previous_durable && Inject(damage_.lost_write_per_mille)) {
+    const bool undoable = node.sync_undoable && node.durable != node.previous_durable;
+    node.sync_undoable = false;  // after this crash, the durable version is the base
+    if (undoable && Inject(damage_.lost_write_per_mille)) {
       node.durable = node.previous_durable;
       ++last_damage_.lost_writes;
+    }
+    if (undoable && node.durable != node.previous_durable &&
+        Inject(damage_.misdirected_write_per_mille)) {
+      MisdirectLastSync(id, node);
+      ++last_damage_.misdirected_writes;
     }
     if (!node.durable.empty() && Inject(damage_.bit_flip_per_mille)) {
       const size_t at = random_->Uniform(node.durable.size());
@@ -626,6 +640,23 @@ void MemFileSystem::DamageDurable() {
       ++last_damage_.zeroed_sectors;
     }
   }
+}
+
+void MemFileSystem::MisdirectLastSync(InodeId id, Inode& node) {
+  // The bytes the last Sync wrote: what it appended, or the whole file if it rewrote it.
+  const bool appended = std::string_view(node.durable).starts_with(node.previous_durable);
+  const size_t offset = appended ? node.previous_durable.size() : 0;
+  const std::string written = node.durable.substr(offset);
+  node.durable = node.previous_durable;
+  std::vector<InodeId> others;
+  for (const auto& [other, other_node] : inodes_) {
+    if (other != id && !other_node.is_dir) others.push_back(other);
+  }
+  if (others.empty()) return;
+  std::string& target = Node(others[random_->Uniform(others.size())]).durable;
+  if (offset >= target.size()) return;
+  const size_t n = std::min(written.size(), target.size() - offset);
+  target.replace(offset, n, written, 0, n);
 }
 
 void MemFileSystem::Crash() {

@@ -31,8 +31,13 @@
 // entry, in inode order, may be damaged — one draw per kind whose rate is not 0, the top
 // `rate` answers of 1000 damaging, so 0 is always "no damage":
 //  * torn write: a file with unsynced appends keeps a drawn prefix of them (0: none of them);
-//  * lost write: the file's last Sync never reached the disk (misdirected or dropped by the
-//    device): its durable contents are those of the Sync before;
+//  * lost write: the file's last Sync never reached the disk (dropped by the device): its
+//    durable contents are those of the Sync before;
+//  * misdirected write: the file's last Sync reached the disk at the wrong place: the file keeps
+//    the contents of the Sync before (as a lost write), and the bytes that Sync wrote (what it
+//    appended, or the whole file if it rewrote it) land at the same offset in another file, one
+//    drawn in inode order among the other files, overwriting what that file held there (never
+//    growing it); with no other file the bytes are simply gone;
 //  * bit flip: one drawn bit of the durable contents flips;
 //  * zeroed sector: one drawn 512-byte sector of the durable contents reads as zeros;
 //  * vanished entry: a durable directory entry (a file, or a directory with all below it)
@@ -93,6 +98,7 @@ struct MemFileSystemFaults {
 struct MemFileSystemDamage {
   uint32_t torn_write_per_mille = 0;
   uint32_t lost_write_per_mille = 0;
+  uint32_t misdirected_write_per_mille = 0;
   uint32_t bit_flip_per_mille = 0;
   uint32_t zeroed_sector_per_mille = 0;
   uint32_t vanished_entry_per_mille = 0;
@@ -102,11 +108,13 @@ struct MemFileSystemDamage {
 struct MemFileSystemDamageDone {
   uint32_t torn_writes = 0;
   uint32_t lost_writes = 0;
+  uint32_t misdirected_writes = 0;
   uint32_t bit_flips = 0;
   uint32_t zeroed_sectors = 0;
   uint32_t vanished_entries = 0;
   uint32_t total() const {
-    return torn_writes + lost_writes + bit_flips + zeroed_sectors + vanished_entries;
+    return torn_writes + lost_writes + misdirected_writes + bit_flips + zeroed_sectors +
+           vanished_entries;
   }
 };
 
@@ -175,7 +183,9 @@ class MemFileSystem final : public FileSystem {
     bool is_dir = false;
     std::string current;                             // file contents now
     std::string durable;                             // file contents after a crash
-    std::string previous_durable;                    // before the last Sync (lost writes)
+    std::string previous_durable;  // before the last Sync (lost and misdirected writes)
+    bool sync_undoable = false;    // previous_durable holds the version before the last Sync
+                                   // (kept only while a damage may undo it; cleared at a crash)
     std::map<std::string, InodeId> current_entries;  // directory entries now
     std::map<std::string, InodeId> durable_entries;  // directory entries after a crash
   };
@@ -233,6 +243,8 @@ class MemFileSystem final : public FileSystem {
   void ClearCurrentTree(InodeId dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Draws and applies the damage of a crash to the durable versions.
   void DamageDurable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Undoes `node`'s last Sync and writes its bytes into another file (misdirected write).
+  void MisdirectLastSync(InodeId id, Inode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees every inode unreachable from "/" through current and durable entries.
   void CollectGarbage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

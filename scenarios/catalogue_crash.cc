@@ -45,21 +45,44 @@ enum class Damage : uint64_t {
   kBitFlip = 2,
   kZeroedSector = 3,
   kVanishedEntry = 4,
-  kNone = 5,
+  kMisdirectedWrite = 5,
+  kNone = 6,
 };
 
-void CrashAndRestart(RunEnv& env, bool with_damage) {
+// When the crash comes: at any drawn moment (kAny), or at a drawn file-system mutation made
+// while a stream thread still restores (kRestoring) or while every thread runs and processes
+// input produced after restoration (kProcessing).
+enum class Phase { kAny, kRestoring, kProcessing };
+
+bool AllThreadsRunning(Runtime& runtime) {
+  for (size_t i = 0; i < runtime.thread_count(); ++i) {
+    if (runtime.thread(i).state() != StreamThreadState::kRunning) return false;
+  }
+  return true;
+}
+
+bool AnyThreadRestoring(Runtime& runtime) {
+  for (size_t i = 0; i < runtime.thread_count(); ++i) {
+    if (runtime.thread(i).state() == StreamThreadState::kPartitionsAssigned) return true;
+  }
+  return false;
+}
+
+void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
   const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
   const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 20 + static_cast<int>(env.Choose(100));
+  // Restoration long enough (many batches, several checkpoints) to be crashed in.
+  const int records = (phase == Phase::kRestoring ? 150 : 20) + static_cast<int>(env.Choose(100));
   const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
   const int input_before = static_cast<int>(env.Choose(30));
   const int input_after = static_cast<int>(env.Choose(30));
-  const auto crash_at = static_cast<CrashAt>(env.Choose(3));
-  const uint64_t crash_mutation = env.Choose(300);
+  const auto crash_at =
+      phase == Phase::kAny ? static_cast<CrashAt>(env.Choose(3)) : CrashAt::kMutation;
+  // In a phase, only the mutations made in it count.
+  const uint64_t crash_mutation = env.Choose(phase == Phase::kAny ? 300 : 40);
   const TimeNs crash_time_ns = static_cast<TimeNs>(env.Choose(60)) * kMillisecond;
   // Drawn only by the damage story, so the plain one keeps its schedules.
-  const Damage damage = with_damage ? static_cast<Damage>(env.Choose(5)) : Damage::kNone;
+  const Damage damage = with_damage ? static_cast<Damage>(env.Choose(6)) : Damage::kNone;
   const uint32_t damage_per_mille = with_damage ? static_cast<uint32_t>(env.Choose(500)) : 0;
   const bool exactly_once = with_damage && env.Choose(2) == 1;
   NoteParams(
@@ -76,7 +99,10 @@ void CrashAndRestart(RunEnv& env, bool with_damage) {
   }
   RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
   config.checkpoint_interval_ms = 100;
-  if (exactly_once) config.processing_guarantee = "exactly_once_v2";
+  if (exactly_once) {
+    config.processing_guarantee = "exactly_once_v2";
+    TraceMark("scenario", "exactly once");
+  }
   fakes::MemFileSystemDamage rates;
   switch (damage) {
     case Damage::kTornWrite: rates.torn_write_per_mille = damage_per_mille; break;
@@ -85,39 +111,67 @@ void CrashAndRestart(RunEnv& env, bool with_damage) {
     case Damage::kZeroedSector: rates.zeroed_sector_per_mille = damage_per_mille; break;
     // Per durable entry, of which a state directory has many more than files.
     case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
+    case Damage::kMisdirectedWrite: rates.misdirected_write_per_mille = damage_per_mille; break;
     case Damage::kNone: break;
   }
   w.fs.SetDamage(rates);
   bool crashed = false;
+  Runtime* instance = nullptr;  // the first instance, once it exists
   auto crash = [&]() {
     if (crashed) return;
     crashed = true;
     TraceMark("scenario", "crash");
+    if (phase == Phase::kRestoring && instance != nullptr && AnyThreadRestoring(*instance)) {
+      TraceMark("scenario", "crash while restoring");
+    }
+    if (phase == Phase::kProcessing) TraceMark("scenario", "crash while processing");
     w.fs.Crash();
     const fakes::MemFileSystemDamageDone done = w.fs.last_damage();
     if (done.torn_writes > 0) TraceMark("fault", "damage/torn_write");
     if (done.lost_writes > 0) TraceMark("fault", "damage/lost_write");
+    if (done.misdirected_writes > 0) TraceMark("fault", "damage/misdirected_write");
     if (done.bit_flips > 0) TraceMark("fault", "damage/bit_flip");
     if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
     if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
   };
   uint64_t mutations = 0;
+  bool processing = false;  // kProcessing: restored, and the input during is produced
+  auto in_phase = [&]() {
+    switch (phase) {
+      case Phase::kAny: return true;
+      case Phase::kRestoring: return instance != nullptr && AnyThreadRestoring(*instance);
+      case Phase::kProcessing: return processing;
+    }
+    return false;
+  };
   if (crash_at == CrashAt::kMutation) {
     w.fs.SetBeforeMutationHook([&](std::string_view, const std::string&) {
-      if (++mutations > crash_mutation) crash();
+      if (in_phase() && ++mutations > crash_mutation) crash();
     });
   }
   {
     std::unique_ptr<FileSystem> view = w.fs.NewProcessView();
     Runtime first(config, w.broker, w.clock, *view, w.LogStoreOpenerOn(*view));
+    instance = &first;
     RS_CHECK(first.Start().ok());
+    if (phase == Phase::kProcessing) {
+      AwaitConverged(env, w, MembersOf(first, config), partitions);
+      for (int32_t q = 0; q < partitions; ++q) {
+        ProduceInput(w, env.random, q, 20 + static_cast<int>(env.Choose(60)));
+      }
+      processing = true;
+    }
     switch (crash_at) {
       case CrashAt::kQuiescent:
         AwaitConverged(env, w, MembersOf(first, config), partitions);
         break;
       case CrashAt::kMutation: {
+        // A phase that ends before its drawn mutation ends in a crash at once.
         const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
-        while (!crashed && w.clock.NowNs() < deadline) w.clock.SleepFor(5 * kMillisecond);
+        while (!crashed && w.clock.NowNs() < deadline &&
+               (phase != Phase::kRestoring || !AllThreadsRunning(first))) {
+          w.clock.SleepFor(phase == Phase::kAny ? 5 * kMillisecond : kMillisecond);
+        }
         break;
       }
       case CrashAt::kTime:
@@ -168,6 +222,28 @@ void CrashRestartWithStateDir(RunEnv& env) { CrashAndRestart(env, /*with_damage=
 //   restoration, never a silent loss.
 void CrashWithStorageDamage(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/true); }
 
+// scenario.storage_damage_while_restoring
+//   The damage story with the crash at a drawn file-system mutation (a restored batch's store
+//   write, a checkpoint step) made while a stream thread still restores its actives, over
+//   changelogs long enough for several batches and checkpoints — under at-least-once or
+//   exactly-once, with one damage kind at a drawn rate.
+//   Must hold: everything scenario.crash_with_storage_damage requires: the restarted instance
+//   restores each damaged store from its changelog and ends with every store equal to its
+//   changelog and counts equal to the reference.
+void StorageDamageWhileRestoring(RunEnv& env) {
+  CrashAndRestart(env, /*with_damage=*/true, Phase::kRestoring);
+}
+
+// scenario.storage_damage_while_processing
+//   The damage story once restoration is over: every thread runs, more input arrives, and the
+//   crash comes at a drawn mutation made while that input is processed (store flushes at
+//   commit, periodic checkpoints, exactly-once's commit points).
+//   Must hold: as scenario.storage_damage_while_restoring; input the crashed instance processed
+//   but did not commit counts twice under at-least-once, never under exactly-once.
+void StorageDamageWhileProcessing(RunEnv& env) {
+  CrashAndRestart(env, /*with_damage=*/true, Phase::kProcessing);
+}
+
 }  // namespace
 
 absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry) {
@@ -186,6 +262,18 @@ absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry) {
                                  .steps_hint = 4'000,
                                  .steps_max = 2'000'000,
                                  .body = CrashWithStorageDamage},
+                    sim::Program{.name = "scenario.storage_damage_while_restoring",
+                                 .description = "a crash with storage damage while a stream "
+                                                "thread restores; the restart restores again",
+                                 .steps_hint = 8'000,
+                                 .steps_max = 2'000'000,
+                                 .body = StorageDamageWhileRestoring},
+                    sim::Program{.name = "scenario.storage_damage_while_processing",
+                                 .description = "a crash with storage damage while restored "
+                                                "tasks process input; the restart recovers",
+                                 .steps_hint = 8'000,
+                                 .steps_max = 2'000'000,
+                                 .body = StorageDamageWhileProcessing},
                 });
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/failure_signature.h"
+#include "sim/repro_document.h"
 #include "sim/simulation.h"
 #include "sim/strategy.h"
 
@@ -187,29 +188,30 @@ void ReadConfig(FieldReader& r, const Json& doc, Repro& repro) {
       "spurious_wakeup_per_mille", kReproSpuriousPerMilleMax));
 }
 
-void ReadChoices(FieldReader& r, const Json& doc, Repro& repro) {
-  const auto it = doc.find("choices");
-  if (it == doc.end() || !r.ok()) return;
+// The choices were streamed out of the document as it was parsed (repro_document.h): the
+// array left in it is empty, and the first element that was not a non-negative integer kept.
+void ReadChoices(FieldReader& r, ReproDocument& parsed, Repro& repro) {
+  const auto it = parsed.doc.find("choices");
+  if (it == parsed.doc.end() || !r.ok()) return;
   if (!it->is_array()) {
     r.Fail("choices", fmt::format("expected an array of non-negative integers, got {}",
                                   Describe(*it)));
     return;
   }
-  if (it->size() > kReproChoicesMax) {
-    r.Fail("choices", fmt::format("{} entries: the limit is {}", it->size(), kReproChoicesMax));
+  if (parsed.bad_choice_index) {
+    const std::string field = fmt::format("choices[{}]", *parsed.bad_choice_index);
+    const Json& value = parsed.bad_choice;
+    if (!parsed.bad_choice_container.empty()) {
+      r.Fail(field, fmt::format("expected a non-negative integer, got {}",
+                                parsed.bad_choice_container));
+    } else if (!value.is_number_integer()) {  // strings, floats, ...: before Unsigned's wording
+      r.Fail(field, fmt::format("expected a non-negative integer, got {}", Describe(value)));
+    } else {
+      (void)r.Unsigned(&value, field, UINT64_MAX);  // says why (negative)
+    }
     return;
   }
-  std::vector<uint64_t> choices;
-  choices.reserve(it->size());
-  for (size_t i = 0; i < it->size() && r.ok(); ++i) {
-    const Json& value = (*it)[i];
-    if (!value.is_number_integer()) {  // strings, floats, ...: before Unsigned's wording
-      r.Fail(fmt::format("choices[{}]", i),
-             fmt::format("expected a non-negative integer, got {}", Describe(value)));
-    }
-    choices.push_back(r.Unsigned(&value, fmt::format("choices[{}]", i), UINT64_MAX));
-  }
-  repro.config.replay_choices = std::move(choices);
+  repro.config.replay_choices = std::move(parsed.choices);
 }
 
 std::vector<std::string> ReadStrings(FieldReader& r, const Json& object, const char* key,
@@ -309,13 +311,17 @@ absl::StatusOr<Repro> ParseRepro(std::string_view text, const std::string& sourc
     r.Fail("", fmt::format("{} bytes: the limit is {}", text.size(), kReproBytesMax));
     return r.status();
   }
-  Json doc;
-  try {
-    doc = Json::parse(text.begin(), text.end());
-  } catch (const Json::exception& e) {
-    r.Fail("", fmt::format("not JSON: {}", e.what()));  // names the byte, line and column
+  ReproDocument parsed;
+  std::string field;
+  std::string problem;
+  if (!ParseReproDocument(text,
+                          ReproDocumentLimits{.choices_max = kReproChoicesMax,
+                                              .entries_max = kReproFailureListMax},
+                          parsed, field, problem)) {
+    r.Fail(field, problem);
     return r.status();
   }
+  const Json& doc = parsed.doc;
   if (!doc.is_object()) {
     r.Fail("", fmt::format("expected a JSON object, got {}", Describe(doc)));
     return r.status();
@@ -323,7 +329,7 @@ absl::StatusOr<Repro> ParseRepro(std::string_view text, const std::string& sourc
   Repro repro;
   const uint64_t version = ReadHeader(r, doc);  // first: versions differ in their fields
   ReadConfig(r, doc, repro);
-  ReadChoices(r, doc, repro);
+  ReadChoices(r, parsed, repro);
   ReadExpected(r, doc, version, repro);
   if (const auto replay = doc.find("replay"); replay != doc.end()) {
     repro.replay_command = r.String(&*replay, "replay");

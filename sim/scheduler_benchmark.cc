@@ -8,10 +8,12 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <semaphore>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -114,11 +116,26 @@ BENCHMARK(BM_FiberSchedulerPos)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillis
 BENCHMARK(BM_OsThreadTokenPassing)->Arg(2)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// Prints the usual console table, then the fiber/OS ratio per thread count.
-class RatioReporter : public benchmark::ConsoleReporter {
+// The report in the format asked for (--benchmark_format: console, json or csv; the library's
+// own reporters), then the fiber/OS ratio per thread count: on standard output after the
+// console table, on standard error otherwise, so that JSON or CSV output stays parseable.
+class RatioReporter final : public benchmark::BenchmarkReporter {
  public:
+  explicit RatioReporter(std::string_view format) : console_(format == "console") {
+    if (format == "json") {
+      inner_ = std::make_unique<benchmark::JSONReporter>();
+    } else if (format == "csv") {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+      inner_ = std::make_unique<benchmark::CSVReporter>();
+#pragma GCC diagnostic pop
+    } else {
+      inner_ = std::make_unique<benchmark::ConsoleReporter>();
+    }
+  }
+  bool ReportContext(const Context& context) override { return inner_->ReportContext(context); }
   void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
+    inner_->ReportRuns(runs);
     for (const Run& run : runs) {
       auto it = run.counters.find("decisions_per_second");
       if (it == run.counters.end() || run.run_type != Run::RT_Iteration) continue;
@@ -126,7 +143,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
     }
   }
   void Finalize() override {
-    ConsoleReporter::Finalize();
+    inner_->Finalize();
+    std::fflush(stdout);
+    FILE* out = console_ ? stdout : stderr;
     for (int threads : {2, 4, 8}) {
       const std::string suffix = "/" + std::to_string(threads);
       auto os = rates_.find("BM_OsThreadTokenPassing" + suffix + "/real_time");
@@ -135,23 +154,44 @@ class RatioReporter : public benchmark::ConsoleReporter {
            {"BM_FiberSchedulerRandomWalk", "BM_FiberSchedulerPct3", "BM_FiberSchedulerPos"}) {
         auto f = rates_.find(fiber + suffix);
         if (f == rates_.end()) continue;
-        std::printf("ratio %s/%d vs OS-thread token passing: %.1fx (%.1fM vs %.2fM decisions/s)\n",
-                    fiber, threads, f->second / os->second, f->second / 1e6, os->second / 1e6);
+        std::fprintf(out,
+                     "ratio %s/%d vs OS-thread token passing: %.1fx (%.1fM vs %.2fM decisions/s)\n",
+                     fiber, threads, f->second / os->second, f->second / 1e6, os->second / 1e6);
       }
     }
   }
 
  private:
+  const bool console_;
+  std::unique_ptr<benchmark::BenchmarkReporter> inner_;
   std::map<std::string, double> rates_;
 };
+
+// The value of --benchmark_format (the last one given wins, as for the library), or of the
+// BENCHMARK_FORMAT environment variable the library also reads; "console" by default.
+std::string FormatAsked(int argc, char** argv) {
+  std::string format = "console";
+  if (const char* env = std::getenv("BENCHMARK_FORMAT"); env != nullptr && *env != '\0') {
+    format = env;
+  }
+  constexpr std::string_view kFlag = "--benchmark_format=";
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.starts_with(kFlag)) format = std::string(arg.substr(kFlag.size()));
+  }
+  return format;
+}
 
 }  // namespace
 }  // namespace restoresim::sim
 
 int main(int argc, char** argv) {
+  // Read before Initialize, which removes the flags it knows from argv (and rejects a format
+  // it does not know).
+  const std::string format = restoresim::sim::FormatAsked(argc, argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  restoresim::sim::RatioReporter reporter;
+  restoresim::sim::RatioReporter reporter(format);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   return 0;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -16,13 +17,15 @@ namespace {
 constexpr uint32_t kJobsMax = 256;
 constexpr uint64_t kSeedsMax = uint64_t{1} << 40;
 
-// The seeds of this shard, in order.
-std::vector<uint64_t> ShardSeeds(const SweepConfig& c) {
-  std::vector<uint64_t> seeds;
-  for (uint64_t i = c.shard_index; i < c.seeds; i += c.shard_count) {
-    seeds.push_back(c.seed_start + i);
-  }
-  return seeds;
+// How many seeds this shard runs: the offsets i in [0, seeds) with i % count == index. The
+// k-th of them is seed_start + index + k * count; nothing is stored per seed, so memory does
+// not grow with --seeds.
+uint64_t ShardSeedCount(const SweepConfig& c) {
+  return c.shard_index >= c.seeds ? 0 : (c.seeds - c.shard_index - 1) / c.shard_count + 1;
+}
+
+uint64_t ShardSeed(const SweepConfig& c, uint64_t k) {
+  return c.seed_start + c.shard_index + k * c.shard_count;
 }
 
 }  // namespace
@@ -62,21 +65,26 @@ absl::Status ValidateSweepConfig(const SweepConfig& c) {
 SweepResult RunSweep(const SweepConfig& config,
                      const std::function<void(const SweepProgress&)>& on_progress) {
   const auto started = std::chrono::steady_clock::now();
-  const std::vector<uint64_t> seeds = ShardSeeds(config);
-  const uint64_t total = seeds.size() * config.programs.size();
+  const uint64_t shard_seeds = ShardSeedCount(config);
+  const uint64_t total = shard_seeds * config.programs.size();
 
   SweepResult result;
   for (const Program* p : config.programs) result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});
 
   std::mutex mu;  // guards result and the progress callback
   std::atomic<uint64_t> next{0};
+  std::atomic<bool> abandon{false};  // a worker thread could not start
   uint64_t done = 0;
+  auto stopping = [&]() {
+    return abandon.load() || (config.stop != nullptr && config.stop->load());
+  };
   auto worker = [&]() {
-    for (uint64_t i = next.fetch_add(1); i < total; i = next.fetch_add(1)) {
-      const size_t program_index = i / seeds.size();
+    for (uint64_t i = next.fetch_add(1); i < total && !stopping(); i = next.fetch_add(1)) {
+      // Seed by seed, every program at each: a sweep cut short has run them all alike.
+      const size_t program_index = i % config.programs.size();
       const Program& program = *config.programs[program_index];
       RunConfig run = config.run;
-      run.seed = seeds[i % seeds.size()];
+      run.seed = ShardSeed(config, i / config.programs.size());
       run.trace_mode = TraceMode::kHashOnly;
       const RunResult r = RunProgram(program, run);
 
@@ -111,9 +119,21 @@ SweepResult RunSweep(const SweepConfig& config,
   const uint32_t jobs = static_cast<uint32_t>(
       std::min<uint64_t>(config.jobs, std::max<uint64_t>(total, 1)));
   std::vector<std::thread> workers;
-  for (uint32_t j = 1; j < jobs; ++j) workers.emplace_back(worker);
-  worker();
+  for (uint32_t j = 1; j < jobs; ++j) {
+    try {
+      workers.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // Out of threads or memory for their stacks: stop the ones running and say so.
+      result.workers = absl::ResourceExhaustedError(fmt::format(
+          "could not start worker thread {} of {} ({}); try fewer --jobs", j + 1, jobs,
+          e.code().message()));
+      abandon = true;
+      break;
+    }
+  }
+  if (!abandon) worker();
   for (std::thread& t : workers) t.join();
+  result.interrupted = !abandon && done < total;
 
   for (ProgramSweepStats& s : result.programs) {
     result.runs += s.runs;

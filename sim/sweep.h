@@ -8,6 +8,7 @@
 #ifndef RESTORESIM_SIM_SWEEP_H_
 #define RESTORESIM_SIM_SWEEP_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -29,6 +30,9 @@ struct SweepConfig {
   uint32_t jobs = 1;           // worker OS threads
   RunConfig run;               // seed field ignored; strategy and budgets apply to every run
   size_t failures_kept_max = 50;  // per program; counts go on past it
+  // Set (by a signal handler, say) to stop: runs in progress finish, no new one starts, and
+  // the result holds what was done (interrupted). May be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SweepFailure {
@@ -68,6 +72,10 @@ struct SweepResult {
   uint64_t failed_runs = 0;
   uint64_t fingerprint = 0;  // XOR of the programs' fingerprints mixed with their names
   double wall_seconds = 0;
+  bool interrupted = false;  // config.stop was set before every run was done
+  // Not OK when a worker thread could not be started (the threads that did were stopped and
+  // joined; the counts are of the runs they finished).
+  absl::Status workers;
   bool AllAsExpected() const;
 };
 

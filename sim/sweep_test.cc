@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "sim/demos/demos.h"
 
 namespace restoresim::sim {
@@ -94,6 +96,55 @@ TEST(SweepTest, FailuresAreSortedCappedAndReplayable) {
   again.seed = s.failures[0].seed;
   EXPECT_EQ(RunProgram(*c.programs[0], again).trace_hash, s.failures[0].trace_hash);
   EXPECT_TRUE(s.AsExpected());
+}
+
+// The seeds are enumerated as they are run: the documented maximum (2^40 seeds per program)
+// needs no memory up front (a list of them once ended in bad_alloc), and a stop request ends
+// the sweep after the runs in progress, with what was done reported as interrupted.
+TEST(SweepTest, TheLargestSweepStartsAtOnceAndStopsWhenAsked) {
+  SweepConfig c = AllDemos(uint64_t{1} << 40);
+  c.programs.resize(1);
+  c.jobs = 2;
+  c.shard_index = 5;
+  c.shard_count = 7;
+  std::atomic<bool> stop{false};
+  c.stop = &stop;
+  const SweepResult r = RunSweep(c, [&](const SweepProgress& p) {
+    if (p.runs_done >= 20) stop = true;
+  });
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_TRUE(r.workers.ok());
+  EXPECT_GE(r.runs, 20u);
+  EXPECT_LE(r.runs, 22u) << "at most the runs already started finish";
+  for (const SweepFailure& f : r.programs[0].failures) EXPECT_EQ(f.seed % 7, 5u);
+}
+
+TEST(SweepTest, ShardSeedsAreExactlyTheOffsetsOfTheShard) {
+  // 10 seeds from 100 in 4 shards: shard 1 runs 101, 105, 109; shard 3 runs 103, 107.
+  for (uint32_t shard = 0; shard < 4; ++shard) {
+    SweepConfig c = AllDemos(10);
+    c.programs.resize(1);
+    c.seed_start = 100;
+    c.shard_index = shard;
+    c.shard_count = 4;
+    c.failures_kept_max = 100;
+    const SweepResult r = RunSweep(c);
+    EXPECT_EQ(r.runs, shard < 2 ? 3u : 2u) << shard;
+    EXPECT_FALSE(r.interrupted);
+  }
+  SweepConfig beyond = AllDemos(3);
+  beyond.shard_index = 5;
+  beyond.shard_count = 8;
+  EXPECT_EQ(RunSweep(beyond).runs, 0u) << "a shard past the seed count runs nothing";
+}
+
+TEST(SweepTest, StoppedBeforeItStartsRunsNothing) {
+  SweepConfig c = AllDemos(100);
+  std::atomic<bool> stop{true};
+  c.stop = &stop;
+  const SweepResult r = RunSweep(c);
+  EXPECT_EQ(r.runs, 0u);
+  EXPECT_TRUE(r.interrupted);
 }
 
 TEST(SweepTest, RejectsBadConfigurations) {

@@ -67,7 +67,8 @@ class KeyValueStore {
   virtual bool IsOpen() const = 0;
   // True when opening found no store in its directory and made a new, empty one. A checkpoint
   // that names offsets for such a store claims data it does not hold (its directory was lost):
-  // the state manager restores it from scratch. Stores that cannot tell say false.
+  // the state manager restores it from scratch. LogStore and RocksDbStore tell; stores that
+  // cannot say false.
   virtual bool CreatedOnOpen() const { return false; }
 };
 

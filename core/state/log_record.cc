@@ -20,15 +20,17 @@ uint32_t GetU32(std::string_view in) {
   return v;
 }
 
-uint32_t Checksum(std::string_view body) {
+uint32_t Checksum(uint64_t salt, std::string_view body) {
   StableHash h;
+  if (salt != 0) h.Add(salt);
   h.AddString(body);
   return static_cast<uint32_t>(h.Value());
 }
 
 }  // namespace
 
-void AppendLogRecord(std::string& out, std::string_view key, const std::string_view* value) {
+void AppendLogRecord(std::string& out, std::string_view key, const std::string_view* value,
+                     uint64_t salt) {
   std::string body;
   body.reserve(kBodyFixedBytes + key.size() + (value ? value->size() : 0));
   body.push_back(static_cast<char>(value ? kPut : kDelete));
@@ -36,17 +38,17 @@ void AppendLogRecord(std::string& out, std::string_view key, const std::string_v
   body.append(key);
   if (value) body.append(*value);
   PutU32(out, static_cast<uint32_t>(body.size()));
-  PutU32(out, Checksum(body));
+  PutU32(out, Checksum(salt, body));
   out.append(body);
 }
 
-DecodeResult DecodeLogRecord(std::string_view in, DecodedLogRecord& out) {
+DecodeResult DecodeLogRecord(std::string_view in, DecodedLogRecord& out, uint64_t salt) {
   if (in.size() < kHeaderBytes) return DecodeResult::kIncomplete;
   const uint32_t length = GetU32(in);
   if (length < kBodyFixedBytes || length > kLogRecordBytesMax) return DecodeResult::kCorrupt;
   if (in.size() < kHeaderBytes + length) return DecodeResult::kIncomplete;
   const std::string_view body = in.substr(kHeaderBytes, length);
-  if (Checksum(body) != GetU32(in.substr(4))) return DecodeResult::kCorrupt;
+  if (Checksum(salt, body) != GetU32(in.substr(4))) return DecodeResult::kCorrupt;
   const auto type = static_cast<uint8_t>(body[0]);
   const uint32_t key_length = GetU32(body.substr(1));
   if ((type != kPut && type != kDelete) || key_length > length - kBodyFixedBytes) {

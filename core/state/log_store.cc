@@ -11,6 +11,7 @@
 #include "core/runtime/mutation.h"
 #include "core/state/log_store_manifest.h"
 #include "core/util/check.h"
+#include "core/util/stable_hash.h"
 
 namespace restoresim {
 namespace {
@@ -63,6 +64,17 @@ absl::StatusOr<std::unique_ptr<LogStore>> LogStore::Open(FileSystem& fs, std::st
   std::unique_ptr<LogStore> store(new LogStore(fs, std::move(dir), std::move(name), options));
   if (absl::Status s = store->Recover(); !s.ok()) return s;
   return store;
+}
+
+// Never 0 (no salt): the store's directory and the segment's number, so that no two segments
+// of the state directory share one (stores of two tasks have the same name, not the same
+// directory).
+uint64_t LogStore::SegmentSalt(uint32_t number) const {
+  StableHash h;
+  h.AddString(dir_);
+  h.Add(number);
+  const uint64_t salt = h.Value();
+  return salt == 0 ? 1 : salt;
 }
 
 std::string LogStore::SegmentPath(uint32_t number) const {
@@ -130,8 +142,8 @@ absl::Status LogStore::Recover() {
           "store '{}': segment {} ({} flushed bytes) is listed in the manifest but missing",
           name_, SegmentPath(e.number), e.flushed_bytes));
     }
-    if (absl::Status s = ReplaySegment(e.number, e.flushed_bytes); !s.ok()) return s;
-    if (e.flushed_bytes > 0) kept.push_back({e.number, e.flushed_bytes, true});
+    if (absl::Status s = ReplaySegment(e.number, e.flushed_bytes, e.salt); !s.ok()) return s;
+    if (e.flushed_bytes > 0) kept.push_back({e.number, e.flushed_bytes, true, e.salt});
   }
   for (uint32_t number : on_disk) {
     if (number <= last_listed) continue;
@@ -166,7 +178,7 @@ absl::Status LogStore::Recover() {
   return absl::OkStatus();
 }
 
-absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes) {
+absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt) {
   const std::string path = SegmentPath(number);
   absl::StatusOr<std::string> contents = fs_.ReadFile(path);
   if (!contents.ok()) return Annotate(contents.status(), fmt::format("store '{}'", name_));
@@ -180,7 +192,7 @@ absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes) {
   uint64_t at = 0;
   while (!in.empty()) {
     DecodedLogRecord r;
-    if (DecodeLogRecord(in, r) != DecodeResult::kOk) {
+    if (DecodeLogRecord(in, r, salt) != DecodeResult::kOk) {
       // Mutation damage-cut-as-torn-tail: the damage is cut off as if a crash had torn it.
       if (RS_MUTANT(kDamageCutAsTornTail)) {
         tail_bytes_dropped_ += contents->size() - at;
@@ -188,7 +200,8 @@ absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes) {
       }
       return absl::DataLossError(fmt::format(
           "store '{}': segment {} is damaged at byte {}, within the {} bytes a flush made "
-          "durable",
+          "durable (a record that does not decode, or whose checksum fails: damaged bytes, or "
+          "bytes written for another segment)",
           name_, path, at, flushed_bytes));
     }
     if (r.value.has_value()) {
@@ -217,7 +230,8 @@ absl::Status LogStore::StartSegment(uint32_t number) {
            manifest_.back().number);
   std::vector<LogSegmentEntry> next = manifest_;
   for (LogSegmentEntry& e : next) e.sealed = true;
-  next.push_back({number, 0, false});
+  const uint64_t salt = SegmentSalt(number);
+  next.push_back({number, 0, false, salt});
   if (absl::Status s = WriteManifest(std::move(next)); !s.ok()) return s;
   RS_CHECK(manifest_.back().number == number && !manifest_.back().sealed, "segment {} not open",
            number);
@@ -226,6 +240,7 @@ absl::Status LogStore::StartSegment(uint32_t number) {
   file_ = std::move(*file);
   segment_ = number;
   segment_bytes_ = 0;
+  segment_salt_ = salt;
   return absl::OkStatus();
 }
 
@@ -239,7 +254,7 @@ absl::Status LogStore::CheckOpen() const {
 absl::Status LogStore::Append(std::string_view key, const std::string_view* value) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   std::string record;
-  AppendLogRecord(record, key, value);
+  AppendLogRecord(record, key, value, segment_salt_);
   if (absl::Status s = file_->Append(record); !s.ok()) {
     return Annotate(s, fmt::format("store '{}' write", name_));
   }
@@ -314,13 +329,15 @@ absl::Status LogStore::Compact() {
   for (const auto& [key, value] : data_) {
     std::string record;
     const std::string_view v = value;
-    AppendLogRecord(record, key, &v);
+    AppendLogRecord(record, key, &v, segment_salt_);
     if (absl::Status s = file_->Append(record); !s.ok()) return Annotate(s, "compaction");
     log_bytes_ += record.size();
     segment_bytes_ += record.size();
   }
   if (absl::Status s = file_->Sync(); !s.ok()) return Annotate(s, "compaction");
-  if (absl::Status s = WriteManifest({{segment_, segment_bytes_, false}}); !s.ok()) return s;
+  if (absl::Status s = WriteManifest({{segment_, segment_bytes_, false, segment_salt_}}); !s.ok()) {
+    return s;
+  }
   absl::StatusOr<std::vector<std::string>> names = fs_.ListDir(dir_);
   if (!names.ok()) return Annotate(names.status(), "compaction");
   for (const std::string& n : *names) {

@@ -71,7 +71,7 @@ class LogStore final : public KeyValueStore {
  private:
   LogStore(FileSystem& fs, std::string dir, std::string name, LogStoreOptions options);
   absl::Status Recover();
-  absl::Status ReplaySegment(uint32_t number, uint64_t flushed_bytes);
+  absl::Status ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt);
   absl::Status StartSegment(uint32_t number);
   absl::Status WriteManifest(std::vector<LogSegmentEntry> next);
   std::string ManifestPath() const;
@@ -79,6 +79,7 @@ class LogStore final : public KeyValueStore {
   absl::Status Compact();
   absl::Status CheckOpen() const;
   std::string SegmentPath(uint32_t number) const;
+  uint64_t SegmentSalt(uint32_t number) const;
 
   FileSystem& fs_;
   const std::string dir_;
@@ -88,6 +89,7 @@ class LogStore final : public KeyValueStore {
   std::unique_ptr<WritableFile> file_;  // the current segment; null once closed
   uint32_t segment_ = 0;
   uint64_t segment_bytes_ = 0;  // bytes appended to the current segment
+  uint64_t segment_salt_ = 0;   // mixed into its records' checksums (log_record.h)
   std::vector<LogSegmentEntry> manifest_;  // as last written (sealed ones, then the current)
   bool created_ = false;                   // Open found no store: a new one
   uint64_t log_bytes_ = 0;   // bytes in all segments

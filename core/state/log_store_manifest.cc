@@ -10,7 +10,8 @@
 namespace restoresim {
 namespace {
 
-constexpr std::string_view kHeader = "restoresim-logstore-manifest 1";
+constexpr std::string_view kHeader = "restoresim-logstore-manifest 2";
+constexpr std::string_view kHeaderVersion1 = "restoresim-logstore-manifest 1";
 
 uint64_t BodyHash(std::string_view body) {
   StableHash h;
@@ -22,6 +23,12 @@ template <typename T>
 bool ParseNumber(std::string_view s, T& out) {
   if (s.empty() || s.size() > 20) return false;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+bool ParseHex16(std::string_view s, uint64_t& out) {
+  if (s.size() != 16) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
 
@@ -48,8 +55,8 @@ std::string EncodeLogStoreManifest(const std::vector<LogSegmentEntry>& segments)
   std::string body(kHeader);
   body += '\n';
   for (const LogSegmentEntry& s : segments) {
-    body += fmt::format("segment {} {} {}\n", s.number, s.flushed_bytes,
-                        s.sealed ? "sealed" : "open");
+    body += fmt::format("segment {} {} {} {:016x}\n", s.number, s.flushed_bytes,
+                        s.sealed ? "sealed" : "open", s.salt);
   }
   return body + fmt::format("checksum {:016x}\n", BodyHash(body));
 }
@@ -75,19 +82,25 @@ absl::StatusOr<std::vector<LogSegmentEntry>> DecodeLogStoreManifest(std::string_
   std::vector<LogSegmentEntry> segments;
   size_t start = 0;
   bool header = true;
+  size_t words = 5;  // per segment line: 4 in version 1 (no salt)
   while (start < body.size()) {
     const size_t end = body.find('\n', start);
     const std::string_view line = body.substr(start, end - start);
     start = end + 1;
     if (header) {
-      if (line != kHeader) return Damaged("unknown header (not a LogStore manifest, version 1)");
+      if (line == kHeaderVersion1) {
+        words = 4;
+      } else if (line != kHeader) {
+        return Damaged("unknown header (not a LogStore manifest of version 1 or 2)");
+      }
       header = false;
       continue;
     }
     const std::vector<std::string_view> w = Words(line);
     LogSegmentEntry e;
-    if (w.size() != 4 || w[0] != "segment" || !ParseNumber(w[1], e.number) ||
-        !ParseNumber(w[2], e.flushed_bytes) || (w[3] != "sealed" && w[3] != "open")) {
+    if (w.size() != words || w[0] != "segment" || !ParseNumber(w[1], e.number) ||
+        !ParseNumber(w[2], e.flushed_bytes) || (w[3] != "sealed" && w[3] != "open") ||
+        (words == 5 && !ParseHex16(w[4], e.salt))) {
       return Damaged(fmt::format("line {} is not a segment entry", segments.size() + 2));
     }
     e.sealed = w[3] == "sealed";

@@ -11,10 +11,13 @@
 // a crash leaves the old manifest or the new one, never a mix.
 //
 // Format (text, one entry per line, the last line a checksum of the lines before it):
-//   restoresim-logstore-manifest 1
-//   segment <number> <flushed bytes> sealed|open
+//   restoresim-logstore-manifest 2
+//   segment <number> <flushed bytes> sealed|open <salt: 16 hex digits>
 //   checksum <16 hex digits>
 // Segment numbers increase strictly; only the last segment may be open (the one written to).
+// The salt, fixed when the segment is started, goes into every record's checksum (log_record.h),
+// so that records another store wrote cannot pass for this store's. Version 1 manifests (no
+// salt: salt 0, unsalted records) are still read; Encode writes version 2.
 #ifndef RESTORESIM_CORE_STATE_LOG_STORE_MANIFEST_H_
 #define RESTORESIM_CORE_STATE_LOG_STORE_MANIFEST_H_
 
@@ -34,6 +37,7 @@ struct LogSegmentEntry {
   uint32_t number = 0;
   uint64_t flushed_bytes = 0;  // bytes of the segment that a Flush made durable
   bool sealed = false;         // no longer written to (an older segment)
+  uint64_t salt = 0;           // mixed into its records' checksums (0: none, version 1)
 
   bool operator==(const LogSegmentEntry&) const = default;
 };

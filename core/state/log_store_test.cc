@@ -13,6 +13,10 @@
 #include "core/port/posix_file_system.h"
 #include "core/state/log_record.h"
 #include "core/util/prng.h"
+#include "core/util/stable_hash.h"
+#include "core/state/log_store_manifest.h"
+
+#include <fmt/format.h>
 
 namespace restoresim {
 namespace {
@@ -217,6 +221,32 @@ TEST_F(LogStoreTest, AMissingSegmentIsDataLoss) {
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("listed in the manifest but missing"));
 }
 
+// A misdirected write: the bytes another store flushed land at the same offset in this store's
+// segment. They are well-formed records with valid checksums of their own bytes; only the
+// segment's salt tells they were not written here (found by scenario.crash_with_storage_damage
+// seed 232 under pct:3, where such records silently replaced a task's counts).
+TEST_F(LogStoreTest, RecordsWrittenForAnotherStoresSegmentAreDataLoss) {
+  auto write = [&](const std::string& dir, const std::string& value) {
+    absl::StatusOr<std::unique_ptr<LogStore>> store =
+        LogStore::Open(*PosixFileSystem::Default(), dir, "counts");
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->Put("k0", value).ok());
+    ASSERT_TRUE((*store)->Flush().ok());
+    ASSERT_TRUE((*store)->Close().ok());
+  };
+  write(dir_ + "/0_1", "11");
+  write(dir_ + "/0_2", "22");
+  const std::string segment = "/segment-00000001.log";
+  ASSERT_TRUE(std::filesystem::exists(dir_ + "/0_1" + segment));
+  std::filesystem::copy_file(dir_ + "/0_1" + segment, dir_ + "/0_2" + segment,
+                             std::filesystem::copy_options::overwrite_existing);
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/0_2", "counts");
+  ASSERT_FALSE(store.ok()) << "0_2 would now say k0=" << *(*store)->Get("k0").value();
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("written for another segment"));
+}
+
 TEST_F(LogStoreTest, SegmentsWithoutTheirManifestAreDataLoss) {
   {
     auto store = OpenStore();
@@ -365,8 +395,32 @@ TEST(LogRecordTest, RoundTripAndRejectsGarbageWithoutCrashing) {
   }
 }
 
+TEST(LogRecordTest, ARecordDecodesOnlyWithTheSaltItWasWrittenWith) {
+  const std::string_view value = "v";
+  for (uint64_t salt : {uint64_t{0}, uint64_t{1}, uint64_t{0x9e3779b97f4a7c15}}) {
+    std::string encoded;
+    AppendLogRecord(encoded, "key", &value, salt);
+    DecodedLogRecord r;
+    EXPECT_EQ(DecodeLogRecord(encoded, r, salt), DecodeResult::kOk);
+    EXPECT_EQ(DecodeLogRecord(encoded, r, salt + 1), DecodeResult::kCorrupt) << salt;
+  }
+}
+
+TEST(LogStoreManifestTest, ReadsVersion1ManifestsAsUnsalted) {
+  // A version 1 manifest, as the previous release wrote it (checksum of the lines above it).
+  const std::string body = "restoresim-logstore-manifest 1\nsegment 2 40 sealed\nsegment 3 0 open\n";
+  StableHash h;
+  h.AddString(body);
+  const std::string text = body + fmt::format("checksum {:016x}\n", h.Value());
+  absl::StatusOr<std::vector<LogSegmentEntry>> decoded = DecodeLogStoreManifest(text, 1024);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, (std::vector<LogSegmentEntry>{{2, 40, true, 0}, {3, 0, false, 0}}));
+  EXPECT_THAT(EncodeLogStoreManifest(*decoded), HasSubstr("restoresim-logstore-manifest 2"));
+}
+
 TEST(LogStoreManifestTest, RoundTripsAndRejectsEveryDamagedForm) {
-  const std::vector<LogSegmentEntry> segments = {{3, 120, true}, {4, 0, true}, {7, 55, false}};
+  const std::vector<LogSegmentEntry> segments = {
+      {3, 120, true, 0x0123456789abcdef}, {4, 0, true, 1}, {7, 55, false, 0xffffffffffffffff}};
   const std::string text = EncodeLogStoreManifest(segments);
   EXPECT_EQ(*DecodeLogStoreManifest(text, 1024), segments);
   EXPECT_EQ(*DecodeLogStoreManifest(EncodeLogStoreManifest({}), 1024),

@@ -42,13 +42,22 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
                                                                  std::string name,
                                                                  RocksDbStoreOptions options) {
   rocksdb::Options db_options = KafkaStreamsRocksDbOptions();
+  // A database is its CURRENT file (naming the live MANIFEST): without one, DB::Open with
+  // create_if_missing makes a new, empty database, whatever else the directory holds.
+  const rocksdb::Status current = db_options.env->FileExists(dir + "/CURRENT");
+  if (!current.ok() && !current.IsNotFound()) {
+    return TranslateRocksDb(current, "open " + dir);
+  }
+  const bool created = current.IsNotFound();
   rocksdb::DB* raw = nullptr;
   if (absl::Status s = TranslateRocksDb(rocksdb::DB::Open(db_options, dir, &raw), "open " + dir);
       !s.ok()) {
     return s;
   }
-  return std::unique_ptr<RocksDbStore>(new RocksDbStore(
+  auto store = std::unique_ptr<RocksDbStore>(new RocksDbStore(
       std::unique_ptr<rocksdb::DB>(raw), std::move(db_options), dir, std::move(name), options));
+  store->created_ = created;
+  return store;
 }
 
 absl::Status RocksDbStore::CheckOpen() const {

@@ -67,6 +67,8 @@ class RocksDbStore final : public KeyValueStore {
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override;
   uint64_t NumEntries() const override;
   bool IsOpen() const override { return db_ != nullptr; }
+  // True when the directory held no database (no CURRENT file) and Open made a new one.
+  bool CreatedOnOpen() const override { return created_; }
 
   RocksDbStoreStats stats() const;
   bool bulk_restoring() const { return bulk_ != nullptr; }
@@ -90,6 +92,7 @@ class RocksDbStore final : public KeyValueStore {
   std::unique_ptr<SstBulkLoader> bulk_;  // non-null while on the bulk path
   bool bulk_into_empty_ = false;  // the DB held nothing older than the buffered chunk
   RocksDbStoreStats stats_;       // bulk figures of finished restorations
+  bool created_ = false;          // see CreatedOnOpen
 };
 
 }  // namespace restoresim

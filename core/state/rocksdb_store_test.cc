@@ -68,6 +68,41 @@ TEST_F(RocksDbStoreTest, FlushedDataSurvivesReopenAndClosedStoreRefusesUse) {
   EXPECT_EQ(*(*store)->ReadAll(), (std::map<std::string, std::string>{{"b", "2"}}));
 }
 
+TEST_F(RocksDbStoreTest, CreatedOnOpenOnlyWhenTheDirectoryHeldNoDatabase) {
+  {
+    auto store = RocksDbStore::Open(dir_ + "/db", "s");
+    ASSERT_TRUE(store.ok());
+    EXPECT_TRUE((*store)->CreatedOnOpen()) << "a new directory";
+    ASSERT_TRUE((*store)->Put("a", "1").ok());
+    ASSERT_TRUE((*store)->Flush().ok());
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  {
+    auto store = RocksDbStore::Open(dir_ + "/db", "s");
+    ASSERT_TRUE(store.ok());
+    EXPECT_FALSE((*store)->CreatedOnOpen()) << "reopened: the data is there";
+    ASSERT_TRUE((*store)->Close().ok());
+  }
+  // Without its CURRENT file the rest of a database is damage, not an empty store: RocksDB
+  // refuses to create a new one over its files, which reaches the runtime as data loss (and
+  // the task manager wipes the store and restores it).
+  std::filesystem::remove(dir_ + "/db/CURRENT");
+  {
+    auto store = RocksDbStore::Open(dir_ + "/db", "s");
+    ASSERT_FALSE(store.ok());
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  }
+  // A directory whose files all vanished opens as a new, empty store, and says so, so that a
+  // checkpoint naming its offsets is withdrawn.
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ + "/db")) {
+    std::filesystem::remove_all(entry.path());
+  }
+  auto store = RocksDbStore::Open(dir_ + "/db", "s");
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE((*store)->CreatedOnOpen());
+  EXPECT_EQ((*store)->NumEntries(), 0u);
+}
+
 TEST_F(RocksDbStoreTest, OpeningAFileAsADatabaseIsAnError) {
   std::ofstream(dir_ + "/not-a-dir") << "x";
   auto store = RocksDbStore::Open(dir_ + "/not-a-dir", "s");

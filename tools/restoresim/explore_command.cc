@@ -1,7 +1,9 @@
 // `restoresim explore`: a seed sweep over one or more scenarios. Prints the seed range and every
 // option first, a progress bar on a terminal, a summary table, and for each failure the line
 // that replays it; failing seeds are re-run with their schedule recorded (which also checks
-// that they reproduce) and saved as repro files.
+// that they reproduce) and saved as repro files. A failure that was expected (a planted bug or
+// a demo, found) takes one line, unless --all-failures; SIGINT or SIGTERM stops the sweep
+// within a run, and what was done is reported, saved and exits 130.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include "core/util/shown.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/output_file.h"
 #include "tools/restoresim/run_options.h"
 
@@ -36,6 +39,7 @@ struct ExploreOptions {
   bool json = false;
   bool quiet = false;
   bool coverage = false;
+  bool all_failures = false;  // a full block for expected findings too
   std::string repro_dir = "restoresim-repros";
   size_t repros_max = 3;  // per scenario
   RunOptions run;
@@ -87,6 +91,11 @@ class ProgressBar {
                  static_cast<unsigned long long>(p.runs_total),
                  static_cast<unsigned long long>(p.failed_runs));
     if (p.runs_done == p.runs_total) std::fprintf(stderr, "\n");
+  }
+  // Ends a bar left unfinished (an interrupted sweep).
+  void End() {
+    if (enabled_ && last_ != std::chrono::steady_clock::time_point{}) std::fprintf(stderr, "\n");
+    enabled_ = false;
   }
 
  private:
@@ -145,6 +154,7 @@ void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
                                                      : std::to_string(c.run.steps_max),
                                 c.run.spurious_wakeup_per_mille)
                         .c_str());
+  std::fflush(stdout);  // seen at once when piped, before a long sweep
 }
 
 void PrintTable(const sim::SweepResult& r) {
@@ -214,8 +224,26 @@ int RunExplore(const ExploreOptions& o) {
   }
   if (!o.json) PrintHeader(o, config);
   ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));
+  config.stop = &InstallInterruptHandlers();
   const sim::SweepResult result =
       sim::RunSweep(config, [&bar](const sim::SweepProgress& p) { bar.Update(p); });
+  bar.End();
+  if (!result.workers.ok()) {
+    std::fprintf(stderr, "restoresim explore: %s\n",
+                 std::string(result.workers.message()).c_str());
+    return kExitUsage;
+  }
+  const uint64_t runs_planned =
+      static_cast<uint64_t>(config.programs.size()) *
+      (config.shard_index >= config.seeds
+           ? 0
+           : (config.seeds - config.shard_index - 1) / config.shard_count + 1);
+  const std::string interrupted =
+      result.interrupted
+          ? fmt::format("interrupted by {} after {} of {} runs: the results below are of those",
+                        InterruptSignalName(), result.runs, runs_planned)
+          : std::string();
+  if (result.interrupted) std::fprintf(stderr, "restoresim explore: %s\n", interrupted.c_str());
   const double seeds_per_second =
       result.wall_seconds > 0 ? static_cast<double>(result.runs) / result.wall_seconds : 0;
 
@@ -279,7 +307,9 @@ int RunExplore(const ExploreOptions& o) {
                           {"scenarios", scenarios},
                           {"failures", failures},
                           {"ok", ok}};
+    if (result.interrupted) out["interrupted"] = interrupted;
     std::printf("%s\n", out.dump(2).c_str());
+    if (result.interrupted) return kExitInterrupted;
     return ok ? kExitOk : kExitFindings;
   }
 
@@ -291,7 +321,34 @@ int RunExplore(const ExploreOptions& o) {
                                 result.wall_seconds, Hex(result.fingerprint))
                         .c_str());
   if (!o.quiet) {
+    // One line per program whose failures were all expected (a planted bug or a demo found
+    // by an expected invariant): its first finding and how to replay it.
+    bool listed_any = false;
+    for (const sim::ProgramSweepStats& s : result.programs) {
+      if (o.all_failures || !s.program->bug_expected || !s.AsExpected()) continue;
+      auto first = std::find_if(s.failures.begin(), s.failures.end(),
+                                [&](const sim::SweepFailure& f) {
+                                  return sim::FindsPlantedBug(*s.program, f.outcome);
+                                });
+      if (first == s.failures.end()) continue;
+      if (!listed_any) std::printf("\nexpected findings (--all-failures shows each in full):\n");
+      listed_any = true;
+      const std::string invariant = first->outcome.failure.invariant.empty()
+                                        ? std::string(sim::OutcomeKindName(first->outcome.kind))
+                                        : "invariant:" + first->outcome.failure.invariant;
+      std::printf("%s", fmt::format("  {} found at seed {} [{}]: {}\n", s.program->name,
+                                    first->seed, invariant, first->replay)
+                            .c_str());
+    }
     for (const nlohmann::json& f : failures) {
+      const sim::ProgramSweepStats* stats = nullptr;
+      for (const sim::ProgramSweepStats& s : result.programs) {
+        if (s.program->name == f["scenario"].get<std::string>()) stats = &s;
+      }
+      const bool expected = stats != nullptr && stats->program->bug_expected && stats->AsExpected();
+      const bool problem = f.contains("repro_error") ||
+                           (f.contains("reproduced") && !f["reproduced"].get<bool>());
+      if (expected && !o.all_failures && !problem) continue;
       if (f.contains("repro")) {  // the first few of each scenario
         std::printf("%s", fmt::format("\n{} seed {}: {}\n  replay: {}\n", f["scenario"].get<std::string>(),
                                       f["seed"].get<uint64_t>(), f["message"].get<std::string>(),
@@ -308,6 +365,10 @@ int RunExplore(const ExploreOptions& o) {
         }
       }
     }
+  }
+  if (result.interrupted) {
+    std::printf("\n%s\nverdict: INTERRUPTED (not every run was done)\n", interrupted.c_str());
+    return kExitInterrupted;
   }
   std::printf("\n%s\n", ok ? "verdict: every scenario behaved as expected"
                            : !result.AllAsExpected() || !all_reproduced
@@ -333,6 +394,9 @@ Command AddExploreCommand(CLI::App& app) {
   cmd->add_flag("--coverage", o->coverage,
                 "list each scenario's coverage marks (the windows its runs reached) and in how "
                 "many runs");
+  cmd->add_flag("--all-failures", o->all_failures,
+                "print every failure in full, expected findings (planted bugs and demos found) "
+                "too; without it each of those takes one line");
   cmd->add_option("--repro-dir", o->repro_dir, "where failing runs are saved ('' to disable)")
       ->capture_default_str();
   cmd->add_option("--repros-max", o->repros_max, "repro files saved per scenario")
