@@ -20,22 +20,25 @@ inline uint32_t LoadU32(std::string_view in) {
   return v;
 }
 
-// The checksum log_record.cc stores: the low 32 bits of the StableHash of the body.
-inline uint32_t RecordChecksum(std::string_view body) {
+// The checksum log_record.cc stores: the low 32 bits of the StableHash of the segment's salt
+// (none for salt 0) and the body.
+inline uint32_t RecordChecksum(uint64_t salt, std::string_view body) {
   StableHash h;
+  if (salt != 0) h.Add(salt);
   h.AddString(body);
   return static_cast<uint32_t>(h.Value());
 }
 
-// Rewrites the checksum of each record along `bytes` (from `begin` to `end`), following the
-// length fields, until one does not fit (a length out of bounds or past the end).
-inline void RepairRecordChecksums(std::string& bytes, size_t begin, size_t end) {
+// Rewrites the checksum of each record along `bytes` (from `begin` to `end`) for `salt`,
+// following the length fields, until one does not fit (a length out of bounds or past the end).
+inline void RepairRecordChecksums(std::string& bytes, size_t begin, size_t end, uint64_t salt) {
   constexpr size_t kHeaderBytes = 8;
   size_t at = begin;
   while (end - at >= kHeaderBytes) {
     const uint32_t length = LoadU32(std::string_view(bytes).substr(at));
     if (length < 5 || length > kLogRecordBytesMax || end - at - kHeaderBytes < length) return;
-    const uint32_t sum = RecordChecksum(std::string_view(bytes).substr(at + kHeaderBytes, length));
+    const uint32_t sum =
+        RecordChecksum(salt, std::string_view(bytes).substr(at + kHeaderBytes, length));
     for (int i = 0; i < 4; ++i) bytes[at + 4 + i] = static_cast<char>((sum >> (8 * i)) & 0xFF);
     at += kHeaderBytes + length;
   }

@@ -6,7 +6,8 @@
 // here from the headers' promises, not from LogStore's code:
 //   * segment files without a manifest, more segment files than segments_max, a manifest that
 //     does not decode, a listed segment with flushed bytes that is missing or shorter than
-//     them, a record below the flushed length that does not decode, or a segment numbered
+//     them, a record below the flushed length that does not decode (with the salt the manifest
+//     gives its segment: version 2; version 1 has none), or a segment numbered
 //     2^32-1 (listed or on disk: no number is left for the one an open starts): kDataLoss;
 //   * otherwise the store holds exactly the fold of the records below each listed segment's
 //     flushed length, in order; nothing else (unflushed tails, unlisted segments, strays: a
@@ -45,12 +46,12 @@ struct Expected {
 };
 
 // Folds the records of the first `flushed` bytes of `segment` into `out`; false if one of
-// them does not decode.
-bool Fold(std::string_view segment, uint64_t flushed, Contents& out) {
+// them does not decode with the segment's salt.
+bool Fold(std::string_view segment, uint64_t flushed, uint64_t salt, Contents& out) {
   std::string_view in = segment.substr(0, flushed);
   while (!in.empty()) {
     DecodedLogRecord r;
-    if (DecodeLogRecord(in, r) != DecodeResult::kOk) return false;
+    if (DecodeLogRecord(in, r, salt) != DecodeResult::kOk) return false;
     if (r.value) {
       out[std::string(r.key)] = std::string(*r.value);
     } else {
@@ -87,7 +88,7 @@ Expected Model(const std::vector<ArchiveFile>& files) {
       return loss;
     }
     if (it->second->size() < e.flushed_bytes) return loss;
-    if (!Fold(*it->second, e.flushed_bytes, want.contents)) return loss;
+    if (!Fold(*it->second, e.flushed_bytes, e.salt, want.contents)) return loss;
   }
   return want;
 }
@@ -159,6 +160,26 @@ void CheckOpen(const std::vector<ArchiveFile>& files) {
   FUZZ_CHECK(ReadAllOrDie(*store) == after, "lost flushed writes in a crash");
 }
 
+// The archive with its checksums repaired: the manifest's, then each segment's records' for the
+// salt the repaired manifest gives it (none if it lists no salt or does not decode).
+void Repair(std::vector<ArchiveFile>& files) {
+  std::map<uint32_t, uint64_t> salts;
+  for (ArchiveFile& f : files) {
+    if (f.name != kLogStoreManifestName) continue;
+    f.contents = ResealManifest(f.contents);
+    absl::StatusOr<std::vector<LogSegmentEntry>> listed =
+        DecodeLogStoreManifest(f.contents, UINT32_MAX);
+    if (listed.ok()) {
+      for (const LogSegmentEntry& e : *listed) salts[e.number] = e.salt;
+    }
+  }
+  for (ArchiveFile& f : files) {
+    if (!f.segment) continue;
+    const auto it = salts.find(*f.segment);
+    RepairRecordChecksums(f.contents, 0, f.contents.size(), it == salts.end() ? 0 : it->second);
+  }
+}
+
 }  // namespace
 }  // namespace restoresim::fuzz
 
@@ -167,10 +188,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<ArchiveFile> files =
       ParseStoreArchive(std::string_view(reinterpret_cast<const char*>(data), size));
   CheckOpen(files);
-  for (ArchiveFile& f : files) {
-    if (f.name == restoresim::kLogStoreManifestName) f.contents = ResealManifest(f.contents);
-    if (f.segment) RepairRecordChecksums(f.contents, 0, f.contents.size());
-  }
+  Repair(files);
   CheckOpen(files);
   return 0;
 }
