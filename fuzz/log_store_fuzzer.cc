@@ -6,9 +6,9 @@
 // here from the headers' promises, not from LogStore's code:
 //   * segment files without a manifest, more segment files than segments_max, a manifest that
 //     does not decode, a listed segment with flushed bytes that is missing or shorter than
-//     them, a record below the flushed length that does not decode (with the salt the manifest
-//     gives its segment: version 2; version 1 has none), or a segment numbered
-//     2^32-1 (listed or on disk: no number is left for the one an open starts): kDataLoss;
+//     them, a record below the flushed length that does not decode (with the salt the
+//     manifest gives its segment; version 1 manifests give none), or a segment numbered 2^32-1
+//     (listed or on disk: no number is left for the one an open starts): kDataLoss;
 //   * otherwise the store holds exactly the fold of the records below each listed segment's
 //     flushed length, in order; nothing else (unflushed tails, unlisted segments, strays: a
 //     file is a segment only under the name LogStore gives it, "segment-00000007.log").
