@@ -69,7 +69,11 @@ SweepResult RunSweep(const SweepConfig& config,
   const uint64_t total = shard_seeds * config.programs.size();
 
   SweepResult result;
-  for (const Program* p : config.programs) result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});
+  std::vector<uint64_t> name_hashes;
+  for (const Program* p : config.programs) {
+    result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});
+    name_hashes.push_back(StableStringHash(p->name));
+  }
 
   std::mutex mu;  // guards result and the progress callback
   std::atomic<uint64_t> next{0};
@@ -94,6 +98,7 @@ SweepResult RunSweep(const SweepConfig& config,
       s.steps += r.steps;
       for (const auto& [mark, times] : r.coverage) ++s.coverage[mark];
       s.fingerprint ^= MixPair(run.seed, r.trace_hash);
+      s.sweep_share ^= MixPair(name_hashes[program_index], MixPair(run.seed, r.trace_hash));
       if (!r.outcome.ok()) {
         ++s.failed_runs;
         s.first_failing_seed = std::min(s.first_failing_seed, run.seed);
@@ -138,7 +143,7 @@ SweepResult RunSweep(const SweepConfig& config,
   for (ProgramSweepStats& s : result.programs) {
     result.runs += s.runs;
     result.failed_runs += s.failed_runs;
-    result.fingerprint ^= MixPair(StableStringHash(s.program->name), s.fingerprint);
+    result.fingerprint ^= s.sweep_share;
   }
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -1,7 +1,8 @@
 // Seed sweeps: run programs over a range of seeds on several OS threads (each runs its own
 // simulations), collect failures with their replay lines, and fold every run's trace hash into
 // one order-independent fingerprint. Results of shards (--shard I/N) merge by adding counts and
-// XOR-ing fingerprints, so a sweep split over machines gives the same totals as one run.
+// XOR-ing fingerprints (per program and sweep-wide), so a sweep split over machines gives the
+// same totals as one run (sim/sweep_merge.h merges their reports).
 //
 // Thread-safety: RunSweep is called from one thread; it starts and joins its own workers. The
 // progress callback is called from worker threads, serialised.
@@ -55,13 +56,19 @@ struct ProgramSweepStats {
   uint64_t found_runs = 0;
   uint64_t first_found_seed = UINT64_MAX;
   uint64_t fingerprint = 0;  // XOR over seeds of MixPair(seed, trace_hash)
+  // The same runs' share of the sweep-wide fingerprint: XOR over seeds of
+  // MixPair(StableStringHash(name), MixPair(seed, trace_hash)). XOR-linear like `fingerprint`,
+  // so shards' values XOR into the whole sweep's.
+  uint64_t sweep_share = 0;
   std::vector<SweepFailure> failures;  // lowest seeds first, at most failures_kept_max
   // Coverage: each mark ("cover/..." without the category) and how many runs made it.
   std::map<std::string, uint64_t> coverage;
 
   // A planted bug that was found (by an expected invariant), or a correct program that never
-  // failed.
+  // failed. A program without runs (a shard whose seeds all went elsewhere) found nothing
+  // unexpected: only the merged sweep says whether its planted bug was found.
   bool AsExpected() const {
+    if (runs == 0) return true;
     return program->bug_expected ? found_runs > 0 : failed_runs == 0;
   }
 };
@@ -70,7 +77,9 @@ struct SweepResult {
   std::vector<ProgramSweepStats> programs;  // in SweepConfig order
   uint64_t runs = 0;
   uint64_t failed_runs = 0;
-  uint64_t fingerprint = 0;  // XOR of the programs' fingerprints mixed with their names
+  // XOR over every run of MixPair(StableStringHash(program), MixPair(seed, trace_hash)): the
+  // shards' fingerprints XOR into the whole sweep's, like the per-program ones.
+  uint64_t fingerprint = 0;
   double wall_seconds = 0;
   bool interrupted = false;  // config.stop was set before every run was done
   // Not OK when a worker thread could not be started (the threads that did were stopped and

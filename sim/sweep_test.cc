@@ -59,21 +59,47 @@ TEST(SweepTest, ShardsMergeIntoTheWholeSweep) {
   c.shard_count = 3;
   uint64_t runs = 0;
   uint64_t failed = 0;
+  uint64_t fingerprint = 0;
   std::vector<uint64_t> fingerprints(whole.programs.size(), 0);
   for (uint32_t i = 0; i < 3; ++i) {
     c.shard_index = i;
     const SweepResult part = RunSweep(c);
     runs += part.runs;
     failed += part.failed_runs;
+    fingerprint ^= part.fingerprint;
     for (size_t p = 0; p < part.programs.size(); ++p) {
       fingerprints[p] ^= part.programs[p].fingerprint;
     }
   }
   EXPECT_EQ(runs, whole.runs);
   EXPECT_EQ(failed, whole.failed_runs);
+  // Regression (issue 12): the sweep-wide fingerprint mixed each program's fingerprint with its
+  // name, which does not distribute over XOR, so shards' sweep-wide hashes did not combine.
+  EXPECT_EQ(fingerprint, whole.fingerprint);
   for (size_t p = 0; p < whole.programs.size(); ++p) {
     EXPECT_EQ(fingerprints[p], whole.programs[p].fingerprint) << whole.programs[p].program->name;
   }
+}
+
+// Regression (issue 12): a shard whose seeds all went to other shards ran no program, and its
+// planted-bug programs counted as "not found", failing the shard.
+TEST(SweepTest, ShardWithoutRunsFindsNothingUnexpected) {
+  SweepConfig c = AllDemos(3);
+  c.shard_count = 8;
+  c.shard_index = 5;
+  const SweepResult r = RunSweep(c);
+  EXPECT_EQ(r.runs, 0u);
+  EXPECT_EQ(r.fingerprint, 0u);
+  bool has_bug_program = false;
+  for (const ProgramSweepStats& s : r.programs) {
+    has_bug_program = has_bug_program || s.program->bug_expected;
+    EXPECT_TRUE(s.AsExpected()) << s.program->name;
+  }
+  EXPECT_TRUE(has_bug_program);
+  EXPECT_TRUE(r.AllAsExpected());
+  // The shard that did run the bug programs still decides as before.
+  c.shard_index = 0;
+  EXPECT_TRUE(RunSweep(c).runs > 0);
 }
 
 TEST(SweepTest, FailuresAreSortedCappedAndReplayable) {

@@ -14,6 +14,8 @@ RESTORESIM_PACKAGES=(
   # The local Kafka cluster of the kafka suite (tools/kafka/broker): Maven fetches the broker's
   # jars; the JDK (not only the JRE) runs the readiness probe as a single-file Java program.
   maven openjdk-17-jdk-headless
+  # The sweep driver (tools/sweep): Debian's Python with venv, for build/venv (ensure_venv).
+  python3 python3-venv
 )
 
 log() { printf '[restoresim] %s\n' "$*" >&2; }
@@ -53,4 +55,27 @@ compile_build() {
     log "build of $dir failed (full log: $dir/last-build.log)"
     return 1
   }
+}
+
+# The sweep driver's virtual environment (tools/sweep, the sweep suite): Debian's python3 (not
+# whatever python3 comes first on PATH), the packages pinned in tools/dask/requirements.txt
+# from PyPI. Reinstalled when the requirements change; serialised with flock, since the sweep
+# suite's tests may call it at the same time. Prints nothing when the venv is up to date.
+RESTORESIM_VENV="${RESTORESIM_VENV:-$RESTORESIM_ROOT/build/venv}"
+RESTORESIM_PY_REQUIREMENTS="$RESTORESIM_ROOT/tools/dask/requirements.txt"
+ensure_venv() {
+  local venv="$RESTORESIM_VENV" stamp="$RESTORESIM_VENV/.restoresim-requirements"
+  mkdir -p "$(dirname "$venv")"
+  (
+    flock 9
+    if [ -x "$venv/bin/python" ] && cmp -s "$stamp" "$RESTORESIM_PY_REQUIREMENTS"; then
+      exit 0
+    fi
+    log "installing the sweep driver's Python packages into $venv (from PyPI)"
+    rm -rf "$venv"
+    /usr/bin/python3 -m venv "$venv" &&
+      "$venv/bin/pip" install -q --disable-pip-version-check --no-input \
+        -r "$RESTORESIM_PY_REQUIREMENTS" &&
+      cp "$RESTORESIM_PY_REQUIREMENTS" "$stamp"
+  ) 9>"$venv.lock"
 }

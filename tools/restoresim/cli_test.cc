@@ -88,10 +88,11 @@ TEST_F(CliTest, ExploreJsonHasTheDocumentedFields) {
   const Result r = RunCli("explore --scenario 'demo.abba*' --seeds 50 --json --repro-dir " + dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"seeds", "failures", "trace_hash", "seeds_per_second", "runs",
-                          "failed_runs", "scenarios", "ok"}) {
+  for (const char* key : {"seeds", "failures", "trace_hash", "runs", "failed_runs",
+                          "scenarios", "ok", "build", "shard", "timing"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
+  EXPECT_TRUE(j["timing"].contains("seeds_per_second"));  // per process: apart from the rest
   EXPECT_EQ(j["seeds"], 50);
   ASSERT_GT(j["failures"].size(), 0u);
   const auto& f = j["failures"][0];
@@ -151,6 +152,12 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"replay demo.lost_update", "needs SCENARIO --seed N"},
       {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
       {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
+      // Options that a repro file overrides, or that do nothing without one (issue 12).
+      {"replay --repro /nonexistent/file.json --strategy pos",
+       "--strategy cannot be used with --repro"},
+      {"replay --repro /nonexistent/file.json --steps-max 9", "--steps-max cannot be used"},
+      {"replay demo.lost_update --seed 1 --ignore-schedule",
+       "--ignore-schedule only applies to --repro"},
       {"frobnicate", "unknown command 'frobnicate'"},
       {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
       {"bench --seeds 0", "must be positive"},

@@ -26,6 +26,7 @@ const sim::ProgramRegistry& Programs();
 using Command = std::function<int()>;
 
 Command AddExploreCommand(CLI::App& app);
+Command AddMergeCommand(CLI::App& app);
 Command AddReplayCommand(CLI::App& app);
 Command AddScenariosCommand(CLI::App& app);
 Command AddShrinkCommand(CLI::App& app);

@@ -11,21 +11,22 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "core/port/posix_file_system.h"
 #include "sim/failure_signature.h"
 #include "sim/repro.h"
 #include "core/util/shown.h"
 #include "sim/sweep.h"
+#include "sim/sweep_report.h"
+#include "tools/restoresim/build_id.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/output_file.h"
 #include "tools/restoresim/run_options.h"
+#include "tools/restoresim/sweep_summary.h"
 
 namespace restoresim::tools {
 namespace {
@@ -37,6 +38,7 @@ struct ExploreOptions {
   uint32_t jobs = 0;  // 0: one per core
   std::string shard = "0/1";
   bool json = false;
+  std::string json_out;  // also write the JSON report here ("" none, "-" standard output)
   bool quiet = false;
   bool coverage = false;
   bool all_failures = false;  // a full block for expected findings too
@@ -57,21 +59,6 @@ absl::Status ParseShard(const std::string& text, uint32_t& index, uint32_t& coun
         fmt::format("--shard '{}': expected I/N with 0 <= I < N, e.g. 0/4", Shown(text)));
   }
   return absl::OkStatus();
-}
-
-std::string Hex(uint64_t v) { return fmt::format("0x{:016x}", v); }
-
-// The structured failure, for --json readers (the same fields as a repro file's).
-nlohmann::json FailureJson(const Failure& f) {
-  nlohmann::json j = {{"kind", std::string(FailureKindName(f.kind))},
-                      {"step", f.step},
-                      {"detail", f.detail}};
-  if (!f.invariant.empty()) j["invariant"] = f.invariant;
-  if (!f.who.empty()) j["who"] = f.who;
-  if (!f.location.empty()) j["location"] = f.location;
-  if (!f.waits.empty()) j["waits"] = f.waits;
-  if (!f.notes.empty()) j["notes"] = f.notes;
-  return j;
 }
 
 // A progress bar on stderr, redrawn at most every 100 ms of real time.
@@ -145,6 +132,37 @@ SavedRepro SaveRepro(const ExploreOptions& o, const sim::Program& program,
   return saved;
 }
 
+// What makes this run a shard of one sweep (and not of another).
+sim::SweepIdentity Identity(const ExploreOptions& o, const sim::SweepConfig& c) {
+  return sim::SweepIdentity{.build = BuildId(),
+                            .scenario = o.scenario,
+                            .seed_start = c.seed_start,
+                            .seeds = c.seeds,
+                            .strategy = c.run.strategy.ToString(),
+                            .steps_max = c.run.steps_max,
+                            .spurious_per_mille = c.run.spurious_wakeup_per_mille,
+                            .repros_max = o.repros_max,
+                            .failures_kept_max = c.failures_kept_max};
+}
+
+// Re-runs and saves the first repros_max failures of each scenario (report.failures lists the
+// result's failures in the same order).
+void SaveRepros(const ExploreOptions& o, const sim::SweepConfig& config,
+                const sim::SweepResult& result, sim::SweepReport& report) {
+  size_t k = 0;
+  for (const sim::ProgramSweepStats& s : result.programs) {
+    for (size_t i = 0; i < s.failures.size(); ++i, ++k) {
+      if (i >= o.repros_max || o.repro_dir.empty()) continue;
+      const SavedRepro saved = SaveRepro(o, *s.program, s.failures[i], config.run);
+      sim::FailureReport& f = report.failures[k];
+      f.has_repro = true;
+      f.repro = saved.path;
+      f.reproduced = saved.reproduced;
+      f.repro_error = saved.error;
+    }
+  }
+}
+
 void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
   std::printf("%s", fmt::format("restoresim explore: scenario={} seeds=[{}, {}) strategy={} "
                                 "jobs={} shard={}/{} steps-max={} spurious-per-mille={}\n",
@@ -155,45 +173,6 @@ void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
                                 c.run.spurious_wakeup_per_mille)
                         .c_str());
   std::fflush(stdout);  // seen at once when piped, before a long sweep
-}
-
-void PrintTable(const sim::SweepResult& r) {
-  size_t width = std::string_view("scenario").size();
-  for (const sim::ProgramSweepStats& s : r.programs) {
-    width = std::max(width, s.program->name.size());
-  }
-  std::printf("\n%s", fmt::format("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>10}\n", "scenario", width,
-                                  "runs", "failed", "verdict", "first-fail", "steps/run")
-                          .c_str());
-  for (const sim::ProgramSweepStats& s : r.programs) {
-    std::string verdict;
-    if (s.program->bug_expected) {
-      // Found only by a failure naming an expected invariant (not by a crash of a check).
-      verdict = s.found_runs > 0 ? "bug found" : s.failed_runs > 0 ? "NOT NAMED" : "NOT FOUND";
-    } else {
-      verdict = s.failed_runs == 0 ? "ok" : "FAILED";
-    }
-    const uint64_t first_seed = s.program->bug_expected && s.found_runs > 0
-                                    ? s.first_found_seed
-                                    : s.first_failing_seed;
-    const std::string first = s.failed_runs > 0 ? std::to_string(first_seed) : std::string("-");
-    std::printf("%s", fmt::format("{:<{}} {:>8} {:>8} {:>11} {:>11} {:>10.1f}\n",
-                                  s.program->name, width, s.runs, s.failed_runs, verdict, first,
-                                  s.runs ? static_cast<double>(s.steps) / s.runs : 0.0)
-                          .c_str());
-  }
-}
-
-// Each scenario's coverage marks: the windows its runs reached, in how many of them.
-void PrintCoverage(const sim::SweepResult& r) {
-  std::printf("\ncoverage (runs that reached each window):\n");
-  for (const sim::ProgramSweepStats& s : r.programs) {
-    if (s.coverage.empty()) continue;
-    std::printf("%s\n", s.program->name.c_str());
-    for (const auto& [mark, runs] : s.coverage) {
-      std::printf("%s", fmt::format("  {:>8}  {}\n", runs, mark).c_str());
-    }
-  }
 }
 
 int RunExplore(const ExploreOptions& o) {
@@ -222,6 +201,14 @@ int RunExplore(const ExploreOptions& o) {
     std::fprintf(stderr, "restoresim explore: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
+  if (!o.json_out.empty()) {
+    if (absl::Status s = CheckOutputPath(o.json_out); !s.ok()) {
+      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
+                   std::string(s.message()).c_str());
+      return kExitUsage;
+    }
+    if (o.json_out == "-") ReserveStdoutForData();
+  }
   if (!o.json) PrintHeader(o, config);
   ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));
   config.stop = &InstallInterruptHandlers();
@@ -244,137 +231,36 @@ int RunExplore(const ExploreOptions& o) {
                         InterruptSignalName(), result.runs, runs_planned)
           : std::string();
   if (result.interrupted) std::fprintf(stderr, "restoresim explore: %s\n", interrupted.c_str());
-  const double seeds_per_second =
-      result.wall_seconds > 0 ? static_cast<double>(result.runs) / result.wall_seconds : 0;
-
-  nlohmann::json failures = nlohmann::json::array();
-  bool all_reproduced = true;
-  bool all_saved = true;  // every repro that should have been saved was
-  for (const sim::ProgramSweepStats& s : result.programs) {
-    for (size_t i = 0; i < s.failures.size(); ++i) {
-      const sim::SweepFailure& f = s.failures[i];
-      nlohmann::json entry = {{"scenario", f.program},
-                              {"seed", f.seed},
-                              {"outcome", std::string(sim::OutcomeKindName(f.outcome.kind))},
-                              {"message", f.outcome.message},
-                              {"failure", FailureJson(f.outcome.failure)},
-                              {"trace_hash", Hex(f.trace_hash)},
-                              {"replay", f.replay},
-                              {"bug_expected", s.program->bug_expected}};
-      if (i < o.repros_max && !o.repro_dir.empty()) {
-        const SavedRepro saved = SaveRepro(o, *s.program, f, config.run);
-        entry["repro"] = saved.path;
-        entry["reproduced"] = saved.reproduced;
-        if (!saved.error.empty()) {
-          entry["repro_error"] = saved.error;
-          all_saved = false;
-        }
-        all_reproduced = all_reproduced && saved.reproduced;
-      }
-      failures.push_back(std::move(entry));
+  sim::SweepReport report = sim::ReportFromSweep(Identity(o, config), config, result);
+  SaveRepros(o, config, result, report);
+  nlohmann::json report_json = sim::SweepReportToJson(report);
+  // An interrupted report is not a shard's whole result: merge refuses it (its run counts do
+  // not match its seeds), and this field says why.
+  if (result.interrupted) report_json["interrupted"] = interrupted;
+  const std::string json = report_json.dump(2) + "\n";
+  if (!o.json_out.empty()) {
+    if (absl::Status s = WriteOutput(o.json_out, json); !s.ok()) {
+      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
+                   std::string(s.message()).c_str());
+      return kExitUsage;
     }
   }
-  const bool ok = result.AllAsExpected() && all_reproduced && all_saved;
-
   if (o.json) {
-    nlohmann::json scenarios = nlohmann::json::array();
-    for (const sim::ProgramSweepStats& s : result.programs) {
-      scenarios.push_back(
-          {{"name", s.program->name},
-           {"runs", s.runs},
-           {"failed", s.failed_runs},
-           {"bug_expected", s.program->bug_expected},
-           {"as_expected", s.AsExpected()},
-           {"first_failing_seed",
-            s.failed_runs > 0 ? nlohmann::json(s.first_failing_seed) : nlohmann::json()},
-           {"found_runs", s.found_runs},
-           {"first_found_seed",
-            s.found_runs > 0 ? nlohmann::json(s.first_found_seed) : nlohmann::json()},
-           {"steps_per_run", s.runs ? static_cast<double>(s.steps) / s.runs : 0.0},
-           {"coverage", s.coverage},
-           {"trace_hash", Hex(s.fingerprint)}});
-    }
-    nlohmann::json out = {{"seeds", config.seeds},
-                          {"seed_start", config.seed_start},
-                          {"strategy", config.run.strategy.ToString()},
-                          {"jobs", config.jobs},
-                          {"shard", o.shard},
-                          {"runs", result.runs},
-                          {"failed_runs", result.failed_runs},
-                          {"trace_hash", Hex(result.fingerprint)},
-                          {"seeds_per_second", seeds_per_second},
-                          {"wall_seconds", result.wall_seconds},
-                          {"scenarios", scenarios},
-                          {"failures", failures},
-                          {"ok", ok}};
-    if (result.interrupted) out["interrupted"] = interrupted;
-    std::printf("%s\n", out.dump(2).c_str());
+    std::fputs(json.c_str(), stdout);
     if (result.interrupted) return kExitInterrupted;
-    return ok ? kExitOk : kExitFindings;
+    return report.Ok() ? kExitOk : kExitFindings;
   }
-
-  PrintTable(result);
-  if (o.coverage) PrintCoverage(result);
-  std::printf("%s", fmt::format("\n{} runs, {} failed, {:.0f} seeds/s ({} jobs, {:.2f} s), "
-                                "trace hash {}\n",
-                                result.runs, result.failed_runs, seeds_per_second, config.jobs,
-                                result.wall_seconds, Hex(result.fingerprint))
-                        .c_str());
-  if (!o.quiet) {
-    // One line per program whose failures were all expected (a planted bug or a demo found
-    // by an expected invariant): its first finding and how to replay it.
-    bool listed_any = false;
-    for (const sim::ProgramSweepStats& s : result.programs) {
-      if (o.all_failures || !s.program->bug_expected || !s.AsExpected()) continue;
-      auto first = std::find_if(s.failures.begin(), s.failures.end(),
-                                [&](const sim::SweepFailure& f) {
-                                  return sim::FindsPlantedBug(*s.program, f.outcome);
-                                });
-      if (first == s.failures.end()) continue;
-      if (!listed_any) std::printf("\nexpected findings (--all-failures shows each in full):\n");
-      listed_any = true;
-      const std::string invariant = first->outcome.failure.invariant.empty()
-                                        ? std::string(sim::OutcomeKindName(first->outcome.kind))
-                                        : "invariant:" + first->outcome.failure.invariant;
-      std::printf("%s", fmt::format("  {} found at seed {} [{}]: {}\n", s.program->name,
-                                    first->seed, invariant, first->replay)
-                            .c_str());
-    }
-    for (const nlohmann::json& f : failures) {
-      const sim::ProgramSweepStats* stats = nullptr;
-      for (const sim::ProgramSweepStats& s : result.programs) {
-        if (s.program->name == f["scenario"].get<std::string>()) stats = &s;
-      }
-      const bool expected = stats != nullptr && stats->program->bug_expected && stats->AsExpected();
-      const bool problem = f.contains("repro_error") ||
-                           (f.contains("reproduced") && !f["reproduced"].get<bool>());
-      if (expected && !o.all_failures && !problem) continue;
-      if (f.contains("repro")) {  // the first few of each scenario
-        std::printf("%s", fmt::format("\n{} seed {}: {}\n  replay: {}\n", f["scenario"].get<std::string>(),
-                                      f["seed"].get<uint64_t>(), f["message"].get<std::string>(),
-                                      f["replay"].get<std::string>())
-                              .c_str());
-        if (!f["repro"].get<std::string>().empty()) {
-          std::printf("  repro:  %s\n", f["repro"].get<std::string>().c_str());
-        }
-        if (f.contains("repro_error")) {
-          std::printf("  repro NOT SAVED: %s\n", f["repro_error"].get<std::string>().c_str());
-        }
-        if (!f["reproduced"].get<bool>()) {
-          std::printf("  NOT REPRODUCED: a re-run gave another trace (non-determinism)\n");
-        }
-      }
-    }
-  }
-  if (result.interrupted) {
-    std::printf("\n%s\nverdict: INTERRUPTED (not every run was done)\n", interrupted.c_str());
-    return kExitInterrupted;
-  }
-  std::printf("\n%s\n", ok ? "verdict: every scenario behaved as expected"
-                           : !result.AllAsExpected() || !all_reproduced
-                                 ? "verdict: UNEXPECTED results (see the table above)"
-                                 : "verdict: repro files could not be saved (see above)");
-  return ok ? kExitOk : kExitFindings;
+  const std::string totals = fmt::format(
+      "{} runs, {} failed, {:.0f} seeds/s ({} jobs, {:.2f} s), trace hash {}", report.runs,
+      report.failed_runs, report.timing.seeds_per_second, report.timing.jobs,
+      report.timing.wall_seconds, sim::HashHex(report.trace_hash));
+  PrintSweepSummary(report, totals,
+                    SummaryOptions{.coverage = o.coverage,
+                                   .quiet = o.quiet,
+                                   .all_failures = o.all_failures,
+                                   .interrupted = interrupted});
+  if (result.interrupted) return kExitInterrupted;
+  return report.Ok() ? kExitOk : kExitFindings;
 }
 
 }  // namespace
@@ -389,7 +275,11 @@ Command AddExploreCommand(CLI::App& app) {
   cmd->add_option("--jobs", o->jobs, "worker threads (0: one per core)")->capture_default_str();
   cmd->add_option("--shard", o->shard, "run only shard I of N (seed offsets i % N == I)")
       ->capture_default_str();
-  cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
+  cmd->add_flag("--json", o->json,
+                "print the report as one JSON object instead of the table (the input of "
+                "`restoresim merge`)");
+  cmd->add_option("--json-out", o->json_out,
+                  "also write the JSON report to this file ('-': standard output)");
   cmd->add_flag("--quiet", o->quiet, "no progress bar, no failure details");
   cmd->add_flag("--coverage", o->coverage,
                 "list each scenario's coverage marks (the windows its runs reached) and in how "

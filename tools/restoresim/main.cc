@@ -3,6 +3,8 @@
 //   restoresim scenarios
 //   restoresim explore --scenario all --seeds 1000 --strategy pct:3 --jobs 2
 //   restoresim explore --scenario 'scenario.*' --seeds 1000 --strategy pos --jobs 2
+//   restoresim explore --scenario all --seeds 1000 --shard 1/4 --json-out shard1.json
+//   restoresim merge shard0.json shard1.json shard2.json shard3.json --repros-to repros
 //   restoresim replay demo.abba_deadlock --seed 2 --strategy pct:3 --timeline abba.json
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "restoresim 0.1.0");
   const Command explore = AddExploreCommand(app);
+  const Command merge = AddMergeCommand(app);
   const Command replay = AddReplayCommand(app);
   const Command scenarios = AddScenariosCommand(app);
   const Command shrink = AddShrinkCommand(app);
@@ -36,7 +39,7 @@ int main(int argc, char** argv) {
   const Command zoo = AddZooCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
-                 "restoresim: unknown command '%s'; commands: explore, replay, scenarios, "
+                 "restoresim: unknown command '%s'; commands: explore, merge, replay, scenarios, "
                  "shrink, bench, zoo (see --help)\n",
                  restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("explore")) return explore();
+    if (app.got_subcommand("merge")) return merge();
     if (app.got_subcommand("replay")) return replay();
     if (app.got_subcommand("scenarios")) return scenarios();
     if (app.got_subcommand("shrink")) return shrink();

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -26,6 +28,8 @@ struct ReplayOptions {
   std::string timeline_path;
   bool ignore_schedule = false;
   RunOptions run;
+  // The run options given on the command line (a repro file carries its own).
+  std::vector<std::string> run_options_given;
 };
 
 int Usage(const std::string& message) {
@@ -48,6 +52,11 @@ int RunReplay(const ReplayOptions& o) {
     if (!o.scenario.empty() || o.seed.has_value()) {
       return Usage("give either --repro FILE or SCENARIO --seed N, not both");
     }
+    if (!o.run_options_given.empty()) {
+      return Usage(fmt::format("{} cannot be used with --repro: the repro file fixes the run "
+                               "(replay SCENARIO --seed N to choose them)",
+                               o.run_options_given.front()));
+    }
     if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) {
       return Usage(std::string(s.message()));
     }
@@ -60,6 +69,10 @@ int RunReplay(const ReplayOptions& o) {
   } else {
     if (scenario.empty() || !o.seed.has_value()) {
       return Usage("needs SCENARIO --seed N, or --repro FILE");
+    }
+    if (o.ignore_schedule) {
+      return Usage("--ignore-schedule only applies to --repro FILE (a seed has no recorded "
+                   "schedule to ignore)");
     }
     absl::StatusOr<sim::RunConfig> parsed = o.run.ToRunConfig();
     if (!parsed.ok()) return Usage(std::string(parsed.status().message()));
@@ -128,7 +141,12 @@ Command AddReplayCommand(CLI::App& app) {
   cmd->add_flag("--ignore-schedule", o->ignore_schedule,
                 "with --repro: re-derive the schedule from the seed, not the recorded choices");
   o->run.AddTo(*cmd);
-  return [o]() { return RunReplay(*o); };
+  return [o, cmd]() {
+    for (const char* name : {"--strategy", "--steps-max", "--spurious-per-mille"}) {
+      if (cmd->count(name) > 0) o->run_options_given.push_back(name);
+    }
+    return RunReplay(*o);
+  };
 }
 
 }  // namespace restoresim::tools
