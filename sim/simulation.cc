@@ -37,24 +37,6 @@ std::once_flag terminate_handler_once;
 
 }  // namespace
 
-std::string_view OutcomeKindName(RunOutcome::Kind kind) {
-  switch (kind) {
-    case RunOutcome::Kind::kOk: return "ok";
-    case RunOutcome::Kind::kFailed: return "failed";
-    case RunOutcome::Kind::kDeadlock: return "deadlock";
-    case RunOutcome::Kind::kStepBudget: return "step-budget";
-  }
-  return "?";
-}
-
-std::optional<RunOutcome::Kind> ParseOutcomeKind(std::string_view name) {
-  for (auto kind : {RunOutcome::Kind::kOk, RunOutcome::Kind::kFailed, RunOutcome::Kind::kDeadlock,
-                    RunOutcome::Kind::kStepBudget}) {
-    if (OutcomeKindName(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
-
 Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> strategy)
     : options_(options),
       strategy_(std::move(strategy)),

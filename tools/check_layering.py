@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 """Keeps core/ honest: it sees only ports. Fails (exit 1) when a file under core/
-  * includes a higher layer (sim/, fakes/, scenarios/, properties/, tools/, bench/, kafka/), or
+  * includes a higher layer (sim/, fakes/, scenarios/, properties/, tools/, bench/, kafka/,
+    fuzz/), or
   * reaches around a port: reads a clock, sleeps, starts a std::thread, or draws randomness
     directly, outside the port adapters that exist for exactly that, or
   * includes librdkafka outside the librdkafka transport adapter (core/transport/rdkafka/).
+Also keeps fuzz/ a leaf beside the layers it tests: its targets may include core/, sim/ and
+fakes/ (and fuzz/), nothing else; and no other folder includes fuzz/.
 Run by `meson test` (suite core); usage: check_layering.py REPO_ROOT
 """
 import pathlib
 import re
 import sys
 
-HIGHER = re.compile(r'#include\s+"(sim|fakes|scenarios|properties|tools|bench|kafka)/')
+HIGHER = re.compile(r'#include\s+"(sim|fakes|scenarios|properties|tools|bench|kafka|fuzz)/')
+FUZZ_MAY_INCLUDE = ('core', 'sim', 'fakes', 'fuzz')
+PROJECT_INCLUDE = re.compile(r'#include\s+"([a-z_]+)/')
+SOURCE_SUFFIXES = ('.h', '.cc')
 AROUND_PORTS = re.compile(
     r'std::chrono::(steady|system|high_resolution)_clock::now|this_thread::sleep|'
     r'std::thread\b|\brand\(\)|std::random_device|std::(uniform_int|uniform_real|normal|'
@@ -37,10 +43,30 @@ def main() -> int:
                 problems.append(f'{rel}:{number}: librdkafka outside its adapter: {line.strip()}')
             if rel not in ADAPTERS and AROUND_PORTS.search(code):
                 problems.append(f'{rel}:{number}: reaches around a port: {line.strip()}')
+    problems += fuzz_problems(root)
     for p in problems:
         print(p)
-    print(f'check_layering: {len(problems)} problem(s) in core/')
+    print(f'check_layering: {len(problems)} problem(s) in core/ and fuzz/')
     return 1 if problems else 0
+
+
+def fuzz_problems(root: pathlib.Path) -> list:
+    """fuzz/ includes only what it may; nothing else includes fuzz/."""
+    problems = []
+    for path in sorted(root.rglob('*')):
+        rel = path.relative_to(root).as_posix()
+        if path.suffix not in SOURCE_SUFFIXES or rel.startswith('build'):
+            continue
+        in_fuzz = rel.startswith('fuzz/')
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = PROJECT_INCLUDE.search(line.split('//', 1)[0])
+            if not match:
+                continue
+            if in_fuzz and match.group(1) not in FUZZ_MAY_INCLUDE:
+                problems.append(f'{rel}:{number}: fuzz/ includes {match.group(1)}/: {line.strip()}')
+            if not in_fuzz and match.group(1) == 'fuzz':
+                problems.append(f'{rel}:{number}: only fuzz/ may include fuzz/: {line.strip()}')
+    return problems
 
 
 if __name__ == '__main__':

@@ -6,6 +6,8 @@ RESTORESIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Debian packages the build needs, by package name.
 RESTORESIM_PACKAGES=(
   meson ninja-build g++ clang cmake pkg-config
+  # clang's sanitizer and libFuzzer runtimes (libclang_rt.fuzzer): tools/test --fuzz.
+  libclang-rt-dev
   libgtest-dev libgmock-dev librapidcheck-dev
   libabsl-dev librocksdb-dev libbenchmark-dev librdkafka-dev libboost-context-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 
 #include <fmt/format.h>
@@ -18,7 +19,13 @@ namespace {
 constexpr std::string_view kSegmentPrefix = "segment-";
 constexpr std::string_view kSegmentSuffix = ".log";
 
-// The number of a segment file name, or nullopt for other files.
+std::string SegmentName(uint32_t number) {
+  return fmt::format("{}{:08}{}", kSegmentPrefix, number, kSegmentSuffix);
+}
+
+// The number of a segment file name, or nullopt for other files. Only the names SegmentName
+// gives count: recovery reads segment n under SegmentName(n), so a look-alike such as
+// "segment-7.log" would be counted, then not found ("segment-7.log" is a stray file).
 std::optional<uint32_t> SegmentNumber(std::string_view name) {
   if (!name.starts_with(kSegmentPrefix) || !name.ends_with(kSegmentSuffix)) return std::nullopt;
   const std::string_view digits =
@@ -26,7 +33,8 @@ std::optional<uint32_t> SegmentNumber(std::string_view name) {
                                              kSegmentSuffix.size());
   uint32_t n = 0;
   auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty()) {
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty() ||
+      name != SegmentName(n)) {
     return std::nullopt;
   }
   return n;
@@ -70,7 +78,7 @@ uint64_t LogStore::SegmentSalt(uint32_t number) const {
 }
 
 std::string LogStore::SegmentPath(uint32_t number) const {
-  return fmt::format("{}/{}{:08}{}", dir_, kSegmentPrefix, number, kSegmentSuffix);
+  return fmt::format("{}/{}", dir_, SegmentName(number));
 }
 
 std::string LogStore::ManifestPath() const {
@@ -144,6 +152,13 @@ absl::Status LogStore::Recover() {
   }
   manifest_ = std::move(kept);
   const uint32_t highest = std::max(last_listed, on_disk.empty() ? 0u : *on_disk.rbegin());
+  if (highest == std::numeric_limits<uint32_t>::max()) {
+    // Numbers only grow (by one per open or compaction), so this is a damaged manifest or a
+    // foreign file, and there is no number left for the new segment.
+    return absl::DataLossError(fmt::format(
+        "store '{}' in {}: segment number {} leaves no number for a new segment", name_, dir_,
+        highest));
+  }
   if (absl::Status s = StartSegment(highest + 1); !s.ok()) return s;
   // Segments no longer listed (empty ones, those a compaction replaced, unlisted older ones)
   // go once the new manifest is durable.

@@ -14,8 +14,10 @@
 //   * every kind of damage to what was flushed is kDataLoss with the reason — a record that
 //     does not decode or whose checksum fails below the flushed length (a flipped bit, a zeroed
 //     sector, a cut), a segment shorter than its flushed length, a listed segment missing,
-//     segment files without a manifest, a damaged manifest. The caller wipes the store and
-//     restores it from its changelog;
+//     segment files without a manifest, a damaged manifest, a segment numbered 2^32-1 (no
+//     number is left for the next). The caller wipes the store and restores it from its
+//     changelog. Only names of the form above ("segment-00000007.log") are segments: other
+//     files in the directory, look-alikes such as "segment-7.log" included, are left alone;
 //   * a directory with neither manifest nor segments is a new store (created_on_open());
 //   * when the log holds more than twice the live data, or more than segments_compact_at
 //     segments, a snapshot segment of the live entries replaces the others (crash-safe: the

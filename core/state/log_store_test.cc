@@ -262,6 +262,41 @@ TEST_F(LogStoreTest, SegmentsWithoutTheirManifestAreDataLoss) {
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("no manifest"));
 }
 
+// Found by fuzz/log_store_fuzzer: a stray "segment-4294967295.log" left no number for the
+// segment an open starts (the next one wrapped to 0) and Open aborted on a failed RS_CHECK.
+TEST_F(LogStoreTest, ASegmentNumberedTwoToThe32MinusOneIsDataLossNotACrash) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  WriteRaw(dir_ + "/store/segment-4294967295.log", "");
+  absl::StatusOr<std::unique_ptr<LogStore>> store =
+      LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("no number for a new segment"));
+}
+
+// Found by fuzz/log_store_fuzzer: "segment-2.log" counted as segment 2, whose file recovery
+// then read as "segment-00000002.log": a store whose open segment was named in the manifest
+// but not yet created (a crash between the two) failed to open with NOT_FOUND.
+TEST_F(LogStoreTest, ALookAlikeSegmentNameIsAStrayFile) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  ASSERT_TRUE(OpenStore()->Close().ok());  // lists segment 2 (open, nothing flushed), creates it
+  ASSERT_TRUE(std::filesystem::remove(dir_ + "/store/segment-00000002.log"));
+  WriteRaw(dir_ + "/store/segment-2.log", "not a segment");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->Get("a"), std::optional<std::string>("1"));
+}
+
 TEST_F(LogStoreTest, ADamagedManifestIsDataLoss) {
   {
     auto store = OpenStore();
