@@ -67,7 +67,8 @@ struct TaskManagerStats {
   int64_t closed_dirty = 0;
   int64_t corrupted_reports = 0;
   int64_t stale_reports = 0;  // about incarnations no longer wanted: not revived
-  int64_t restore_errors = 0;
+  int64_t restore_errors = 0;  // warnings from the restore thread (nothing failed)
+  int64_t failed = 0;          // tasks handed back failed, closed dirty
 };
 
 class TaskManager final : public RebalanceListener {
@@ -88,7 +89,8 @@ class TaskManager final : public RebalanceListener {
   [[nodiscard]] absl::Status HandOver();
   // Takes back what the restore thread returned: restored tasks start RUNNING, removed ones
   // are recycled, resumed or closed, corrupted ones are closed dirty and revived (all of one
-  // drain handled together).
+  // drain handled together). Failed ones are closed dirty, and then the first failure is
+  // returned (Kafka's handleExceptionsFromStateUpdater rethrowing): the stream thread fails.
   [[nodiscard]] absl::Status HandleRestoreEvents();
   void Buffer(PollResult records);
   // Processes up to records_per_task_max buffered records of every running task.

@@ -103,6 +103,7 @@ void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) 
 absl::Status TaskManager::HandleRestoreEvents() {
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
   std::map<TaskIncarnation, std::unique_ptr<Task>> corrupted_tasks;
+  absl::Status failure;  // the first failure of this drain
   // Mutation restored-listed-twice (KAFKA-17402): the booking of a restored task is dropped
   // one drain late, so until then it is listed as running and as in the restore thread.
   if (RS_MUTANT(kRestoredListedTwice)) {
@@ -146,9 +147,21 @@ absl::Status TaskManager::HandleRestoreEvents() {
                                         e.corrupted_changelogs.end());
         if (e.task != nullptr) corrupted_tasks[e.incarnation] = std::move(e.task);
         break;
-      case RestoreEvent::Kind::kError:
+      case RestoreEvent::Kind::kWarning:
         ++stats_.restore_errors;
         errors_.push_back(e.error);
+        break;
+      case RestoreEvent::Kind::kFailed:
+        RS_CHECK(!e.error.ok(), "failure event about {} without an error",
+                 e.incarnation.ToString());
+        if (failure.ok()) failure = e.error;
+        errors_.push_back(e.error);
+        if (e.task != nullptr) {
+          ++stats_.failed;
+          RS_CHECK(e.task->state() == TaskState::kSuspended, "failed task {} came back {}",
+                   e.incarnation.ToString(), TaskStateName(e.task->state()));
+          CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseFailed);
+        }
         break;
     }
   }
@@ -170,6 +183,13 @@ absl::Status TaskManager::HandleRestoreEvents() {
   }
   for (const auto& [who, changelogs] : corrupted) {
     if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
+  }
+  if (!failure.ok()) {
+    // Nothing more is created or started, and no view reported (what it holds no longer
+    // follows its assignment): the thread fails, its tasks close at its shutdown.
+    return absl::Status(failure.code(),
+                        fmt::format("stream thread '{}': restoration failed: {}",
+                                    config_.thread_name, std::string(failure.message())));
   }
   RetryRestored();
   Reconcile();
