@@ -213,5 +213,47 @@ TEST(FailureModelTest, AFailedTaskIsClosedDirtyAndItsStreamThreadFails) {
   }
 }
 
+// Kafka backs off task initialisation exponentially; retrying a locked directory at every loop
+// (every few milliseconds) was the old behaviour. Another holder keeps 0_0's directory locked
+// for 2 s: the attempts double their spacing (10 ms, 20 ms, ... up to 1 s), a handful instead
+// of one per loop, and the task initialises once the lock is released.
+TEST(FailureModelTest, ALockedStateDirectoryIsRetriedWithExponentialBackoff) {
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 1);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 5);
+      StateDirectory directory;
+      const uint64_t other = directory.NewToken();
+      ASSERT_TRUE(directory.TryLock("/state/app/0_0", other));
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      config.tasks.directory = &directory;
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      int loops = 0;
+      const TimeNs release_ns = w.clock.NowNs() + 2 * kSecond;
+      while (w.clock.NowNs() < release_ns) {
+        ASSERT_TRUE(st.RunOnce().ok());
+        ++loops;
+      }
+      const int64_t attempts = st.task_manager().stats().init_attempts_locked;
+      EXPECT_GT(loops, 50) << "the loop itself ran often";
+      EXPECT_GE(attempts, 5);
+      EXPECT_LE(attempts, 10) << "retried without backing off: " << loops << " loops";
+      directory.Unlock("/state/app/0_0", other);
+      for (int i = 0; i < 400 && !st.task_manager().running().contains(TaskId{0, 0}); ++i) {
+        ASSERT_TRUE(st.RunOnce().ok());
+      }
+      EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0}));
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed), seed);
+  }
+}
+
 }  // namespace
 }  // namespace restoresim

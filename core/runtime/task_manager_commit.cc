@@ -144,6 +144,7 @@ absl::Status TaskManager::CloseAll(bool clean) {
     task->TransitionTo(TaskState::kClosed);
   }
   pending_init_.clear();
+  init_backoff_.clear();
   for (std::unique_ptr<Task>& task : parked_) {  // never registered (revived-not-readded)
     Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
     task->TransitionTo(TaskState::kClosed);

@@ -14,6 +14,10 @@ namespace restoresim {
 absl::Status TaskManager::HandOver() {
   SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
+    if (InitBackingOff(it->first)) {
+      ++it;
+      continue;
+    }
     StateManager& sm = it->second->state_manager();
     absl::Status s = sm.RegisterStores();
     // Mutation damaged-store-retried: the damaged store is retried as it is, forever.
@@ -31,9 +35,11 @@ absl::Status TaskManager::HandOver() {
       TraceMark("cover", absl::IsAborted(s) ? "initialisation retried: directory locked"
                                             : "initialisation retried: stores failed to open");
       if (!absl::IsAborted(s)) errors_.push_back(s);
+      if (absl::IsAborted(s)) NoteLocked(it->first);
       ++it;
       continue;
     }
+    init_backoff_.erase(it->first);
     ready_.push_back(std::move(it->second));
     it = pending_init_.erase(it);
   }
@@ -63,6 +69,26 @@ absl::Status TaskManager::HandOver() {
   }
   ReportView();
   return absl::OkStatus();
+}
+
+bool TaskManager::InitBackingOff(TaskId id) const {
+  auto it = init_backoff_.find(id);
+  if (it == init_backoff_.end() || config_.clock == nullptr) return false;
+  return config_.clock->NowNs() < it->second.next_attempt_ns;
+}
+
+void TaskManager::NoteLocked(TaskId id) {
+  ++stats_.init_attempts_locked;
+  if (config_.clock == nullptr) return;
+  InitBackoff& b = init_backoff_[id];
+  b.backoff_ns = b.backoff_ns == 0 ? config_.init_backoff_ns
+                                   : std::min(2 * b.backoff_ns, config_.init_backoff_ns_max);
+  RS_CHECK(b.backoff_ns > 0 && b.backoff_ns <= config_.init_backoff_ns_max,
+           "task {}: initialisation backoff {} ns out of range", id.ToString(), b.backoff_ns);
+  b.next_attempt_ns = DeadlineAfter(config_.clock->NowNs(), b.backoff_ns);
+  if (b.backoff_ns == config_.init_backoff_ns_max) {
+    TraceMark("cover", "initialisation backoff at its cap");
+  }
 }
 
 // A task restored to the end offset of its registration after its CLOSE was sent: the
