@@ -201,7 +201,7 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
                   OpenerFor(options.store, &stats), &timer);
   if (absl::Status s = runtime.Start(); !s.ok()) return s;
   const double deadline = MonoSeconds() + options.timeout_s;
-  while (!timer.done() && runtime.state() == RuntimeState::kRunning &&
+  while (!timer.done() && IsRunningOrRebalancing(runtime.state()) &&
          MonoSeconds() < deadline) {
     std::this_thread::sleep_for(kWaitStep);
   }
@@ -265,7 +265,7 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
     metrics = runtime.Metrics();
     run.processed.emplace_back(MonoSeconds() - start, metrics.records_processed);
   } while ((metrics.records_processed < input_records || !timer.done()) &&
-           runtime.state() == RuntimeState::kRunning && MonoSeconds() < deadline);
+           IsRunningOrRebalancing(runtime.state()) && MonoSeconds() < deadline);
   const RuntimeState state = runtime.state();
   absl::Status closed = runtime.Close(kCloseTimeoutNs);
   if (metrics.records_processed < input_records || !timer.done()) {

@@ -329,7 +329,20 @@ void FakeBroker::MaybeLoseLeader(const std::vector<TopicPartition>& partitions) 
   }
 }
 
+void FakeBroker::TakeLeaderAway(const TopicPartition& partition, TimeNs until_ns) {
+  MutexLock lock(mu_);
+  RS_CHECK(CheckPartition(partition).ok(), "no partition {}", partition.ToString());
+  scripted_leaderless_until_[partition] = until_ns;
+  TraceMark("fault", "leader taken away " + partition.ToString());
+}
+
 bool FakeBroker::HasLeader(const TopicPartition& partition) {
+  if (auto s = scripted_leaderless_until_.find(partition);
+      s != scripted_leaderless_until_.end()) {
+    if (clock_.NowNs() < s->second) return false;
+    scripted_leaderless_until_.erase(s);
+  }
+  if (!faults_on_) return true;  // drawn leaderless periods end with the faults
   auto it = leaderless_until_.find(partition);
   if (it == leaderless_until_.end()) return true;
   if (clock_.NowNs() < it->second) return false;
@@ -338,7 +351,7 @@ bool FakeBroker::HasLeader(const TopicPartition& partition) {
 }
 
 absl::Status FakeBroker::CheckLeaders(const std::vector<TopicPartition>& partitions) {
-  if (!faults_on_) return absl::OkStatus();
+  if (!faults_on_ && scripted_leaderless_until_.empty()) return absl::OkStatus();
   MaybeLoseLeader(partitions);
   for (const TopicPartition& tp : partitions) {
     if (!HasLeader(tp)) {

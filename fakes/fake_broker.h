@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,11 @@ class FakeBroker final : public Transport {
   int64_t PeekLogStartOffset(const TopicPartition& partition) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
   void SetManualAssignment(const std::string& group, bool manual);
+  // Takes the leader of `partition` away until `until_ns` on the clock (kLeaderNeverBack: for
+  // good): polls skip it, offset lookups and flushes that touch it fail with kUnavailable
+  // "leader not available" (injected), whatever the fault rates — a scripted fault, not drawn.
+  static constexpr TimeNs kLeaderNeverBack = std::numeric_limits<TimeNs>::max();
+  void TakeLeaderAway(const TopicPartition& partition, TimeNs until_ns);
   // Installs one generation: each listed member gets its assignment (with user_data); every
   // other member of the group an empty one.
   absl::Status Rebalance(const std::string& group,
@@ -174,6 +180,8 @@ class FakeBroker final : public Transport {
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
   std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);
+  // Scripted by TakeLeaderAway, checked whatever the fault rates.
+  std::map<TopicPartition, TimeNs> scripted_leaderless_until_ ABSL_GUARDED_BY(mu_);
   std::function<void(const TopicPartition&, const ConsumerRecord&)> append_observer_
       ABSL_GUARDED_BY(mu_);
   // The broker as a simulation object (for kTransport points); used only by the OS thread

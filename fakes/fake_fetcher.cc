@@ -147,7 +147,8 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
   absl::StatusOr<std::vector<Fetchable>> candidates = Candidates(result);
   if (!candidates.ok()) return candidates.status();
   std::vector<Fetchable>& fetchable = *candidates;
-  if (broker_.faults_on_ && !fetchable.empty()) {
+  if ((broker_.faults_on_ || !broker_.scripted_leaderless_until_.empty()) &&
+      !fetchable.empty()) {
     std::vector<TopicPartition> touched;
     for (const Fetchable& f : fetchable) touched.push_back(*f.partition);
     broker_.MaybeLoseLeader(touched);

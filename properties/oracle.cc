@@ -203,6 +203,26 @@ void Oracle::OnStreamThreadState(std::string_view stream_thread, StreamThreadSta
   ledger_.OnStreamThreadState(stream_thread, from, to);
 }
 
+// (Seen only by the checkers: the ledger keeps no client state.)
+void Oracle::OnProcessingStopped(std::string_view stream_thread) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnProcessingStopped(stream_thread);
+}
+
+void Oracle::OnProcessBegin(std::string_view stream_thread) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnProcessBegin(stream_thread);
+}
+
+void Oracle::OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
+                            const std::vector<std::string>& threads) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnRuntimeState(instance, from, to, threads);
+}
+
 void Oracle::OnClientOwner(std::string_view client_id, std::string_view thread) {
   if (Off()) return;
   ++context_.counts().events;

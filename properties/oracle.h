@@ -31,6 +31,10 @@
 //   store_contents      a restored store equals the fold of its changelog's history
 //   errors              every event delivered, applied only to its incarnation
 //   restore_progress    restoration moves forward, completes at its end offset
+//   stopped_processing  no processing begins once the client is PENDING_SHUTDOWN, PENDING_ERROR,
+//                       ERROR or NOT_RUNNING; client transitions are Kafka's
+//   failed_tasks        a failed task is owned by exactly one place: back to its stream thread
+//                       once, never restored, run or listed again, closed
 // The scenarios check liveness and the final state themselves (scenarios/scenario_checks.h).
 //
 // Cost: every hook is a few map operations per checker; the store checks read a store and
@@ -106,6 +110,10 @@ class Oracle final : public RuntimeObserver {
   void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;
   void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
                            StreamThreadState to) override;
+  void OnProcessingStopped(std::string_view stream_thread) override;
+  void OnProcessBegin(std::string_view stream_thread) override;
+  void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
+                      const std::vector<std::string>& threads) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;
   void OnTransportCall(std::string_view client_id, std::string_view call) override;
   void OnClientConnection(std::string_view instance, std::string_view base_id,

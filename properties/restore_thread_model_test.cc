@@ -385,7 +385,7 @@ void RestoreHarness::CheckRestored(const Incarnation& inc, Task& task) {
 
 void RestoreHarness::Returned(RestoreEvent& e) {
   const std::string who = e.incarnation.ToString();
-  Expect(e.kind != RestoreEvent::Kind::kError,
+  Expect(e.kind != RestoreEvent::Kind::kWarning && e.kind != RestoreEvent::Kind::kFailed,
          "an error event without faults: " + e.error.ToString());
   auto it = incs_.find(e.incarnation.incarnation);
   Expect(it != incs_.end() && it->second.who == e.incarnation &&
@@ -416,7 +416,8 @@ void RestoreHarness::Returned(RestoreEvent& e) {
                                                    ": corrupted, but its log was never "
                                                    "truncated");
       break;
-    case RestoreEvent::Kind::kError:
+    case RestoreEvent::Kind::kWarning:
+    case RestoreEvent::Kind::kFailed:
       break;
   }
   inc.returned = e.kind;

@@ -25,6 +25,7 @@ absl::Status RegisterRebalanceScenarios(sim::ProgramRegistry& registry);  // cat
 absl::Status RegisterLifecycleScenarios(sim::ProgramRegistry& registry);  // catalogue_lifecycle
 absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry);      // catalogue_crash
 absl::Status RegisterFaultScenarios(sim::ProgramRegistry& registry);      // catalogue_faults
+absl::Status RegisterFailureScenarios(sim::ProgramRegistry& registry);  // catalogue_failures*
 absl::Status RegisterSwarmScenario(sim::ProgramRegistry& registry);       // catalogue_swarm
 absl::Status RegisterCorruptionScenarios(sim::ProgramRegistry& registry);  // catalogue_corruption
 absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry);     // catalogue_windows

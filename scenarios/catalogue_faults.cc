@@ -18,7 +18,8 @@ using testing::RuntimeWorld;
 //   timeouts (a call waits out its timeout, then fails), disconnects, slow, partial and empty
 //   fetches, partitions without a leader. The faults last a drawn phase, during which more
 //   input arrives; then they are healed.
-//   Must hold: no injected fault is fatal — the runtime never enters ERROR; every oracle
+//   Must hold: no injected fault is fatal — the runtime never enters PENDING_ERROR or ERROR
+//   (no task fails: the faults last less than task.timeout.ms); every oracle
 //   invariant (restoration only moves forward and completes at its end offset; checkpoints
 //   never ahead of flushed data; the listener pairs every start); after the heal the runtime
 //   converges with counts equal to the reference model.
@@ -48,7 +49,8 @@ void BrokerFaultsDuringRestoration(RunEnv& env) {
   w.clock.SleepFor(fault_phase_ns / 2);
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   w.clock.SleepFor(fault_phase_ns / 2);
-  if (runtime.state() == RuntimeState::kError) {
+  if (runtime.state() == RuntimeState::kError ||
+      runtime.state() == RuntimeState::kPendingError) {
     FailInvariant(
         env, "liveness", "runtime",
         fmt::format("ERROR under retryable faults only ({})", w.broker.faults_injected().Total()));

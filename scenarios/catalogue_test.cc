@@ -133,6 +133,10 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
            "scenario.crash_with_storage_damage",
            "scenario.storage_damage_while_restoring",
            "scenario.storage_damage_while_processing",
+           "scenario.store_keeps_failing",
+           "scenario.changelog_leader_never_comes_back",
+           "scenario.replaced_thread_takes_over",
+           "scenario.task_timeout_mid_rebalance",
        }) {
     const sim::Program* p = Registry().Find(name);
     ASSERT_NE(p, nullptr) << name;
@@ -244,7 +248,21 @@ INSTANTIATE_TEST_SUITE_P(
                      {"cover/a resource failed the checkpoint", "crac/checkpoint abandoned"}},
         CoverageCase{"scenario.checkpoint_during_rebalance", {"cover/frozen: during a rebalance"}},
         CoverageCase{"scenario.clone_restore", {"cover/two clones restored from one image"}},
-        CoverageCase{"scenario.checkpoint_differential", {"cover/differential: frozen"}}),
+        CoverageCase{"scenario.checkpoint_differential", {"cover/differential: frozen"}},
+        CoverageCase{"scenario.store_keeps_failing",
+                     {"cover/restoration failed: task-scoped store error",
+                      "cover/stream thread failed and shut itself down",
+                      "cover/client shut down after a thread failed",
+                      "cover/SHUTDOWN_APPLICATION handled as SHUTDOWN_CLIENT"}},
+        CoverageCase{"scenario.changelog_leader_never_comes_back",
+                     {"cover/task timeout started by a retryable error",
+                      "cover/task failed: task.timeout.ms expired",
+                      "cover/task failed at once: task.timeout.ms is 0"}},
+        CoverageCase{"scenario.replaced_thread_takes_over",
+                     {"cover/stream thread replaced after a failure"}},
+        CoverageCase{"scenario.task_timeout_mid_rebalance",
+                     {"cover/task failed: task.timeout.ms expired", "scenario/lose",
+                      "cover/stream thread replaced after a failure"}}),
     [](const ::testing::TestParamInfo<CoverageCase>& info) {
       return TestName(::testing::TestParamInfo<std::string>(info.param.program, info.index));
     });

@@ -97,6 +97,7 @@ absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
       });
   for (auto add : {RegisterRecycleScenarios, RegisterReviveScenarios, RegisterRebalanceScenarios,
                    RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
+                   RegisterFailureScenarios,
                    RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
                    RegisterCracScenarios, RegisterCracCloneScenarios,
                    RegisterBugScenarios}) {

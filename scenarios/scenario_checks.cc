@@ -207,6 +207,10 @@ void CheckRunningStores(sim::RunEnv& env, RuntimeWorld& w, const std::vector<Mem
       for (const std::string& name : w.stores) {
         absl::StatusOr<std::map<std::string, std::string>> store =
             tm.RunningStoreContents(id, name);
+        // Reading the stores before it has scheduling points: a task that stopped running
+        // meanwhile (a restored instance's first poll reports its old partitions lost) is no
+        // longer the check's (found by scenario.checkpoint_differential, pos seed 297).
+        if (absl::IsNotFound(store.status()) && !tm.running().contains(id)) continue;
         if (!store.ok()) {
           FailInvariant(env, "final_state", id.ToString(),
                         fmt::format("store {} unreadable on {}: {}", name, m.thread->name(),

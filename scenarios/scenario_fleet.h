@@ -139,6 +139,10 @@ class Fleet {
 struct FinishOptions {
   int64_t standby_lag_records_max = 0;
   TimeNs converge_ns_max = kConvergeNsMax;
+  // false: the changelogs are not held to the reference model of the input — for a run in
+  // which a failed thread's client closed tasks dirty (commits failing under faults), where
+  // at-least-once may process input twice by design. Every other check stays.
+  bool reference_counts = true;
 };
 
 // Heals broker faults, then: liveness (AwaitConverged: every task running, input committed,

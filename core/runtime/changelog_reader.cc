@@ -185,6 +185,18 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
     absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_.EndOffsets(fresh_actives);
     if (!ends.ok() && !IsRetryable(ends.status())) return ends.status();
     if (ends.ok()) end_offsets = std::move(*ends);
+    // Kafka starts (or checks) the task timeout of the tasks whose end offsets it could not
+    // read, and clears it for those it could.
+    for (const TopicPartition& tp : fresh_actives) {
+      const TaskIncarnation& owner = changelogs_.at(tp).owner;
+      if (end_offsets.contains(tp)) {
+        step.progressed.insert(owner);
+      } else {
+        step.stalled.emplace(owner, ends.ok() ? absl::UnavailableError(fmt::format(
+                                                    "no end offset for {}", tp.ToString()))
+                                              : ends.status());
+      }
+    }
   }
   for (auto& [tp, c] : changelogs_) {
     if (c.status != State::kRegistered) continue;
@@ -235,38 +247,6 @@ std::vector<TopicPartition> ChangelogReader::Fetchable() const {
   return fetchable;
 }
 
-void ChangelogReader::MarkCorrupted(const std::vector<TopicPartition>& partitions) {
-  std::set<TaskIncarnation> owners;
-  for (const TopicPartition& tp : partitions) {
-    auto it = changelogs_.find(tp);
-    RS_CHECK(it != changelogs_.end(), "out-of-range report for unregistered changelog {}",
-             tp.ToString());
-    corrupted_[it->second.owner].insert(tp);
-    owners.insert(it->second.owner);
-  }
-  if (partitions.size() < changelogs_.size()) {
-    for (const auto& [tp, c] : changelogs_) {
-      if (owners.contains(c.owner) &&
-          std::find(partitions.begin(), partitions.end(), tp) == partitions.end()) {
-        TraceMark("cover", "corruption of one of a task's changelogs");
-        break;
-      }
-    }
-  }
-  // Every changelog of a corrupted task goes: the stream thread closes it dirty and revives it.
-  // (Mutation partial-unregister-on-corruption, PR 12519: only the ones named in the error.)
-  std::vector<TopicPartition> drop;
-  for (const auto& [tp, c] : changelogs_) {
-    if (!owners.contains(c.owner)) continue;
-    if (RS_MUTANT(kPartialUnregisterOnCorruption) &&
-        std::find(partitions.begin(), partitions.end(), tp) == partitions.end()) {
-      continue;
-    }
-    drop.push_back(tp);
-  }
-  Unregister(drop);
-}
-
 absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) {
   auto it = changelogs_.find(batch.partition);
   if (it == changelogs_.end() || batch.records.empty()) return absl::OkStatus();
@@ -294,6 +274,7 @@ absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) 
   total_restored_ += count;
   if (c.type == TaskType::kStandby) standby_updated_ += count;
   step.records += count;
+  step.progressed.insert(c.owner);
   RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next, count);
   if (c.type == TaskType::kActive) {
     RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
@@ -318,6 +299,7 @@ absl::Status ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelo
   c.status = State::kCompleted;
   c.state = nullptr;  // the task goes to the stream thread; never touched again here
   step.completed.push_back(tp);
+  step.progressed.insert(c.owner);
   RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
   RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
   if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
@@ -359,8 +341,16 @@ absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
   if (absl::Status s = Step(step); !s.ok()) return s;  // corruption found stays for the next
   step.corrupted = std::move(corrupted_);
   corrupted_.clear();
+  step.failed = std::move(failed_);
+  failed_.clear();
+  for (const auto& [who, error] : step.failed) {
+    step.stalled.erase(who);
+    step.progressed.erase(who);
+  }
   return step;
 }
+
+
 
 absl::Status ChangelogReader::Step(RestoreStep& step) {
   if (absl::Status s = Prepare(step); !s.ok()) return s;
@@ -372,26 +362,31 @@ absl::Status ChangelogReader::Step(RestoreStep& step) {
     return polled.status();
   }
   if (!polled->out_of_range.empty()) MarkCorrupted(polled->out_of_range);
-  for (size_t i = 0; i < polled->partitions.size(); ++i) {
-    if (absl::Status s = Apply(polled->partitions[i], step); !s.ok()) {
-      // The consumer is past this batch and the ones after it, but their stores are not:
-      // seek back to what the stores hold, or the next step would skip these records and
-      // CheckCompletion would take the consumer's position for restored data. Found by
-      // scenario.crash_restart_with_state_dir (a store write failing after a crash left a
-      // restored store without the failed batch).
-      for (size_t j = i; j < polled->partitions.size(); ++j) {
-        auto it = changelogs_.find(polled->partitions[j].partition);
-        if (it == changelogs_.end() || it->second.status != State::kRestoring) continue;
+  for (PartitionRecords& batch : polled->partitions) {
+    if (absl::Status s = Apply(batch, step); !s.ok()) {
+      // The consumer is past this batch, but its store is not: seek back to what the store
+      // holds (a retryable error: the next step fetches the batch again), or the next step
+      // would skip these records and CheckCompletion would take the consumer's position for
+      // restored data. Found by scenario.crash_restart_with_state_dir (a store write failing
+      // after a crash left a restored store without the failed batch). A non-retryable error
+      // fails the task instead (its changelogs are unregistered).
+      if (IsRetryable(s)) {
+        auto it = changelogs_.find(batch.partition);
         if (absl::Status seek = consumer_.Seek(it->first, it->second.position); !seek.ok()) {
           return seek;
         }
       }
-      return s;
+      StoreError(batch.partition, s, step);
     }
   }
-  for (auto& [tp, c] : changelogs_) {
-    if (absl::Status s = CheckCompletion(tp, c, step); !s.ok()) return s;
+  std::vector<TopicPartition> ending;
+  for (auto& [tp, c] : changelogs_) ending.push_back(tp);
+  for (const TopicPartition& tp : ending) {
+    auto it = changelogs_.find(tp);
+    if (it == changelogs_.end()) continue;  // its owner failed on an earlier changelog
+    if (absl::Status s = CheckCompletion(tp, it->second, step); !s.ok()) StoreError(tp, s, step);
   }
+  for (const TaskIncarnation& who : step.progressed) step.stalled.erase(who);
   return UpdateAssignment();
 }
 

@@ -13,6 +13,17 @@
 // changelogs are unregistered here, so restoration of the others goes on while the stream
 // thread handles the report.
 //
+// Errors, as Kafka's StoreChangelogReader classifies them (docs/DESIGN.md, "Kafka fidelity"):
+//   task-scoped   a store that cannot take a restored batch (or end its restoration) with a
+//                 non-retryable error fails its task: every changelog of the owner is
+//                 unregistered and the failure reported in RestoreStep::failed;
+//   retriable     an end-offset read that fails with a retryable error, or a store write
+//                 that does, stalls the tasks it concerns (RestoreStep::stalled): their
+//                 restore thread starts or checks their task.timeout.ms; progress of a task
+//                 (records applied, a changelog completed, its end offsets read) is reported
+//                 in RestoreStep::progressed and clears it;
+//   task-less     any other non-retryable error (a poll, an assignment): Restore() returns it.
+//
 // Thread-safety: not thread-safe; the restore thread only.
 #ifndef RESTORESIM_CORE_RUNTIME_CHANGELOG_READER_H_
 #define RESTORESIM_CORE_RUNTIME_CHANGELOG_READER_H_
@@ -44,6 +55,12 @@ struct RestoreStep {
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
   // Active changelogs that completed during this step.
   std::vector<TopicPartition> completed;
+  // Task-scoped failures, per owning incarnation (its changelogs already unregistered).
+  std::map<TaskIncarnation, absl::Status> failed;
+  // Owners held back by a retryable error this step (the first error each), and owners that
+  // made progress (no owner is in both: progress wins).
+  std::map<TaskIncarnation, absl::Status> stalled;
+  std::set<TaskIncarnation> progressed;
 };
 
 class ChangelogReader {
@@ -105,6 +122,11 @@ class ChangelogReader {
   // Unregisters the owners' changelogs and keeps the report until a step returns: a step that
   // fails after finding corruption must not lose it (the task would never come back).
   void MarkCorrupted(const std::vector<TopicPartition>& partitions);
+  // A task-scoped failure of `tp`'s owner: unregisters every changelog of it and keeps the
+  // report until a step returns (as corruption).
+  void MarkFailed(const TopicPartition& tp, const absl::Status& error);
+  // A store error on `tp`: a retryable one stalls its owner, any other fails it.
+  void StoreError(const TopicPartition& tp, const absl::Status& error, RestoreStep& step);
   std::vector<TopicPartition> Fetchable() const;
 
   RestoreConsumer& consumer_;
@@ -117,6 +139,7 @@ class ChangelogReader {
   int64_t total_restored_ = 0;
   int64_t standby_updated_ = 0;
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted_;  // not yet reported
+  std::map<TaskIncarnation, absl::Status> failed_;                 // not yet reported
   ReaderMode reported_mode_ = ReaderMode::kStandbyUpdating;  // last told to observers
   bool refresh_pending_ = false;  // RefreshEndOffsets failed: retried at the next step
 };

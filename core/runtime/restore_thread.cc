@@ -10,6 +10,21 @@
 
 namespace restoresim {
 
+bool IsFatalStepError(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kDataLoss:
+      return true;
+    default:
+      return false;
+  }
+}
+
 RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreListener* listener,
                              RestoreThreadConfig config)
     : transport_(transport),
@@ -138,10 +153,19 @@ void RestoreThread::Run() {
     if (stop_.Load()) break;
     absl::StatusOr<RestoreStep> step = reader_->Restore();
     if (!step.ok()) {
-      Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .error = step.status()});
+      // A fatal error of the step (the broker refuses, a topic is gone, a bug) is task-less and
+      // fails every task it owns; anything else — retryable, or a transient state of the
+      // restore consumer (FAILED_PRECONDITION: a position not known yet after a failed seek) —
+      // is a warning, retried after a backoff as Kafka retries a TimeoutException.
+      if (!IsFatalStepError(step.status())) {
+        Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .error = step.status()});
+      } else {
+        FailAllOwned(step.status());
+      }
       clock_.SleepFor(config_.error_backoff_ns);
       continue;
     }
+    HandleFailures(*step);
     HandleStep(*step);
     MaybeCheckpoint();
   }
@@ -180,7 +204,7 @@ void RestoreThread::CheckpointBeforeHandBack(Task& task) {
     RS_OBSERVE(OnCheckpointResult, sm, /*written=*/false);  // the attempt failed at the flush
   }
   if (!s.ok()) {
-    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .incarnation = task.incarnation(),
+    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .incarnation = task.incarnation(),
                       .error = s});
   }
 }
@@ -241,6 +265,7 @@ void RestoreThread::CloseItem(TaskItem& item) {
   if (!owns) return;
   std::unique_ptr<Task> task = std::move(it->second);
   owned_.erase(it);
+  task_deadline_ns_.erase(item.incarnation.id);
   task->TransitionTo(TaskState::kSuspended);
   CheckpointBeforeHandBack(*task);
   RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kRestoreThread,
@@ -265,6 +290,8 @@ void RestoreThread::CreateItem(TaskItem& item) {
     reader_->Register(tp, &task.state_manager(), task.incarnation());
   }
   task.TransitionTo(TaskState::kRestoring);
+  RS_CHECK(!task_deadline_ns_.contains(task.id()), "new incarnation {} inherits a task timeout",
+           task.incarnation().ToString());
   TraceMark("restore", "register " + task.incarnation().ToString(),
             task.type() == TaskType::kActive ? 1 : 0);
   owned_.emplace(task.id(), std::move(item.task));
@@ -278,6 +305,7 @@ void RestoreThread::HandleStep(RestoreStep& step) {
     if (it != owned_.end() && it->second->incarnation() == who) {
       event.task = std::move(it->second);
       owned_.erase(it);
+      task_deadline_ns_.erase(who.id);
       event.task->TransitionTo(TaskState::kSuspended);  // it stops restoring here
       RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
                  TaskHolder::kFromRestore);
@@ -321,56 +349,8 @@ void RestoreThread::HandOverRestored() {
                TaskHolder::kFromRestore);
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = task.incarnation(),
                       .task = std::move(it->second)});
+    task_deadline_ns_.erase(it->first);
     it = owned_.erase(it);
-  }
-}
-
-void RestoreThread::MaybeCheckpoint() {
-  if (clock_.NowNs() < next_checkpoint_ns_) return;
-  next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
-  for (auto& [id, task] : owned_) {
-    StateManager& sm = task->state_manager();
-    absl::Status s = sm.Flush();
-    if (s.ok()) s = sm.Checkpoint();
-    if (!s.ok()) {
-      Emit(RestoreEvent{.kind = RestoreEvent::Kind::kError, .incarnation = task->incarnation(),
-                        .error = s});
-    }
-  }
-}
-
-absl::Status RestoreThread::CheckpointOwned() {
-  absl::Status first;
-  for (auto& [id, task] : owned_) {
-    StateManager& sm = task->state_manager();
-    absl::Status s = sm.Flush();
-    if (s.ok()) {
-      s = sm.Checkpoint();
-    } else {
-      RS_OBSERVE(OnCheckpointResult, sm, /*written=*/false);
-    }
-    if (!s.ok() && first.ok()) {
-      first = absl::Status(s.code(), fmt::format("{}: {}", task->incarnation().ToString(),
-                                                 std::string(s.message())));
-    }
-  }
-  return first;
-}
-
-void RestoreThread::MaybeHold() {
-  HoldPoint* hold = config_.hold;
-  if (hold == nullptr || !hold->requested()) return;
-  const size_t owned_before = owned_.size();
-  if (!hold->Hold([this]() { return CheckpointOwned(); })) return;
-  RS_CHECK_EQ(owned_.size(), owned_before, "restore thread '{}' lost tasks while held",
-              config_.name);
-  TraceMark("cover", "restore thread held at a checkpoint");
-  // The broker moved on while the instance was frozen: restore to today's end offsets.
-  // (Mutation stale-end-offsets-after-restore: keeps the ones read before the freeze.)
-  if (reader_ != nullptr && !RS_MUTANT(kStaleEndOffsetsAfterRestore)) {
-    if (!reader_->RefreshEndOffsets().ok()) {
-      TraceMark("cover", "end offsets re-read failed after a restore");
-    }
   }
 }
 
@@ -398,6 +378,7 @@ void RestoreThread::ReturnAllTasks() {
                       .task = std::move(task)});
   }
   owned_.clear();
+  task_deadline_ns_.clear();
 }
 
 }  // namespace restoresim

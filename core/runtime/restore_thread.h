@@ -10,8 +10,17 @@
 //        type conversion between the two.
 //   out  RestoreEvents: a restored active task (handed back to be RUNNING), a removed task
 //        (handed back to be closed), a corrupted task with its changelogs (handed back to be
-//        closed dirty and revived), or an error. Tasks move with the events: every open task
-//        has exactly one owner.
+//        closed dirty and revived), a failed task with its error (handed back to be closed
+//        dirty; the stream thread then fails: Kafka's exceptions-and-failed-tasks), or a
+//        warning (an error that fails nothing: a checkpoint it could not write). Tasks move
+//        with the events: every open task has exactly one owner.
+// Failures (Kafka's DefaultStateUpdater; docs/DESIGN.md, "Kafka fidelity"): a task-scoped
+// error fails that task only; a retryable error that holds a task back starts its
+// task.timeout.ms (task_timeout_ns; 0: the first such error fails it), progress clears it, and
+// a task still held back past it fails with kDeadlineExceeded; a fatal task-less error (the
+// reader's step failed: IsFatalStepError; any other is a warning, retried) fails every task it
+// owns — reported once even when it owns none — while the thread itself goes on (its stream
+// thread fails on the report).
 //   snapshot  the completed changelogs, republished after each step.
 // It checkpoints what it restored every checkpoint_interval_ns, and before it hands a task
 // back cleanly (restored, removed, returned at shutdown: Kafka's forced checkpoint,
@@ -52,13 +61,20 @@ struct TaskItem {
 };
 
 struct RestoreEvent {
-  enum class Kind { kRestored, kRemoved, kCorrupted, kError };
-  Kind kind = Kind::kError;
+  // kFailed: the task (null for a task-less failure) failed with `error`; kWarning: `error`
+  // fails nothing (the task, if named, stays with the restore thread).
+  enum class Kind { kRestored, kRemoved, kCorrupted, kFailed, kWarning };
+  Kind kind = Kind::kWarning;
   TaskIncarnation incarnation;
-  std::unique_ptr<Task> task;  // ownership moving out (null for kError)
+  std::unique_ptr<Task> task;  // ownership moving out (null for kWarning)
   std::set<TopicPartition> corrupted_changelogs;
   absl::Status error;
 };
+
+// Whether an error of a changelog reader's step (not about one task) fails every task of the
+// restore thread: the broker refuses (permission, authentication), a topic or partition is
+// gone, an argument is invalid, data is lost, or an internal error. Others are retried.
+bool IsFatalStepError(const absl::Status& status);
 
 struct RestoreThreadConfig {
   std::string name = "restore-thread";
@@ -68,6 +84,9 @@ struct RestoreThreadConfig {
   TimeNs idle_wait_ns = 100 * kMillisecond;  // wait for items when there is nothing to fetch
   TimeNs checkpoint_interval_ns = 5 * kSecond;
   TimeNs error_backoff_ns = 100 * kMillisecond;
+  // task.timeout.ms: how long a retryable error may hold a task back before it fails.
+  TimeNs task_timeout_ns = 300 * kSecond;
+  static constexpr size_t kFailuresPerStepMax = 1 << 16;
   int32_t max_poll_records = 1000;
   HoldPoint* hold = nullptr;  // checkpoint/restore: see hold_point.h; null when off
 };
@@ -109,6 +128,14 @@ class RestoreThread {
   void NoteSameTaskCloseAndCreate(const std::vector<TaskItem>& items);
   void CreateItem(TaskItem& item);
   void HandleStep(RestoreStep& step);
+  // restore_thread_failures.cc: the failure model.
+  void HandleFailures(RestoreStep& step);
+  // Kafka's maybeInitTaskTimeoutOrThrow: starts `who`'s deadline, or fails it past it.
+  void MaybeInitTaskTimeoutOrFail(const TaskIncarnation& who, const absl::Status& cause);
+  // Hands `who` back failed (no-op if it no longer owns it).
+  void FailTask(const TaskIncarnation& who, const absl::Status& error);
+  // A task-less error: every owned task fails with it (one report if it owns none).
+  void FailAllOwned(const absl::Status& error);
   void HandOverRestored();
   void MaybeCheckpoint();
   // A checkpoint's preparation: flushes and checkpoints every task it owns (never ahead of the
@@ -146,6 +173,8 @@ class RestoreThread {
   std::unique_ptr<ChangelogReader> reader_;
   std::map<TaskId, std::unique_ptr<Task>> owned_;
   TimeNs next_checkpoint_ns_ = 0;
+  // Per owned task held back by retryable errors: when its task.timeout.ms runs out.
+  std::map<TaskId, TimeNs> task_deadline_ns_;
   int64_t last_remaining_ = 0;
 };
 

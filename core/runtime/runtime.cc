@@ -7,17 +7,6 @@
 
 namespace restoresim {
 
-std::string_view RuntimeStateName(RuntimeState state) {
-  switch (state) {
-    case RuntimeState::kCreated: return "CREATED";
-    case RuntimeState::kRunning: return "RUNNING";
-    case RuntimeState::kPendingShutdown: return "PENDING_SHUTDOWN";
-    case RuntimeState::kNotRunning: return "NOT_RUNNING";
-    case RuntimeState::kError: return "ERROR";
-  }
-  return "?";
-}
-
 // Counts restoration for the metrics and forwards every call to the user's listener.
 class Runtime::MetricsListener final : public StateRestoreListener {
  public:
@@ -67,18 +56,62 @@ Runtime::~Runtime() {
   // A failed simulated run is being torn down: its threads are unwound, not running, and a
   // Close would wait on them forever. Their destructors join them (before the transport and
   // hold points they use).
+  std::vector<std::unique_ptr<StreamThread>> threads;
   if (SimHooks* sim = CurrentSim(); sim != nullptr && sim->Aborting()) {
-    threads_.clear();
+    {
+      MutexLock lock(mu_);  // (uncontended: nothing runs)
+      threads.swap(threads_);
+    }
+    threads.clear();  // destroyed outside the lock: a dying thread's callbacks take it
     return;
   }
   SimNoAbortScope no_abort;
-  bool running;
+  bool started;
   {
     MutexLock lock(mu_);
-    running = state_ == RuntimeState::kRunning || state_ == RuntimeState::kError;
+    started = state_ != RuntimeState::kCreated && state_ != RuntimeState::kNotRunning;
   }
-  if (running) (void)Close(30 * kSecond);
-  threads_.clear();  // they use the suspendable transport and the hold points
+  if (started) (void)Close(30 * kSecond);
+  {
+    MutexLock lock(mu_);
+    threads.swap(threads_);
+  }
+  threads.clear();  // they use the suspendable transport and the hold points
+}
+
+std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
+  StreamThreadConfig c;
+  c.name = ThreadName(index);
+  c.group = config_.application_id;
+  c.poll_timeout_ns = config_.poll_ms * kMillisecond;
+  c.commit_interval_ns = config_.commit_interval_ms * kMillisecond;
+  c.max_poll_records = config_.max_poll_records;
+  c.tasks.application_id = config_.application_id;
+  c.tasks.input_topic = config_.input_topic;
+  c.tasks.state_dir = config_.state_dir + "/" + config_.application_id;
+  c.tasks.exactly_once = config_.exactly_once();
+  c.tasks.fs = &fs_;
+  c.tasks.open_store = open_store_;
+  c.tasks.directory = &directory_;
+  c.tasks.store_names = config_.store_names;
+  c.restore.max_poll_records = config_.restore_max_poll_records;
+  c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
+  c.restore.task_timeout_ns = config_.task_timeout_ms * kMillisecond;
+  if (enabled_) {
+    holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
+    c.restore.hold = holds_.back().get();
+    holds_.push_back(std::make_unique<HoldPoint>(c.name));
+    c.hold = holds_.back().get();
+  }
+  Transport& transport = suspendable_ != nullptr ? *suspendable_ : transport_;
+  auto thread = std::make_unique<StreamThread>(std::move(c), transport, clock_, listener_.get(),
+                                               incarnations_);
+  thread->SetStateCallback([this](StreamThread& t, StreamThreadState from, StreamThreadState to) {
+    OnThreadState(t, from, to);
+  });
+  thread->SetFailureCallback(
+      [this](StreamThread& t, const absl::Status& error) { OnThreadFailed(t, error); });
+  return thread;
 }
 
 absl::Status Runtime::Start() {
@@ -89,35 +122,10 @@ absl::Status Runtime::Start() {
       return absl::FailedPreconditionError(
           fmt::format("runtime started in state {}", RuntimeStateName(state_)));
     }
-    state_ = RuntimeState::kRunning;
     started_ns_ = clock_.NowNs();
-  }
-  Transport& transport = suspendable_ != nullptr ? *suspendable_ : transport_;
-  for (int32_t i = 0; i < config_.num_stream_threads; ++i) {
-    StreamThreadConfig c;
-    c.name = ThreadName(i);
-    c.group = config_.application_id;
-    c.poll_timeout_ns = config_.poll_ms * kMillisecond;
-    c.commit_interval_ns = config_.commit_interval_ms * kMillisecond;
-    c.max_poll_records = config_.max_poll_records;
-    c.tasks.application_id = config_.application_id;
-    c.tasks.input_topic = config_.input_topic;
-    c.tasks.state_dir = config_.state_dir + "/" + config_.application_id;
-    c.tasks.exactly_once = config_.exactly_once();
-    c.tasks.fs = &fs_;
-    c.tasks.open_store = open_store_;
-    c.tasks.directory = &directory_;
-    c.tasks.store_names = config_.store_names;
-    c.restore.max_poll_records = config_.restore_max_poll_records;
-    c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
-    if (enabled_) {
-      holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
-      c.restore.hold = holds_.back().get();
-      holds_.push_back(std::make_unique<HoldPoint>(c.name));
-      c.hold = holds_.back().get();
-    }
-    threads_.push_back(std::make_unique<StreamThread>(std::move(c), transport, clock_,
-                                                      listener_.get(), incarnations_));
+    for (int32_t i = 0; i < config_.num_stream_threads; ++i) threads_.push_back(NewThread(i));
+    next_thread_index_ = config_.num_stream_threads;
+    SetStateLocked(RuntimeState::kRebalancing);  // Kafka's start()
   }
   if (enabled_) {
     if (absl::Status s = RegisterResources(); !s.ok()) return s;
@@ -126,46 +134,46 @@ absl::Status Runtime::Start() {
       for (auto& h : holds_) h->Request();
     }
   }
-  for (auto& t : threads_) t->Start();
+  for (StreamThread* t : ThreadsSnapshot()) t->Start();
   if (enabled_ && checkpoint_.from_image) return Checkpoint();  // the image's frozen state
   return absl::OkStatus();
 }
 
 absl::Status Runtime::Close(TimeNs timeout_ns) {
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  bool failed = false;
   {
     MutexLock lock(mu_);
-    // A frozen instance runs nothing, its shutdown included: Close waits for the restore.
-    while (cycle_) cycle_cv_.Wait(mu_);
-    if (state_ == RuntimeState::kNotRunning || state_ == RuntimeState::kCreated) {
-      state_ = RuntimeState::kNotRunning;
+    // A frozen instance runs nothing, its shutdown included: Close waits for the restore. A
+    // replacement being started is waited for, so that it is shut down too.
+    while (cycle_ || replacing_ > 0) cycle_cv_.Wait(mu_);
+    if (state_ == RuntimeState::kNotRunning) return absl::OkStatus();
+    if (state_ == RuntimeState::kCreated) {
+      SetStateLocked(RuntimeState::kPendingShutdown);
+      SetStateLocked(RuntimeState::kNotRunning);
       return absl::OkStatus();
     }
-    state_ = RuntimeState::kPendingShutdown;
+    // Failing: the dying thread shuts the others down; wait for it, then join them all.
+    while (state_ == RuntimeState::kPendingError) {
+      if (!state_cv_.WaitUntil(mu_, clock_, deadline)) break;
+    }
+    failed = state_ == RuntimeState::kPendingError || state_ == RuntimeState::kError;
+    if (!failed) SetStateLocked(RuntimeState::kPendingShutdown);
   }
-  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
   absl::Status first;
-  for (auto& t : threads_) {
+  for (StreamThread* t : ThreadsSnapshot()) {
     const TimeNs now = clock_.NowNs();
     absl::Status s = t->Shutdown(deadline > now ? deadline - now : 0);
     if (first.ok() && !s.ok()) first = s;
   }
   MutexLock lock(mu_);
-  state_ = RuntimeState::kNotRunning;
+  if (!failed) SetStateLocked(RuntimeState::kNotRunning);
   return first;
 }
 
 RuntimeState Runtime::state() const {
-  RuntimeState state;
-  {
-    MutexLock lock(mu_);
-    state = state_;
-  }
-  if (state == RuntimeState::kRunning) {
-    for (const auto& t : threads_) {
-      if (t->failed()) return RuntimeState::kError;
-    }
-  }
-  return state;
+  MutexLock lock(mu_);
+  return state_;
 }
 
 RuntimeMetrics Runtime::Metrics() const {
@@ -175,7 +183,7 @@ RuntimeMetrics Runtime::Metrics() const {
   m.restores_started = listener_->started.Load();
   m.restores_ended = listener_->ended.Load();
   m.restores_suspended = listener_->suspended.Load();
-  for (const auto& t : threads_) {
+  for (StreamThread* t : ThreadsSnapshot()) {
     m.remaining_records += t->restore_thread().RemainingRecords();
     m.standby_records_updated += t->restore_thread().StandbyRecordsUpdated();
     m.records_processed += t->records_processed();

@@ -1,8 +1,22 @@
 // Runtime: the KafkaStreams-like object. N stream threads, each with its restore thread, over
 // one transport, clock and file system; lifecycle states; restore listener callbacks; metrics.
 //
-//   CREATED --Start--> RUNNING --Close--> PENDING_SHUTDOWN --> NOT_RUNNING
-//                         \--(a thread failed)--> ERROR --Close--> NOT_RUNNING
+// States (runtime_state.h, Kafka's KafkaStreams.State): Start enters REBALANCING; the threads'
+// states move it between REBALANCING and RUNNING (RUNNING: every thread RUNNING, so no
+// assigned active restores); Close: PENDING_SHUTDOWN -> NOT_RUNNING. A stream thread that
+// fails (its loop stopped on an error: a failed task, a fatal client error) closes its own
+// tasks dirty, and the uncaught-exception handler answers (default SHUTDOWN_CLIENT, as Kafka
+// 4.x's default handler):
+//   REPLACE_THREAD        a new thread (a fresh index) takes the dead one's place and joins the
+//                         group; the client stays REBALANCING/RUNNING. Not while checkpoint/
+//                         restore is on (its hold points are fixed at Start): SHUTDOWN_CLIENT.
+//   SHUTDOWN_CLIENT       PENDING_ERROR; every other thread is shut down (by the dying thread,
+//                         where Kafka uses a helper thread); then ERROR. Close from PENDING_ERROR
+//                         waits for ERROR and only joins; ERROR stays ERROR.
+//   SHUTDOWN_APPLICATION  as SHUTDOWN_CLIENT on this instance only: the fake group coordinator
+//                         carries no shutdown request to the other members (docs/DESIGN.md,
+//                         "Kafka fidelity": a departure).
+// Once a client is PENDING_SHUTDOWN, PENDING_ERROR or ERROR its threads begin no processing.
 //
 // Checkpoint/restore (opt-in, EnableCheckpointRestore before Start; docs/DESIGN.md,
 // "Checkpoint and restore"): Checkpoint() brings the instance to a safe point and freezes it
@@ -15,7 +29,10 @@
 #ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_H_
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_H_
 
+#include <functional>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/port/checkpoint_context.h"
@@ -24,12 +41,13 @@
 #include "core/port/file_system.h"
 #include "core/runtime/restore_listener.h"
 #include "core/runtime/runtime_config.h"
+#include "core/runtime/runtime_state.h"
 #include "core/runtime/stream_thread.h"
 
 namespace restoresim {
 
-enum class RuntimeState { kCreated, kRunning, kPendingShutdown, kNotRunning, kError };
-std::string_view RuntimeStateName(RuntimeState state);
+using StreamsUncaughtExceptionHandler =
+    std::function<StreamThreadExceptionResponse(const absl::Status& error)>;
 
 struct RuntimeMetrics {
   int64_t records_restored = 0;
@@ -92,16 +110,36 @@ class Runtime {
   const std::string& instance() const { return checkpoint_.instance; }
   CheckpointContext& checkpoint_context() { return context_; }
 
+  // REQUIRES: before Start (as Kafka: only in CREATED). Null: the default, SHUTDOWN_CLIENT.
+  absl::Status SetUncaughtExceptionHandler(StreamsUncaughtExceptionHandler handler);
+  // REQUIRES: before Start. Called with (new, old) on every state change (runtime_state.h).
+  absl::Status SetStateListener(RuntimeStateListener listener);
+
   RuntimeState state() const;
   RuntimeMetrics Metrics() const;
-  size_t thread_count() const { return threads_.size(); }
-  StreamThread& thread(size_t i) { return *threads_[i]; }
+  // Every thread it started, replaced ones (DEAD) included, in the order they were made.
+  size_t thread_count() const;
+  StreamThread& thread(size_t i);
+  // Threads that failed while the client ran (not while it failed or closed already), and
+  // threads made to replace them.
+  int64_t threads_failed() const;
+  int64_t threads_replaced() const;
 
  private:
   class MetricsListener;
   class Lifecycle;
   std::string ThreadName(int32_t i) const;
   std::string Label() const;
+  // runtime_lifecycle.cc: the state machine and the handler.
+  std::unique_ptr<StreamThread> NewThread(int32_t index);
+  void SetStateLocked(RuntimeState next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnThreadState(StreamThread& thread, StreamThreadState from, StreamThreadState to);
+  void OnThreadFailed(StreamThread& thread, const absl::Status& error);
+  void ReplaceThread(StreamThread& dead);
+  void ShutdownClientAfterFailure(StreamThread& dead);
+  // Closes every thread's processing gate (no processing begins from now on).
+  void StopProcessingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<StreamThread*> ThreadsSnapshot() const;
   std::string DrawProcessId();
   absl::Status RegisterResources();
 
@@ -113,9 +151,18 @@ class Runtime {
   std::unique_ptr<MetricsListener> listener_;
   Atomic<uint64_t> incarnations_{0, "incarnations"};
   StateDirectory directory_;
-  std::vector<std::unique_ptr<StreamThread>> threads_;
   mutable Mutex mu_{"runtime_mu"};
+  std::vector<std::unique_ptr<StreamThread>> threads_ ABSL_GUARDED_BY(mu_);
   RuntimeState state_ ABSL_GUARDED_BY(mu_) = RuntimeState::kCreated;
+  // Every live thread's last state, by name (Kafka's StreamStateListener.threadState).
+  std::map<std::string, StreamThreadState> thread_states_ ABSL_GUARDED_BY(mu_);
+  StreamsUncaughtExceptionHandler handler_;
+  RuntimeStateListener state_listener_;
+  int32_t next_thread_index_ ABSL_GUARDED_BY(mu_) = 0;
+  int32_t replacing_ ABSL_GUARDED_BY(mu_) = 0;  // replacements being started
+  int64_t threads_failed_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t threads_replaced_ ABSL_GUARDED_BY(mu_) = 0;
+  CondVar state_cv_{"runtime_state_cv"};  // state_ changed, or a replacement started
   TimeNs started_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Checkpoint/restore: on when enabled_.
   bool enabled_ = false;

@@ -25,7 +25,7 @@ class Runtime::Lifecycle final : public CheckpointResource {
   std::string ResourceName() const override { return "runtime lifecycle"; }
   absl::Status BeforeCheckpoint(CheckpointContext&) override {
     const RuntimeState state = runtime_.state();
-    if (state == RuntimeState::kRunning) return absl::OkStatus();
+    if (IsRunningOrRebalancing(state)) return absl::OkStatus();
     TraceMark("cover", "checkpoint refused: runtime not running");
     return absl::FailedPreconditionError(
         fmt::format("runtime is {}", RuntimeStateName(state)));
@@ -76,7 +76,7 @@ absl::Status Runtime::EnableCheckpointRestore(CheckpointOptions options) {
 
 absl::Status Runtime::RegisterResources() {
   RS_CHECK(enabled_ && resources_.empty(), "checkpoint resources registered twice");
-  RS_CHECK_EQ(holds_.size(), threads_.size() * 2, "one hold per stream and restore thread");
+  RS_CHECK_EQ(holds_.size(), thread_count() * 2, "one hold per stream and restore thread");
   if (absl::Status s = context_.Register(suspendable_.get()); !s.ok()) return s;
   for (size_t i = 0; i < holds_.size(); ++i) {
     resources_.push_back(

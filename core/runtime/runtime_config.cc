@@ -60,7 +60,8 @@ absl::Status RuntimeConfig::Validate() const {
                          Range("restore.consumer.max.poll.records", restore_max_poll_records, 1,
                                1'000'000),
                          Range("checkpoint.interval.ms", checkpoint_interval_ms, 1,
-                               86'400'000)}) {
+                               86'400'000),
+                         Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -95,6 +96,8 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
       s = ParseInt(key, value, c.restore_max_poll_records);
     } else if (key == "checkpoint.interval.ms") {
       s = ParseInt(key, value, c.checkpoint_interval_ms);
+    } else if (key == "task.timeout.ms") {
+      s = ParseInt(key, value, c.task_timeout_ms);
     } else {
       return absl::InvalidArgumentError(fmt::format("unknown setting '{}'", key));
     }

@@ -24,6 +24,9 @@ struct RuntimeConfig {
   int32_t max_poll_records = 1000;                  // main.consumer.max.poll.records
   int32_t restore_max_poll_records = 1000;          // restore.consumer.max.poll.records
   int64_t checkpoint_interval_ms = 5000;            // how often the restore thread checkpoints
+  // task.timeout.ms: how long retryable errors may hold a task back before it fails (0: the
+  // first one fails it); Kafka's default, 5 minutes.
+  int64_t task_timeout_ms = 300000;
   // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
   std::vector<std::string> store_names;
 

@@ -27,6 +27,17 @@ TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
   EXPECT_EQ(c->commit_interval_ms, 30000);
 }
 
+TEST(RuntimeConfigTest, TaskTimeoutMsDefaultsToKafkasFiveMinutesAndZeroIsAllowed) {
+  absl::StatusOr<RuntimeConfig> c =
+      RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->task_timeout_ms, 300000);
+  c = RuntimeConfig::FromProperties(
+      {{"application.id", "a"}, {"input.topic", "t"}, {"task.timeout.ms", "0"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->task_timeout_ms, 0) << "0: the first retryable error fails the task";
+}
+
 TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
   const std::map<std::string, std::string> base = {{"application.id", "app"},
                                                    {"input.topic", "in"}};
@@ -40,6 +51,7 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
       {"application.id", "bad id!", "application.id: 'bad id!'"},
       {"state.dir", "", "state.dir: must not be empty"},
       {"restore.consumer.max.poll.records", "0", "restore.consumer.max.poll.records"},
+      {"task.timeout.ms", "-1", "task.timeout.ms: -1 is outside"},
       {"no.such.setting", "1", "unknown setting 'no.such.setting'"},
   };
   for (const Case& c : cases) {

@@ -27,6 +27,7 @@ std::string_view TaskDecisionName(TaskDecision decision) {
     case TaskDecision::kCloseStale: return "close stale";
     case TaskDecision::kRevive: return "revive";
     case TaskDecision::kCloseShutdown: return "close at shutdown";
+    case TaskDecision::kCloseFailed: return "close failed";
   }
   return "?";
 }

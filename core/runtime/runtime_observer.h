@@ -19,10 +19,12 @@
 
 #include <cstdint>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/runtime/restore_thread.h"
+#include "core/runtime/runtime_state.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/stream_thread_state.h"
 #include "core/runtime/task.h"
@@ -64,6 +66,7 @@ enum class TaskDecision : uint8_t {
   kCloseStale,    // a corrupted incarnation no longer wanted: closed, nothing applied
   kRevive,        // corrupted and still wanted: closed dirty, wiped, a new incarnation
   kCloseShutdown, // closed because the thread shuts down
+  kCloseFailed,   // closed dirty: it failed (a restore-thread failure or task.timeout.ms)
 };
 std::string_view TaskDecisionName(TaskDecision decision);
 
@@ -139,6 +142,16 @@ class RuntimeObserver {
   virtual void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {}
   virtual void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
                                    StreamThreadState to) {}
+  // Its processing gate closed (its client is shutting down or failed: nothing may begin
+  // processing from now on), on the thread that closed it; and it begins processing its
+  // running tasks (observed with no scheduling point after it found the gate open).
+  virtual void OnProcessingStopped(std::string_view stream_thread) {}
+  virtual void OnProcessBegin(std::string_view stream_thread) {}
+
+  // ---- the runtime (the client; on the thread that changed its state) ----
+  // `threads`: the names of every stream thread it made so far.
+  virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
+                              const std::vector<std::string>& threads) {}
 
   // ---- transport clients ----
   // `client_id` is used by `thread` only (reported before that thread uses it).

@@ -38,10 +38,14 @@ void StreamThread::SetState(StreamThreadState next) {
   if (from == next) return;
   RS_CHECK(from != StreamThreadState::kDead, "stream thread '{}' leaves DEAD for {}", config_.name,
            StreamThreadStateName(next));
+  RS_CHECK(IsValidStreamThreadTransition(from, next), "stream thread '{}': {} -> {} is not a "
+           "transition Kafka allows", config_.name, StreamThreadStateName(from),
+           StreamThreadStateName(next));
   state_.store(next, std::memory_order_relaxed);
   TraceMark("thread", fmt::format("{} {} -> {}", config_.name, StreamThreadStateName(from),
                                   StreamThreadStateName(next)));
   RS_OBSERVE(OnStreamThreadState, config_.name, from, next);
+  if (on_state_) on_state_(*this, from, next);
 }
 
 void StreamThread::UpdateState(int64_t rebalances_before) {
@@ -67,6 +71,7 @@ StreamThread::~StreamThread() {
 }
 
 absl::Status StreamThread::Subscribe() {
+  if (state() == StreamThreadState::kCreated) SetState(StreamThreadState::kStarting);  // by hand
   if (!restore_->started()) restore_->Start();
   next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
   return consumer_->Subscribe({config_.tasks.input_topic}, tasks_.get());
@@ -101,12 +106,25 @@ void StreamThread::Run() {
     status = RunOnce();
   }
   if (hold != nullptr) hold->Finished();
-  // Its last act: from here on the thread that joins it closes its tasks and clients.
+  // Without a failure callback, its last act: from here on the thread that joins it closes its
+  // tasks and clients.
   SetState(StreamThreadState::kPendingShutdown);
-  MutexLock lock(done_mu_);
-  exit_status_ = status;
-  done_ = true;
-  done_cv_.NotifyAll();
+  {
+    MutexLock lock(done_mu_);
+    exit_status_ = status;
+    done_ = true;
+    done_cv_.NotifyAll();
+  }
+  if (status.ok() || !on_failure_) return;
+  // Failed: it closes its own tasks and clients, then the runtime's handler decides. Its failed
+  // tasks were closed dirty already; the others close cleanly where their commit succeeds
+  // (Kafka closes them all dirty: docs/DESIGN.md, "Kafka fidelity").
+  TraceMark("cover", "stream thread failed and shut itself down");
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), config_.failure_shutdown_timeout_ns);
+  (void)CompleteShutdown(deadline, /*clean=*/true, status);
+  RS_CHECK(state() == StreamThreadState::kDead, "failed thread '{}' is {} after its shutdown",
+           config_.name, StreamThreadStateName(state()));
+  on_failure_(*this, status);
 }
 
 absl::Status StreamThread::RunOnce() {
@@ -132,6 +150,10 @@ absl::Status StreamThread::RunOnce() {
     if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
   }
   UpdateState(rebalances_before);
+  // The client's gate: read and observed with no scheduling point between (so the oracle sees
+  // exactly what the gate let through).
+  if (processing_stopped_.load(std::memory_order_relaxed)) return absl::OkStatus();
+  RS_OBSERVE(OnProcessBegin, config_.name);
   absl::StatusOr<size_t> processed = tasks_->Process(config_.records_per_task_max);
   if (!processed.ok()) return processed.status();
   if (*processed > 0) {
@@ -153,12 +175,20 @@ absl::Status StreamThread::RunOnce() {
   return absl::OkStatus();
 }
 
+void StreamThread::StopProcessing() {
+  processing_stopped_.store(true, std::memory_order_relaxed);
+  RS_OBSERVE(OnProcessingStopped, config_.name);
+}
+
 bool StreamThread::failed() const {
   MutexLock lock(done_mu_);
   return done_ && !exit_status_.ok();
 }
 
 absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
+  // Two callers (a failed sibling shutting its client down, and whoever closes the runtime or
+  // drives this thread) take turns: the second finds it completed.
+  MutexLock shutdown_lock(shutdown_mu_);
   const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
   if (thread_ == nullptr && state() != StreamThreadState::kDead) {
     SetState(StreamThreadState::kPendingShutdown);  // driven by hand: no loop to end it
@@ -177,6 +207,15 @@ absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
     result = exit_status_;
   }
   if (thread_ != nullptr && !thread_->joined()) thread_->Join();
+  // Shut down already (it failed and shut itself down, its error handed to the failure
+  // callback; or an earlier Shutdown): nothing more to report.
+  if (completed_) return absl::OkStatus();
+  return CompleteShutdown(deadline, clean, result);
+}
+
+absl::Status StreamThread::CompleteShutdown(TimeNs deadline, bool clean, absl::Status result) {
+  RS_CHECK(!completed_, "stream thread '{}' completed its shutdown twice", config_.name);
+  completed_ = true;
   const TimeNs now = clock_.NowNs();
   absl::Status restore = restore_->Shutdown(deadline > now ? deadline - now : 0);
   if (result.ok()) result = restore;
@@ -186,6 +225,8 @@ absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
   consumer_->Close();
   producer_->Close();
   SetState(StreamThreadState::kDead);
+  RS_CHECK(tasks_->running().empty() && tasks_->in_restore().empty(),
+           "stream thread '{}' is DEAD with tasks open", config_.name);
   return result;
 }
 

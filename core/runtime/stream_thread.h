@@ -10,12 +10,19 @@
 // Its state (stream_thread_state.h) is RUNNING only while every active task it is assigned
 // runs.
 //
+// Failure (Kafka's StreamThread.run catching what runOnce threw): a loop that stops on an error
+// it cannot handle ends the thread; with a failure callback set, the dying thread completes its
+// own shutdown (its restore thread stopped, every task closed dirty, its clients closed: DEAD)
+// and then calls the callback on itself — where the runtime's uncaught-exception handler
+// decides what happens next (runtime.h). Without one, whoever calls Shutdown does that work.
+//
 // Thread-safety: Start/Shutdown from the owner; everything else on the stream thread (or, for
 // tests, on whichever thread calls RunOnce without Start).
 #ifndef RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
 #define RESTORESIM_CORE_RUNTIME_STREAM_THREAD_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +48,8 @@ struct StreamThreadConfig {
   // Checkpoint/restore (hold_point.h): where this thread and its restore thread hold; null
   // when the runtime has checkpoints off.
   HoldPoint* hold = nullptr;
+  // How long a failed thread's own shutdown may wait for its restore thread.
+  TimeNs failure_shutdown_timeout_ns = 30 * kSecond;
 };
 
 class StreamThread {
@@ -49,11 +58,25 @@ class StreamThread {
                StateRestoreListener* listener, Atomic<uint64_t>& incarnations);
   ~StreamThread();
 
+  // Called on the thread itself: with every state change (from, to), and once it failed and
+  // completed its shutdown (the error that stopped its loop). Set before Start.
+  using StateCallback = std::function<void(StreamThread&, StreamThreadState, StreamThreadState)>;
+  using FailureCallback = std::function<void(StreamThread&, const absl::Status&)>;
+  void SetStateCallback(StateCallback callback) { on_state_ = std::move(callback); }
+  void SetFailureCallback(FailureCallback callback) { on_failure_ = std::move(callback); }
+
   // Joins the group and starts both threads.
   void Start();
   // Stops the loop, shuts the restore thread down (within timeout_ns), closes every task
-  // (cleanly unless `clean` is false) and leaves the group. Always returns.
+  // (cleanly unless `clean` is false) and leaves the group; of a thread that completed its
+  // shutdown already (after a failure, its error handed to the failure callback; or by an
+  // earlier Shutdown), only joins it and returns OK. Always returns. Calls are not concurrent
+  // with each other (the runtime serialises them).
   absl::Status Shutdown(TimeNs timeout_ns, bool clean = true);
+
+  // Closes its processing gate: from now on no RunOnce begins processing (its client is
+  // shutting down or failed). Any thread may call it (a relaxed atomic: no scheduling point).
+  void StopProcessing();
 
   // For tests driving the loop by hand: Subscribe() once, then RunOnce() repeatedly.
   absl::Status Subscribe();
@@ -82,6 +105,8 @@ class StreamThread {
   // After a loop handled rebalances and the restore thread's events: PARTITIONS_ASSIGNED when
   // a rebalance came, RUNNING once every assigned active runs.
   void UpdateState(int64_t rebalances_before);
+  // Restore thread, tasks, clients; DEAD. Once (completed_).
+  absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result);
 
   const StreamThreadConfig config_;
   Clock& clock_;
@@ -95,10 +120,17 @@ class StreamThread {
   bool done_ ABSL_GUARDED_BY(done_mu_) = false;
   absl::Status exit_status_ ABSL_GUARDED_BY(done_mu_);
   std::unique_ptr<Thread> thread_;
+  StateCallback on_state_;
+  FailureCallback on_failure_;
+  // CompleteShutdown ran: by the thread itself after a failure (read by the joiner after the
+  // join), or by Shutdown.
+  bool completed_ = false;
+  Mutex shutdown_mu_{"stream_shutdown_mu"};  // held through Shutdown
   TimeNs next_commit_ns_ = 0;
   int64_t loops_ = 0;
   std::atomic<StreamThreadState> state_{StreamThreadState::kCreated};
   std::atomic<int64_t> processed_{0};
+  std::atomic<bool> processing_stopped_{false};
   std::atomic<TimeNs> first_processed_ns_{-1};
 };
 

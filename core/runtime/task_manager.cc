@@ -176,6 +176,7 @@ void TaskManager::Reconcile() {
       Decided(it->second->incarnation(), TaskDecision::kClose, it->second->effective_type());
       it->second->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
       pending_init_.erase(it);
+      init_backoff_.erase(id);  // a new incarnation starts without one
       if (want) pending_init_[id] = NewTask(id, *want);
       continue;
     }

@@ -56,6 +56,11 @@ struct TaskManagerConfig {
   Clock* clock = nullptr;
   TimeNs close_commit_timeout_ns = 60 * kSecond;
   TimeNs close_commit_backoff_ns = 100 * kMillisecond;
+  // A task whose directory is locked (another thread's incarnation still closes it) is retried
+  // after a backoff that doubles from init_backoff_ns up to init_backoff_ns_max (Kafka backs
+  // off task initialisation exponentially); without `clock`, every round.
+  TimeNs init_backoff_ns = 10 * kMillisecond;
+  TimeNs init_backoff_ns_max = 1 * kSecond;
 };
 
 // Counts of what the manager did, for metrics and tests.
@@ -67,7 +72,9 @@ struct TaskManagerStats {
   int64_t closed_dirty = 0;
   int64_t corrupted_reports = 0;
   int64_t stale_reports = 0;  // about incarnations no longer wanted: not revived
-  int64_t restore_errors = 0;
+  int64_t restore_errors = 0;  // warnings from the restore thread (nothing failed)
+  int64_t init_attempts_locked = 0;  // initialisations refused: the directory was locked
+  int64_t failed = 0;          // tasks handed back failed, closed dirty
 };
 
 class TaskManager final : public RebalanceListener {
@@ -88,7 +95,8 @@ class TaskManager final : public RebalanceListener {
   [[nodiscard]] absl::Status HandOver();
   // Takes back what the restore thread returned: restored tasks start RUNNING, removed ones
   // are recycled, resumed or closed, corrupted ones are closed dirty and revived (all of one
-  // drain handled together).
+  // drain handled together). Failed ones are closed dirty, and then the first failure is
+  // returned (Kafka's handleExceptionsFromStateUpdater rethrowing): the stream thread fails.
   [[nodiscard]] absl::Status HandleRestoreEvents();
   void Buffer(PollResult records);
   // Processes up to records_per_task_max buffered records of every running task.
@@ -171,6 +179,15 @@ class TaskManager final : public RebalanceListener {
   std::map<TaskId, std::unique_ptr<Task>> running_;
   std::map<TaskId, std::unique_ptr<Task>> restored_;
   std::map<TaskId, std::unique_ptr<Task>> pending_init_;
+  // Per task waiting for a locked directory: when to try again, and the backoff used last.
+  struct InitBackoff {
+    TimeNs next_attempt_ns = 0;
+    TimeNs backoff_ns = 0;
+  };
+  std::map<TaskId, InitBackoff> init_backoff_;
+  // Whether `id`'s initialisation waits out its backoff; NoteLocked starts or doubles it.
+  bool InitBackingOff(TaskId id) const;
+  void NoteLocked(TaskId id);
   std::vector<std::unique_ptr<Task>> ready_;
   std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
   std::map<TaskId, TaskIncarnation> awaiting_;

@@ -132,6 +132,11 @@ absl::Status TaskManager::CloseAll(bool clean) {
       CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseShutdown, /*wipe=*/true);
       continue;
     }
+    if (e.kind == RestoreEvent::Kind::kFailed) {  // as a drain would: closed dirty
+      TraceMark("cover", "failed task drained at shutdown");
+      CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseFailed);
+      continue;
+    }
     CloseOwned(std::move(e.task), clean, TaskDecision::kCloseShutdown);
   }
   for (auto& [id, task] : pending_init_) {
@@ -139,6 +144,7 @@ absl::Status TaskManager::CloseAll(bool clean) {
     task->TransitionTo(TaskState::kClosed);
   }
   pending_init_.clear();
+  init_backoff_.clear();
   for (std::unique_ptr<Task>& task : parked_) {  // never registered (revived-not-readded)
     Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
     task->TransitionTo(TaskState::kClosed);

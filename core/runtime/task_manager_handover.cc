@@ -14,6 +14,10 @@ namespace restoresim {
 absl::Status TaskManager::HandOver() {
   SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
   for (auto it = pending_init_.begin(); it != pending_init_.end();) {
+    if (InitBackingOff(it->first)) {
+      ++it;
+      continue;
+    }
     StateManager& sm = it->second->state_manager();
     absl::Status s = sm.RegisterStores();
     // Mutation damaged-store-retried: the damaged store is retried as it is, forever.
@@ -31,9 +35,11 @@ absl::Status TaskManager::HandOver() {
       TraceMark("cover", absl::IsAborted(s) ? "initialisation retried: directory locked"
                                             : "initialisation retried: stores failed to open");
       if (!absl::IsAborted(s)) errors_.push_back(s);
+      if (absl::IsAborted(s)) NoteLocked(it->first);
       ++it;
       continue;
     }
+    init_backoff_.erase(it->first);
     ready_.push_back(std::move(it->second));
     it = pending_init_.erase(it);
   }
@@ -63,6 +69,26 @@ absl::Status TaskManager::HandOver() {
   }
   ReportView();
   return absl::OkStatus();
+}
+
+bool TaskManager::InitBackingOff(TaskId id) const {
+  auto it = init_backoff_.find(id);
+  if (it == init_backoff_.end() || config_.clock == nullptr) return false;
+  return config_.clock->NowNs() < it->second.next_attempt_ns;
+}
+
+void TaskManager::NoteLocked(TaskId id) {
+  ++stats_.init_attempts_locked;
+  if (config_.clock == nullptr) return;
+  InitBackoff& b = init_backoff_[id];
+  b.backoff_ns = b.backoff_ns == 0 ? config_.init_backoff_ns
+                                   : std::min(2 * b.backoff_ns, config_.init_backoff_ns_max);
+  RS_CHECK(b.backoff_ns > 0 && b.backoff_ns <= config_.init_backoff_ns_max,
+           "task {}: initialisation backoff {} ns out of range", id.ToString(), b.backoff_ns);
+  b.next_attempt_ns = DeadlineAfter(config_.clock->NowNs(), b.backoff_ns);
+  if (b.backoff_ns == config_.init_backoff_ns_max) {
+    TraceMark("cover", "initialisation backoff at its cap");
+  }
 }
 
 // A task restored to the end offset of its registration after its CLOSE was sent: the
@@ -103,6 +129,7 @@ void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) 
 absl::Status TaskManager::HandleRestoreEvents() {
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted;
   std::map<TaskIncarnation, std::unique_ptr<Task>> corrupted_tasks;
+  absl::Status failure;  // the first failure of this drain
   // Mutation restored-listed-twice (KAFKA-17402): the booking of a restored task is dropped
   // one drain late, so until then it is listed as running and as in the restore thread.
   if (RS_MUTANT(kRestoredListedTwice)) {
@@ -146,9 +173,21 @@ absl::Status TaskManager::HandleRestoreEvents() {
                                         e.corrupted_changelogs.end());
         if (e.task != nullptr) corrupted_tasks[e.incarnation] = std::move(e.task);
         break;
-      case RestoreEvent::Kind::kError:
+      case RestoreEvent::Kind::kWarning:
         ++stats_.restore_errors;
         errors_.push_back(e.error);
+        break;
+      case RestoreEvent::Kind::kFailed:
+        RS_CHECK(!e.error.ok(), "failure event about {} without an error",
+                 e.incarnation.ToString());
+        if (failure.ok()) failure = e.error;
+        errors_.push_back(e.error);
+        if (e.task != nullptr) {
+          ++stats_.failed;
+          RS_CHECK(e.task->state() == TaskState::kSuspended, "failed task {} came back {}",
+                   e.incarnation.ToString(), TaskStateName(e.task->state()));
+          CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseFailed);
+        }
         break;
     }
   }
@@ -170,6 +209,13 @@ absl::Status TaskManager::HandleRestoreEvents() {
   }
   for (const auto& [who, changelogs] : corrupted) {
     if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
+  }
+  if (!failure.ok()) {
+    // Nothing more is created or started, and no view reported (what it holds no longer
+    // follows its assignment): the thread fails, its tasks close at its shutdown.
+    return absl::Status(failure.code(),
+                        fmt::format("stream thread '{}': restoration failed: {}",
+                                    config_.thread_name, std::string(failure.message())));
   }
   RetryRestored();
   Reconcile();

@@ -49,6 +49,7 @@ class AssignmentChecker final : public Checker {
         break;
       case TaskDecision::kCloseLost:
       case TaskDecision::kCloseShutdown:
+      case TaskDecision::kCloseFailed:
         break;
     }
     if (!agrees) {

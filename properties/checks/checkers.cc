@@ -4,12 +4,13 @@ namespace restoresim::properties {
 
 std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
   std::vector<std::unique_ptr<Checker>> all;
-  for (auto make : {NewSingleOwnerChecker, NewRegistrationChecker, NewAssignmentChecker,
+  for (auto make : {NewSingleOwnerChecker, NewFailedTasksChecker, NewRegistrationChecker,
+                    NewAssignmentChecker,
                     NewCheckpointChecker, NewCheckpointProgressChecker,
                     NewThreadConfinementChecker, NewReaderModeChecker, NewLivenessBoundsChecker,
                     NewRunningGateChecker, NewListenerPairingChecker, NewWastedWorkChecker,
                     NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
-                    NewCheckpointRestoreChecker}) {
+                    NewCheckpointRestoreChecker, NewStoppedProcessingChecker}) {
     all.push_back(make(context));
   }
   return all;

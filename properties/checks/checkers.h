@@ -23,6 +23,8 @@ std::unique_ptr<Checker> NewStoreContentsChecker(OracleContext& context);
 std::unique_ptr<Checker> NewErrorsChecker(OracleContext& context);
 std::unique_ptr<Checker> NewRestoreProgressChecker(OracleContext& context);
 std::unique_ptr<Checker> NewCheckpointRestoreChecker(OracleContext& context);
+std::unique_ptr<Checker> NewStoppedProcessingChecker(OracleContext& context);
+std::unique_ptr<Checker> NewFailedTasksChecker(OracleContext& context);
 
 }  // namespace restoresim::properties
 

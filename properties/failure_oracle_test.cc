@@ -1,0 +1,131 @@
+// Tests of the failure-model invariants: stopped_processing and failed_tasks, each broken on
+// purpose by reporting what a wrong runtime would, and passed by the real runtime.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/runtime/restore_thread.h"
+#include "properties/oracle.h"
+#include "scenarios/runtime_world.h"
+#include "sim/sim_test_util.h"
+
+namespace restoresim::properties {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using restoresim::testing::RuntimeWorld;
+
+sim::TestRun RunSim(std::function<void()> body) { return sim::RunUnderSim(std::move(body), 7); }
+
+void ToState(RuntimeState from, RuntimeState to) {
+  RS_OBSERVE(OnRuntimeState, "app", from, to, std::vector<std::string>{"app-StreamThread-1"});
+}
+
+TEST(FailureOracleTest, ProcessingThatBeginsInPendingShutdownIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ToState(RuntimeState::kCreated, RuntimeState::kRebalancing);
+    RS_OBSERVE(OnProcessBegin, "app-StreamThread-1");  // fine: REBALANCING
+    ToState(RuntimeState::kRebalancing, RuntimeState::kPendingShutdown);
+    RS_OBSERVE(OnProcessBegin, "app-StreamThread-1");
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:stopped_processing]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("begins processing while its client is "
+                                           "PENDING_SHUTDOWN"));
+}
+
+TEST(FailureOracleTest, ProcessingInErrorIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ToState(RuntimeState::kCreated, RuntimeState::kRebalancing);
+    ToState(RuntimeState::kRebalancing, RuntimeState::kPendingError);
+    ToState(RuntimeState::kPendingError, RuntimeState::kError);
+    RS_OBSERVE(OnProcessBegin, "app-StreamThread-1");
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, HasSubstr("begins processing while its client is ERROR"));
+}
+
+TEST(FailureOracleTest, ATransitionKafkaDoesNotAllowIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ToState(RuntimeState::kCreated, RuntimeState::kRebalancing);
+    ToState(RuntimeState::kRebalancing, RuntimeState::kError);  // PENDING_ERROR skipped
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:stopped_processing]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("client moves REBALANCING -> ERROR"));
+}
+
+TEST(FailureOracleTest, ProcessingAfterTheGateClosedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    RS_OBSERVE(OnProcessingStopped, "s-1");
+    RS_OBSERVE(OnProcessBegin, "s-1");
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, HasSubstr("begins processing after its processing gate closed"));
+}
+
+// The restore thread reports a task failed, hands it back, and then the task comes back to it.
+void ReportFailed(Task& task) {
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kStreamThread,
+             TaskHolder::kToRestore);
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kToRestore,
+             TaskHolder::kRestoreThread);
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kRestoreThread,
+             TaskHolder::kFromRestore);
+}
+
+TEST(FailureOracleTest, AFailedTaskHandedToTheRestoreThreadAgainIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kActive);
+    ReportFailed(*task);
+    const TaskIncarnation who = task->incarnation();
+    RestoreEvent event{.kind = RestoreEvent::Kind::kFailed, .incarnation = who,
+                       .task = std::move(task), .error = absl::InternalError("store")};
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/false);
+    RS_OBSERVE(OnHandOff, "restore", who, TaskHolder::kFromRestore, TaskHolder::kStreamThread);
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/true);
+    RS_OBSERVE(OnHandOff, "restore", who, TaskHolder::kStreamThread, TaskHolder::kToRestore);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:failed_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("after it failed"));
+}
+
+TEST(FailureOracleTest, AFailedTaskStillListedByItsTaskManagerIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    ReportFailed(*task);
+    const TaskIncarnation who = task->incarnation();
+    RestoreEvent event{.kind = RestoreEvent::Kind::kFailed, .incarnation = who,
+                       .task = std::move(task), .error = absl::InternalError("store")};
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/false);
+    RS_OBSERVE(OnHandOff, "restore", who, TaskHolder::kFromRestore, TaskHolder::kStreamThread);
+    RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/true);
+    RS_OBSERVE(OnTaskManagerView, "s-1",
+               std::vector<TaskView>{{.who = who, .where = TaskView::Where::kInRestore}});
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:failed_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("lists it (in the restore thread) after it failed"));
+}
+
+TEST(FailureOracleTest, ATaskClosedAsFailedThatNeverFailedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(3, TaskType::kActive);
+    RS_OBSERVE(OnDecision, "s-1", task->incarnation(), TaskDecision::kCloseFailed,
+               TaskType::kActive);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:failed_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("closes it as failed, but it never failed"));
+}
+
+}  // namespace
+}  // namespace restoresim::properties
