@@ -69,6 +69,7 @@ SweepResult RunSweep(const SweepConfig& config,
   const uint64_t total = shard_seeds * config.programs.size();
 
   SweepResult result;
+  result.runs_planned = total;
   std::vector<uint64_t> name_hashes;
   for (const Program* p : config.programs) {
     result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});

@@ -75,6 +75,7 @@ struct ProgramSweepStats {
 
 struct SweepResult {
   std::vector<ProgramSweepStats> programs;  // in SweepConfig order
+  uint64_t runs_planned = 0;  // programs x this shard's seeds (= runs unless interrupted)
   uint64_t runs = 0;
   uint64_t failed_runs = 0;
   // XOR over every run of MixPair(StableStringHash(program), MixPair(seed, trace_hash)): the

@@ -139,6 +139,7 @@ TEST(SweepTest, TheLargestSweepStartsAtOnceAndStopsWhenAsked) {
     if (p.runs_done >= 20) stop = true;
   });
   EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.runs_planned, ((uint64_t{1} << 40) - 5 - 1) / 7 + 1);
   EXPECT_TRUE(r.workers.ok());
   EXPECT_GE(r.runs, 20u);
   EXPECT_LE(r.runs, 22u) << "at most the runs already started finish";

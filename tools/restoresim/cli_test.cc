@@ -16,33 +16,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_util.h"  // beside this file
+
 #include <sys/stat.h>
 
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
+using Result = restoresim::tools::testing::CliResult;
 
 std::string Bin() {
   const char* bin = std::getenv("RESTORESIM_BIN");
   return bin != nullptr ? bin : "build/tools/restoresim";
 }
 
+// stdout and stderr, or stdout only.
 Result RunCli(const std::string& args, bool stdout_only = false) {
-  Result r;
-  const std::string command = Bin() + " " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return restoresim::tools::testing::RunShell(Bin() + " " + args +
+                                              (stdout_only ? " 2>/dev/null" : " 2>&1"));
 }
 
 class CliTest : public ::testing::Test {

@@ -220,15 +220,10 @@ int RunExplore(const ExploreOptions& o) {
                  std::string(result.workers.message()).c_str());
     return kExitUsage;
   }
-  const uint64_t runs_planned =
-      static_cast<uint64_t>(config.programs.size()) *
-      (config.shard_index >= config.seeds
-           ? 0
-           : (config.seeds - config.shard_index - 1) / config.shard_count + 1);
   const std::string interrupted =
       result.interrupted
           ? fmt::format("interrupted by {} after {} of {} runs: the results below are of those",
-                        InterruptSignalName(), result.runs, runs_planned)
+                        InterruptSignalName(), result.runs, result.runs_planned)
           : std::string();
   if (result.interrupted) std::fprintf(stderr, "restoresim explore: %s\n", interrupted.c_str());
   sim::SweepReport report = sim::ReportFromSweep(Identity(o, config), config, result);

@@ -19,15 +19,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_test_util.h"  // beside this file
+
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;
-};
+using Result = restoresim::tools::testing::CliResult;
 
 std::string Bin() {
   const char* bin = std::getenv("RESTORESIM_BIN");
@@ -36,17 +35,8 @@ std::string Bin() {
 
 // Runs restoresim in `dir`; stdout only, or with stderr too.
 Result RunIn(const std::string& dir, const std::string& args, bool with_stderr = true) {
-  Result r;
-  const std::string command =
-      "cd '" + dir + "' && " + Bin() + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return restoresim::tools::testing::RunShell("cd '" + dir + "' && " + Bin() + " " + args +
+                                              (with_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string Read(const std::string& path) {
