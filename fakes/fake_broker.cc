@@ -336,6 +336,12 @@ void FakeBroker::TakeLeaderAway(const TopicPartition& partition, TimeNs until_ns
   TraceMark("fault", "leader taken away " + partition.ToString());
 }
 
+void FakeBroker::TakeCoordinatorAway(const std::string& group, TimeNs until_ns) {
+  MutexLock lock(mu_);
+  coordinator_gone_until_[group] = until_ns;
+  TraceMark("fault", "coordinator taken away " + group);
+}
+
 bool FakeBroker::HasLeader(const TopicPartition& partition) {
   if (auto s = scripted_leaderless_until_.find(partition);
       s != scripted_leaderless_until_.end()) {

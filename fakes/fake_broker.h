@@ -91,6 +91,10 @@ class FakeBroker final : public Transport {
   // "leader not available" (injected), whatever the fault rates — a scripted fault, not drawn.
   static constexpr TimeNs kLeaderNeverBack = std::numeric_limits<TimeNs>::max();
   void TakeLeaderAway(const TopicPartition& partition, TimeNs until_ns);
+  // Takes the group coordinator of `group` away until `until_ns` (kLeaderNeverBack: for
+  // good): committed-offset reads of the group fail with kUnavailable "coordinator not
+  // available" (injected, Kafka's retriable COORDINATOR_NOT_AVAILABLE) — a scripted fault.
+  void TakeCoordinatorAway(const std::string& group, TimeNs until_ns);
   // Installs one generation: each listed member gets its assignment (with user_data); every
   // other member of the group an empty one.
   absl::Status Rebalance(const std::string& group,
@@ -182,6 +186,8 @@ class FakeBroker final : public Transport {
   std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);
   // Scripted by TakeLeaderAway, checked whatever the fault rates.
   std::map<TopicPartition, TimeNs> scripted_leaderless_until_ ABSL_GUARDED_BY(mu_);
+  // Scripted by TakeCoordinatorAway.
+  std::map<std::string, TimeNs> coordinator_gone_until_ ABSL_GUARDED_BY(mu_);
   std::function<void(const TopicPartition&, const ConsumerRecord&)> append_observer_
       ABSL_GUARDED_BY(mu_);
   // The broker as a simulation object (for kTransport points); used only by the OS thread

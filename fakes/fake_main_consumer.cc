@@ -179,6 +179,11 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> FakeMainConsumer::Committed(
   const TimeNs timeout_ns = broker_.options_.request_timeout_ns;
   if (absl::Status s = broker_.Request("main.committed", timeout_ns, false); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
+  if (auto it = broker_.coordinator_gone_until_.find(group_);
+      it != broker_.coordinator_gone_until_.end() && broker_.clock_.NowNs() < it->second) {
+    return InjectedError(absl::StatusCode::kUnavailable,
+                         fmt::format("coordinator not available for group {}", group_));
+  }
   std::map<TopicPartition, int64_t> out;
   const auto& committed = broker_.Group(group_).committed();
   for (const TopicPartition& tp : partitions) {

@@ -149,6 +149,9 @@ class MemFileSystem::ProcessView final : public FileSystem {
     return fs_->ListDirAs(process_, dir);
   }
   absl::Status SyncDir(const std::string& dir) override { return fs_->SyncDirAs(process_, dir); }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return fs_->LockFileAs(process_, path);
+  }
 
  private:
   MemFileSystem* const fs_;

@@ -137,6 +137,10 @@ class MemFileSystem final : public FileSystem {
   absl::Status DeleteDirRecursively(const std::string& path) override;
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override;
   absl::Status SyncDir(const std::string& dir) override;
+  // Locks live beside the namespace, as the OS keeps them (no file is created, none is a
+  // mutation point, none is a fault): a lock is held until its FileLock is destroyed or a
+  // Crash() kills the process that took it. REQUIRES: this outlives its locks.
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
 
   // Loses every unsynced change (see the crash model above), after the damage the rates set
   // by SetDamage draw (see "Damage at a crash").
@@ -211,6 +215,11 @@ class MemFileSystem final : public FileSystem {
   absl::StatusOr<std::vector<std::string>> ListDirAs(uint64_t process, const std::string& dir)
       ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status SyncDirAs(uint64_t process, const std::string& dir) ABSL_LOCKS_EXCLUDED(mu_);
+  // mem_file_system_lock.cc.
+  class Lock;
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFileAs(uint64_t process, const std::string& path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void UnlockFile(const std::string& path, uint64_t token) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Fails the operation of a dead process view, or one whose mutation point (which saw
   // `epoch_seen`) crashed the file system.
@@ -263,6 +272,13 @@ class MemFileSystem final : public FileSystem {
   InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;
   std::function<void()> crash_observer_;  // set once, before use
   uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
+  // Held file locks: the holder's token and the crash epoch it was taken in (void after).
+  struct HeldLock {
+    uint64_t token = 0;
+    uint64_t epoch = 0;
+  };
+  std::map<std::string, HeldLock> locks_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_lock_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t write_ops_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -175,6 +175,13 @@ void Oracle::OnAssignment(std::string_view stream_thread, const std::set<TaskId>
   ledger_.OnAssignment(stream_thread, active, standby);
 }
 
+void Oracle::OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
+                          const absl::Status& error) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnTaskFailed(stream_thread, who, error);
+}
+
 void Oracle::OnDecision(std::string_view stream_thread, const TaskIncarnation& who, TaskDecision decision, TaskType type) {
   if (Off()) return;
   ++context_.counts().events;

@@ -105,6 +105,8 @@ class Oracle final : public RuntimeObserver {
                     const std::set<TaskId>& standby) override;
   void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                   TaskDecision decision, TaskType type) override;
+  void OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
+                    const absl::Status& error) override;
   void OnTaskManagerView(std::string_view stream_thread,
                          const std::vector<TaskView>& tasks) override;
   void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;

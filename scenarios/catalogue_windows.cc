@@ -108,7 +108,6 @@ void StorageFaultsOnALiveInstance(RunEnv& env) {
   }
   const Baselines baselines = BaselinesNow(w, partitions);
   RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
-  config.checkpoint_interval_ms = 100;
   bool failed = false;
   {
     Runtime first(config, w.broker, w.clock, w.fs, w.LogStoreOpener());

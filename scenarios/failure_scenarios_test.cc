@@ -255,5 +255,54 @@ TEST(FailureModelTest, ALockedStateDirectoryIsRetriedWithExponentialBackoff) {
   }
 }
 
+// Kafka initialises a restored task's input offsets from the group's committed offsets under
+// task.timeout.ms too: while the group coordinator is away the task waits, restored; it fails
+// (closed dirty, its thread fails) only once the timeout ran out, and runs if the coordinator
+// comes back in time.
+TEST(FailureModelTest, CommittedOffsetReadsBeforeRunningFailTheTaskOnlyOnceTaskTimeoutMsRanOut) {
+  for (const bool comes_back : {false, true}) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 1);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 20);
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      config.tasks.task_timeout_ns = 2 * kSecond;
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const TimeNs away_from_ns = w.clock.NowNs();
+      w.broker.TakeCoordinatorAway(
+          "app", comes_back ? away_from_ns + kSecond : fakes::FakeBroker::kLeaderNeverBack);
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      absl::Status s;
+      while (s.ok() && w.clock.NowNs() < away_from_ns + 10 * kSecond &&
+             !st.task_manager().running().contains(TaskId{0, 0})) {
+        s = st.RunOnce();
+      }
+      if (comes_back) {
+        ASSERT_TRUE(s.ok()) << s;
+        EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0}))
+            << "the coordinator came back within task.timeout.ms";
+        EXPECT_EQ(st.task_manager().stats().failed, 0);
+        ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+        return;
+      }
+      ASSERT_FALSE(s.ok()) << "waited for committed offsets forever";
+      EXPECT_GE(w.clock.NowNs(), away_from_ns + 2 * kSecond) << "failed before the timeout";
+      EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+      EXPECT_THAT(std::string(s.message()), HasSubstr("not read within task.timeout.ms (2000 ms)"));
+      EXPECT_THAT(std::string(s.message()), HasSubstr("coordinator not available"));
+      EXPECT_EQ(st.task_manager().stats().failed, 1);
+      EXPECT_GE(st.task_manager().stats().closed_dirty, 1) << "a failed task closes dirty";
+      EXPECT_FALSE(st.task_manager().running().contains(TaskId{0, 0}));
+      (void)st.Shutdown(30 * kSecond, /*clean=*/false);
+    }, /*seed=*/1), 1);
+  }
+}
+
 }  // namespace
 }  // namespace restoresim
+

@@ -194,5 +194,39 @@ TEST(RestoreThreadTest, CloseOfAnOwnedTaskHandsItBack) {
   }));
 }
 
+// Kafka's maybeCheckpointUpdatingTasks with checkpointNeeded: every interval, only tasks whose
+// stores moved more than the offset delta since their last checkpoint are checkpointed.
+TEST(RestoreThreadTest, PeriodicCheckpointWaitsUntilTheStoresMovedPastTheOffsetDelta) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(1, 20);
+    RestoreThreadConfig config;
+    config.checkpoint_interval_ns = 100 * kMillisecond;
+    config.checkpoint_offset_delta_min = 30;
+    RestoreThread rt(w.broker, w.clock, nullptr, config);
+    rt.Start();
+    std::unique_ptr<Task> standby = w.NewTask(1, TaskType::kStandby);
+    const std::string checkpoint = standby->state_manager().checkpoint_path();
+    ASSERT_TRUE(rt.AddItems(Items(Create(std::move(standby))), nullptr));
+    w.clock.SleepFor(2 * kSecond);
+    ASSERT_EQ(rt.StandbyRecordsUpdated(), 20);
+    EXPECT_TRUE(absl::IsNotFound(w.fs.FileExists(checkpoint)))
+        << "20 records are not more than the delta of 30: no checkpoint yet";
+    w.WriteChangelog(1, 11, /*start=*/20);
+    w.clock.SleepFor(2 * kSecond);
+    ASSERT_EQ(rt.StandbyRecordsUpdated(), 31);
+    absl::StatusOr<CheckpointOffsets> written = ReadCheckpoint(w.fs, checkpoint);
+    ASSERT_TRUE(written.ok()) << "31 records moved: checkpointed at the next interval";
+    EXPECT_EQ(written->at(Changelog(1)), 31);
+    w.WriteChangelog(1, 5, /*start=*/31);
+    w.clock.SleepFor(2 * kSecond);
+    EXPECT_EQ(ReadCheckpoint(w.fs, checkpoint)->at(Changelog(1)), 31)
+        << "5 more records since the checkpoint: not rewritten";
+    ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+    EXPECT_EQ(ReadCheckpoint(w.fs, checkpoint)->at(Changelog(1)), 36)
+        << "a task handed back at shutdown is checkpointed regardless (forced)";
+  }, /*seed=*/0));
+}
+
 }  // namespace
 }  // namespace restoresim

@@ -168,5 +168,34 @@ TEST(RuntimeScenarioTest, ADamagedStoreIsWipedAndRestoredFromItsChangelog) {
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
 }
 
+// Kafka's StateDirectory lock: a second instance over the same state directory is refused at
+// once, with the directory named, and may start once the first one closed.
+TEST(RuntimeScenarioTest, TwoInstancesCannotShareOneStateDirectory) {
+  sim::TestRun r = sim::RunUnderSim([&]() {
+    RuntimeWorld w(/*faults=*/false, kPartitions);
+    {
+      Runtime first(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), nullptr);
+      ASSERT_TRUE(first.Start().ok());
+      Runtime second(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), nullptr);
+      const absl::Status refused = second.Start();
+      ASSERT_FALSE(refused.ok());
+      EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+      EXPECT_THAT(std::string(refused.message()),
+                  ::testing::HasSubstr("state.dir: /state/app is locked by another instance"));
+      EXPECT_EQ(second.state(), RuntimeState::kCreated) << "nothing started";
+      EXPECT_EQ(second.thread_count(), 0u);
+      EXPECT_TRUE(w.fs.LockFile("/state/other/.lock").ok())
+          << "the lock is per application directory";
+      ASSERT_TRUE(first.Close(30 * kSecond).ok());
+      ASSERT_TRUE(second.Close(kSecond).ok()) << "closing a refused instance is harmless";
+    }
+    Runtime again(Config(), w.broker, w.clock, w.fs, w.LogStoreOpener(), nullptr);
+    ASSERT_TRUE(again.Start().ok()) << "the first one released it at Close";
+    ASSERT_TRUE(again.Close(30 * kSecond).ok());
+  }, 1);
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
 }  // namespace
 }  // namespace restoresim
+

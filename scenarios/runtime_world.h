@@ -107,6 +107,9 @@ struct RuntimeWorld {
     c.tasks.fs = &fs;
     c.tasks.open_store = LogStoreOpener();
     c.tasks.store_names = stores;
+    // Changelogs of tens of records: checkpoint on any progress (Kafka: past 10 000 records).
+    c.tasks.checkpoint_offset_delta_min = 0;
+    c.restore.checkpoint_offset_delta_min = 0;
     return c;
   }
 

@@ -99,7 +99,7 @@ RuntimeConfig CatalogueRuntimeConfig(int32_t threads, int32_t restore_max_poll_r
   config.commit_interval_ms = kCommitIntervalNs / kMillisecond;
   config.poll_ms = kPollNs / kMillisecond;
   config.restore_max_poll_records = restore_max_poll_records;
-  config.checkpoint_interval_ms = 500;
+  config.checkpoint_offset_delta_min = 0;  // tens of records: checkpoint on any progress
   return config;
 }
 

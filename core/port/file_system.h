@@ -33,6 +33,12 @@ class WritableFile {
   [[nodiscard]] virtual absl::Status Close() = 0;
 };
 
+// A held lock on a file (LockFile); released when destroyed.
+class FileLock {
+ public:
+  virtual ~FileLock() = default;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -52,6 +58,12 @@ class FileSystem {
   virtual absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) = 0;
   // Makes the directory's entries (creations, renames, deletions) durable.
   virtual absl::Status SyncDir(const std::string& dir) = 0;
+  // Takes an exclusive lock on `path` (LevelDB's Env::LockFile; Kafka Streams' state-directory
+  // lock), held until the returned FileLock is destroyed or its process dies. kAborted when it
+  // is held already — by another process, or by another lock of this one (two runtimes in one
+  // process cannot share a state directory either). The POSIX file system creates the file
+  // (flock); the in-memory one keeps its locks beside the namespace (fakes/mem_file_system.h).
+  virtual absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
 };
 
 // Writes `contents` to `path` so that after a crash `path` holds either its old contents or

@@ -51,6 +51,9 @@ class FileSystemWrapper : public FileSystem {
     return target_->ListDir(dir);
   }
   absl::Status SyncDir(const std::string& dir) override { return target_->SyncDir(dir); }
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
+    return target_->LockFile(path);
+  }
 
  private:
   FileSystem* const target_;

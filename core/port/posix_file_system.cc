@@ -1,7 +1,10 @@
 #include "core/port/posix_file_system.h"
 
+#include "core/util/check.h"
+
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -318,6 +321,42 @@ absl::Status PosixFileSystem::SyncDir(const std::string& dir) {
     return PosixError("fsync", dir, errno);
   }
   return absl::OkStatus();
+}
+
+namespace {
+
+// flock(2) locks belong to the open file description: a second open of the same file, in this
+// process or another, conflicts, so two runtimes of one process are refused too (fcntl's
+// per-process locks would not see that).
+class PosixFileLock final : public FileLock {
+ public:
+  explicit PosixFileLock(int fd) : fd_(fd) { RS_CHECK(fd_ >= 0); }
+  ~PosixFileLock() override {
+    (void)::flock(fd_, LOCK_UN);
+    CloseFd(fd_);
+  }
+  PosixFileLock(const PosixFileLock&) = delete;
+  PosixFileLock& operator=(const PosixFileLock&) = delete;
+
+ private:
+  const int fd_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FileLock>> PosixFileSystem::LockFile(const std::string& path) {
+  const int fd = RetryOnEintr(
+      [&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644); });
+  if (fd < 0) return PosixError("open", path, errno);
+  if (RetryOnEintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
+    const int error_number = errno;
+    CloseFd(fd);
+    if (error_number == EWOULDBLOCK) {
+      return absl::AbortedError(fmt::format("lock {}: held by another process or runtime", path));
+    }
+    return PosixError("flock", path, error_number);
+  }
+  return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd));
 }
 
 }  // namespace restoresim

@@ -40,6 +40,7 @@ class PosixFileSystem final : public FileSystem {
   // Sorted by byte value, without "." and "..".
   absl::StatusOr<std::vector<std::string>> ListDir(const std::string& dir) override;
   absl::Status SyncDir(const std::string& dir) override;
+  absl::StatusOr<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
 };
 
 }  // namespace restoresim

@@ -254,5 +254,18 @@ TEST_F(PosixFileSystemTest, CreateDirIfMissingCreatesParents) {
   EXPECT_EQ(fs_.CreateDirIfMissing("").code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(PosixFileSystemTest, ALockedFileCannotBeLockedAgainUntilReleased) {
+  absl::StatusOr<std::unique_ptr<FileLock>> first = fs_.LockFile(Path(".lock"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(std::filesystem::exists(Path(".lock"))) << "flock needs a file: created";
+  absl::StatusOr<std::unique_ptr<FileLock>> second = fs_.LockFile(Path(".lock"));
+  ASSERT_FALSE(second.ok()) << "a second lock in the same process is refused (flock)";
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(std::string(second.status().message()), HasSubstr("held by another"));
+  first->reset();
+  EXPECT_TRUE(fs_.LockFile(Path(".lock")).ok()) << "released when the FileLock is destroyed";
+  EXPECT_EQ(fs_.LockFile(Path("missing/.lock")).status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace restoresim

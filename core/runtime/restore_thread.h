@@ -22,8 +22,9 @@
 // owns — reported once even when it owns none — while the thread itself goes on (its stream
 // thread fails on the report).
 //   snapshot  the completed changelogs, republished after each step.
-// It checkpoints what it restored every checkpoint_interval_ns, and before it hands a task
-// back cleanly (restored, removed, returned at shutdown: Kafka's forced checkpoint,
+// It checkpoints what it restored every checkpoint_interval_ns (commit.interval.ms) for tasks
+// that moved more than checkpoint_offset_delta_min records (Kafka: 10 000), and before it
+// hands a task back cleanly (restored, removed, returned at shutdown: Kafka's forced checkpoint,
 // KAFKA-12634), so the stream thread never starts from less than was restored; its shutdown
 // takes a timeout and always returns.
 //
@@ -82,7 +83,11 @@ struct RestoreThreadConfig {
   size_t events_max = 1024;  // bound of the event queue
   ChangelogReaderConfig reader;
   TimeNs idle_wait_ns = 100 * kMillisecond;  // wait for items when there is nothing to fetch
+  // How often owned tasks are considered for a checkpoint: Kafka's state updater uses
+  // commit.interval.ms (the Runtime passes it); a task is checkpointed then only if its stores
+  // moved more than checkpoint_offset_delta_min records since its last checkpoint.
   TimeNs checkpoint_interval_ns = 5 * kSecond;
+  int64_t checkpoint_offset_delta_min = kCheckpointOffsetDeltaMin;
   TimeNs error_backoff_ns = 100 * kMillisecond;
   // task.timeout.ms: how long a retryable error may hold a task back before it fails.
   TimeNs task_timeout_ns = 300 * kSecond;

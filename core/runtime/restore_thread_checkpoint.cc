@@ -9,11 +9,17 @@
 
 namespace restoresim {
 
+// Kafka's maybeCheckpointUpdatingTasks: once per commit.interval.ms, each owned task whose
+// stores moved more than checkpoint_offset_delta_min records since its last checkpoint (Kafka:
+// 10 000, not configurable) is flushed and checkpointed; the others are left alone, so a
+// restoration that barely moved does not rewrite its checkpoint file every interval.
 void RestoreThread::MaybeCheckpoint() {
   if (clock_.NowNs() < next_checkpoint_ns_) return;
   next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
+  RS_CHECK(config_.checkpoint_offset_delta_min >= 0);
   for (auto& [id, task] : owned_) {
     StateManager& sm = task->state_manager();
+    if (!sm.CheckpointNeeded(/*enforce=*/false, config_.checkpoint_offset_delta_min)) continue;
     absl::Status s = sm.Flush();
     if (s.ok()) s = sm.Checkpoint();
     if (!s.ok()) {

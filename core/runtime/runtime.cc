@@ -95,8 +95,13 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
   c.tasks.directory = &directory_;
   c.tasks.store_names = config_.store_names;
   c.restore.max_poll_records = config_.restore_max_poll_records;
-  c.restore.checkpoint_interval_ns = config_.checkpoint_interval_ms * kMillisecond;
+  // The state updater checkpoints on the commit interval (Kafka: commit.interval.ms), past
+  // the offset-delta threshold; so does a periodic commit.
+  c.restore.checkpoint_interval_ns = config_.commit_interval_ms * kMillisecond;
+  c.restore.checkpoint_offset_delta_min = config_.checkpoint_offset_delta_min;
+  c.tasks.checkpoint_offset_delta_min = config_.checkpoint_offset_delta_min;
   c.restore.task_timeout_ns = config_.task_timeout_ms * kMillisecond;
+  c.tasks.task_timeout_ns = config_.task_timeout_ms * kMillisecond;
   if (enabled_) {
     holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
     c.restore.hold = holds_.back().get();
@@ -118,10 +123,21 @@ absl::Status Runtime::Start() {
   if (absl::Status s = config_.Validate(); !s.ok()) return s;
   {
     MutexLock lock(mu_);
-    if (state_ != RuntimeState::kCreated) {
+    if (state_ != RuntimeState::kCreated || directory_lock_ != nullptr) {
       return absl::FailedPreconditionError(
           fmt::format("runtime started in state {}", RuntimeStateName(state_)));
     }
+  }
+  // Outside mu_: file-system calls are mutation points whose hooks (a scripted crash) may look
+  // at the runtime.
+  absl::StatusOr<std::unique_ptr<FileLock>> directory_lock = LockStateDirectory();
+  if (!directory_lock.ok()) return directory_lock.status();
+  {
+    MutexLock lock(mu_);
+    if (state_ != RuntimeState::kCreated || directory_lock_ != nullptr) {
+      return absl::FailedPreconditionError("runtime started twice at once");
+    }
+    directory_lock_ = *std::move(directory_lock);
     started_ns_ = clock_.NowNs();
     for (int32_t i = 0; i < config_.num_stream_threads; ++i) threads_.push_back(NewThread(i));
     next_thread_index_ = config_.num_stream_threads;
@@ -168,7 +184,35 @@ absl::Status Runtime::Close(TimeNs timeout_ns) {
   }
   MutexLock lock(mu_);
   if (!failed) SetStateLocked(RuntimeState::kNotRunning);
+  // As Kafka's close: the state directory is released once every thread stopped (also after
+  // ERROR), so the next instance may take it.
+  if (first.ok()) directory_lock_.reset();
   return first;
+}
+
+// Kafka's StateDirectory locks "<state.dir>/<application.id>/.lock" when the client is made:
+// a second instance over the same directory is refused, not left to corrupt the first's
+// stores. Here at Start (the constructor cannot fail).
+absl::StatusOr<std::unique_ptr<FileLock>> Runtime::LockStateDirectory() {
+  const std::string app_dir = config_.state_dir + "/" + config_.application_id;
+  if (absl::Status s = fs_.CreateDirIfMissing(app_dir); !s.ok()) {
+    return absl::Status(s.code(), fmt::format("state.dir: cannot create {}: {}", app_dir,
+                                              std::string(s.message())));
+  }
+  absl::StatusOr<std::unique_ptr<FileLock>> lock = fs_.LockFile(app_dir + "/.lock");
+  if (absl::IsAborted(lock.status())) {
+    return absl::FailedPreconditionError(fmt::format(
+        "state.dir: {} is locked by another instance of application '{}' (two instances cannot "
+        "share one state directory; give each its own state.dir)",
+        app_dir, config_.application_id));
+  }
+  if (!lock.ok()) {
+    return absl::Status(lock.status().code(),
+                        fmt::format("state.dir: cannot lock {}: {}", app_dir,
+                                    std::string(lock.status().message())));
+  }
+  RS_CHECK(*lock != nullptr, "a lock of {} without a holder", app_dir);
+  return lock;
 }
 
 RuntimeState Runtime::state() const {

@@ -92,9 +92,12 @@ class Runtime {
           StoreOpener open_store, StateRestoreListener* listener = nullptr);
   ~Runtime();
 
-  // REQUIRES: config valid (checked: an invalid config is an error, nothing starts).
+  // REQUIRES: config valid (checked: an invalid config is an error, nothing starts). Locks
+  // "<state.dir>/<application.id>/.lock" first: another instance holding it (in this process
+  // or another) is kFailedPrecondition naming the directory, and nothing starts.
   [[nodiscard]] absl::Status Start();
-  // Stops every thread within timeout_ns in all (always returns); closes tasks cleanly.
+  // Stops every thread within timeout_ns in all (always returns); closes tasks cleanly, then
+  // releases the state directory's lock (kept if a thread did not stop in time).
   [[nodiscard]] absl::Status Close(TimeNs timeout_ns);
 
   // REQUIRES: before Start. Registers the transport, every restore thread and stream thread
@@ -142,6 +145,7 @@ class Runtime {
   std::vector<StreamThread*> ThreadsSnapshot() const;
   std::string DrawProcessId();
   absl::Status RegisterResources();
+  absl::StatusOr<std::unique_ptr<FileLock>> LockStateDirectory() ABSL_LOCKS_EXCLUDED(mu_);
 
   const RuntimeConfig config_;
   Transport& transport_;
@@ -162,6 +166,8 @@ class Runtime {
   int32_t replacing_ ABSL_GUARDED_BY(mu_) = 0;  // replacements being started
   int64_t threads_failed_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t threads_replaced_ ABSL_GUARDED_BY(mu_) = 0;
+  // "<state.dir>/<application.id>/.lock", held from Start until Close stopped every thread.
+  std::unique_ptr<FileLock> directory_lock_ ABSL_GUARDED_BY(mu_);
   CondVar state_cv_{"runtime_state_cv"};  // state_ changed, or a replacement started
   TimeNs started_ns_ ABSL_GUARDED_BY(mu_) = 0;
   // Checkpoint/restore: on when enabled_.

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/kafka_config_names.h"
+#include "core/util/java_properties.h"
+
 namespace restoresim {
 namespace {
 
@@ -59,16 +62,16 @@ absl::Status RuntimeConfig::Validate() const {
                          Range("main.consumer.max.poll.records", max_poll_records, 1, 1'000'000),
                          Range("restore.consumer.max.poll.records", restore_max_poll_records, 1,
                                1'000'000),
-                         Range("checkpoint.interval.ms", checkpoint_interval_ms, 1,
-                               86'400'000),
-                         Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000)}) {
+                         Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000),
+                         Range("checkpoint_offset_delta_min", checkpoint_offset_delta_min, 0,
+                               int64_t{1} << 40)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
-    const std::map<std::string, std::string>& properties) {
+    const std::map<std::string, std::string>& properties, std::vector<std::string>* warnings) {
   RuntimeConfig c;
   bool commit_interval_set = false;
   for (const auto& [key, value] : properties) {
@@ -94,12 +97,10 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
       s = ParseInt(key, value, c.max_poll_records);
     } else if (key == "restore.consumer.max.poll.records") {
       s = ParseInt(key, value, c.restore_max_poll_records);
-    } else if (key == "checkpoint.interval.ms") {
-      s = ParseInt(key, value, c.checkpoint_interval_ms);
     } else if (key == "task.timeout.ms") {
       s = ParseInt(key, value, c.task_timeout_ms);
     } else {
-      return absl::InvalidArgumentError(fmt::format("unknown setting '{}'", key));
+      if (warnings != nullptr) warnings->push_back(IgnoredSettingWarning(key));
     }
     if (!s.ok()) return s;
   }
@@ -107,6 +108,13 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
   if (!commit_interval_set && c.exactly_once()) c.commit_interval_ms = 100;
   if (absl::Status s = c.Validate(); !s.ok()) return s;
   return c;
+}
+
+absl::StatusOr<RuntimeConfig> RuntimeConfig::FromPropertiesText(
+    std::string_view text, std::vector<std::string>* warnings) {
+  absl::StatusOr<std::map<std::string, std::string>> properties = ParseJavaProperties(text);
+  if (!properties.ok()) return properties.status();
+  return FromProperties(*properties, warnings);
 }
 
 }  // namespace restoresim

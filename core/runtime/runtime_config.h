@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,20 +24,32 @@ struct RuntimeConfig {
   int64_t poll_ms = 100;                            // poll.ms
   int32_t max_poll_records = 1000;                  // main.consumer.max.poll.records
   int32_t restore_max_poll_records = 1000;          // restore.consumer.max.poll.records
-  int64_t checkpoint_interval_ms = 5000;            // how often the restore thread checkpoints
   // task.timeout.ms: how long retryable errors may hold a task back before it fails (0: the
   // first one fails it); Kafka's default, 5 minutes.
   int64_t task_timeout_ms = 300000;
   // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
   std::vector<std::string> store_names;
+  // Not a Kafka setting (Kafka fixes it at 10 000: kCheckpointOffsetDeltaMin): an unforced
+  // checkpoint — the restore thread's every commit.interval.ms, a running task's commit under
+  // at-least-once — is written only once a task's stores moved more than this many records
+  // since its last one. Simulations lower it so changelogs of tens of records checkpoint.
+  int64_t checkpoint_offset_delta_min = 10'000;
 
   static constexpr int32_t kStreamThreadsMax = 64;
 
   bool exactly_once() const { return processing_guarantee == "exactly_once_v2"; }
   absl::Status Validate() const;
-  // Builds a config from Kafka-style properties; unknown keys and bad values are errors.
+  // Builds a config from Kafka Streams properties. A bad value of a known key is an error
+  // naming the key; a key restoresim does not know — Kafka Streams' settings it does not
+  // model, settings for Kafka Streams' clients, unknown names — is ignored with a warning in
+  // `warnings` (when not null), as Kafka logs unused configs, so a real Kafka Streams
+  // properties file loads.
   static absl::StatusOr<RuntimeConfig> FromProperties(
-      const std::map<std::string, std::string>& properties);
+      const std::map<std::string, std::string>& properties,
+      std::vector<std::string>* warnings = nullptr);
+  // FromProperties over the text of a Java properties file (core/util/java_properties.h).
+  static absl::StatusOr<RuntimeConfig> FromPropertiesText(std::string_view text,
+                                                          std::vector<std::string>* warnings);
 };
 
 }  // namespace restoresim

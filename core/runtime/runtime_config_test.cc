@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace restoresim {
 namespace {
 
@@ -52,7 +55,6 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
       {"state.dir", "", "state.dir: must not be empty"},
       {"restore.consumer.max.poll.records", "0", "restore.consumer.max.poll.records"},
       {"task.timeout.ms", "-1", "task.timeout.ms: -1 is outside"},
-      {"no.such.setting", "1", "unknown setting 'no.such.setting'"},
   };
   for (const Case& c : cases) {
     std::map<std::string, std::string> props = base;
@@ -63,6 +65,76 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message));
   }
   EXPECT_FALSE(RuntimeConfig::FromProperties({{"input.topic", "in"}}).ok()) << "no application.id";
+}
+
+TEST(RuntimeConfigTest, UnknownKeysAreWarnedAboutAndIgnored) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
+      {{"application.id", "app"},
+       {"input.topic", "in"},
+       {"no.such.setting", "1"},
+       {"default.key.serde", "org.apache.kafka.common.serialization.Serdes$StringSerde"},
+       {"producer.linger.ms", "5"},
+       {"bootstrap.servers", "localhost:9092"},
+       {"commit.interval.ms", "250"}},
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->commit_interval_ms, 250) << "known keys still apply";
+  EXPECT_THAT(warnings,
+              ::testing::UnorderedElementsAre(
+                  HasSubstr("'no.such.setting' was supplied but isn't a known config"),
+                  HasSubstr("'default.key.serde' is Kafka Streams' but not modelled"),
+                  HasSubstr("'producer.linger.ms' is for Kafka Streams' clients"),
+                  HasSubstr("'bootstrap.servers' is for Kafka Streams' clients")));
+  EXPECT_TRUE(RuntimeConfig::FromProperties({{"application.id", "app"}, {"input.topic", "in"},
+                                             {"no.such.setting", "1"}})
+                  .ok())
+      << "without a warnings list the key is still ignored";
+}
+
+TEST(RuntimeConfigTest, ABadValueOfAKnownKeyIsStillAnErrorAmongUnknownKeys) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
+      {{"application.id", "app"}, {"input.topic", "in"}, {"x.y", "1"}, {"poll.ms", "soon"}},
+      &warnings);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("poll.ms: expected an integer"));
+}
+
+TEST(RuntimeConfigTest, CheckpointIntervalIsCommitIntervalMsAndItsOldKeyIsUnknown) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
+      {{"application.id", "app"}, {"input.topic", "in"}, {"checkpoint.interval.ms", "5"}},
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(warnings, ::testing::ElementsAre(HasSubstr("'checkpoint.interval.ms'")));
+  EXPECT_EQ(c->checkpoint_offset_delta_min, 10000) << "Kafka's threshold by default";
+}
+
+TEST(RuntimeConfigTest, ARealKafkaStreamsPropertiesFileLoads) {
+  const std::string text =
+      "# streams.properties of a word-count application\n"
+      "application.id=word-counts\n"
+      "bootstrap.servers = broker-1:9092,\\\n"
+      "                    broker-2:9092\n"
+      "input.topic: words\n"
+      "default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n"
+      "processing.guarantee=exactly_once_v2\n"
+      "num.standby.replicas=1\n"
+      "statestore.cache.max.bytes=10485760\n"
+      "consumer.session.timeout.ms=45000\n";
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromPropertiesText(text, &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->application_id, "word-counts");
+  EXPECT_EQ(c->input_topic, "words");
+  EXPECT_TRUE(c->exactly_once());
+  EXPECT_EQ(c->num_standby_replicas, 1);
+  EXPECT_EQ(warnings.size(), 4u);
+  absl::StatusOr<RuntimeConfig> bad =
+      RuntimeConfig::FromPropertiesText("application.id=a\nx=\\u12\n", &warnings);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("line 2: malformed \\uxxxx"));
 }
 
 }  // namespace

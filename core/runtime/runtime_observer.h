@@ -134,6 +134,10 @@ class RuntimeObserver {
   // A decision about one incarnation (see TaskDecision), taken against that assignment.
   virtual void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                           TaskDecision decision, TaskType type) {}
+  // A task failed on the stream thread itself (its committed offset could not be read before
+  // it ran: task.timeout.ms ran out, or a fatal error), reported before it is closed failed.
+  virtual void OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
+                            const absl::Status& error) {}
   // Every task its task manager holds, after it handled an assignment, a hand-over or the
   // restore thread's events.
   virtual void OnTaskManagerView(std::string_view stream_thread,

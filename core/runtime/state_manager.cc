@@ -107,6 +107,7 @@ absl::Status StateManager::OpenStores() {
   }
   pending_ = checkpointed_;
   flushed_ = checkpointed_;
+  last_checkpoint_ = checkpointed_;
   RS_OBSERVE(OnStoresRegistered, *this);
   return absl::OkStatus();
 }
@@ -198,6 +199,7 @@ absl::Status StateManager::Checkpoint() {
   RS_OBSERVE(OnCheckpointWritten, *this, flushed_);
   absl::Status s = WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
   if (!s.ok()) TraceMark("cover", "checkpoint write failed");
+  if (s.ok()) last_checkpoint_ = flushed_;
   RS_OBSERVE(OnCheckpointResult, *this, s.ok());
   return s;
 }
@@ -231,6 +233,20 @@ void StateManager::Clear() {
   if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
   pending_.clear();
   flushed_.clear();
+  last_checkpoint_.clear();
+}
+
+int64_t StateManager::OffsetDeltaSinceCheckpoint() const {
+  int64_t delta = 0;
+  for (const auto& [changelog, next] : pending_) {
+    auto it = last_checkpoint_.find(changelog);
+    const int64_t before = it == last_checkpoint_.end() ? 0 : it->second;
+    RS_CHECK(next >= before, "task {}: changelog {} at {} behind its checkpoint {}",
+             id_.ToString(), changelog.ToString(), next, before);
+    delta += next - before;
+  }
+  RS_CHECK(delta >= 0);
+  return delta;
 }
 
 absl::Status StateManager::Wipe() {

@@ -37,6 +37,13 @@
 
 namespace restoresim {
 
+// Kafka's OFFSET_DELTA_THRESHOLD_FOR_CHECKPOINT: an unforced checkpoint (the state updater's
+// periodic one, a running task's commit under at-least-once) is written only once the stores
+// moved more than this many records since the last one. Fixed in Kafka; a field here
+// (RuntimeConfig::checkpoint_offset_delta_min) so simulated changelogs of tens of records
+// still checkpoint periodically.
+inline constexpr int64_t kCheckpointOffsetDeltaMin = 10'000;
+
 enum class TaskType { kActive, kStandby };
 std::string_view TaskTypeName(TaskType type);
 
@@ -86,6 +93,16 @@ class StateManager {
   void Advance(const TopicPartition& changelog, int64_t next_offset);
   const CheckpointOffsets& pending_offsets() const { return pending_; }
   const CheckpointOffsets& flushed_offsets() const { return flushed_; }
+  // How far the stores moved since the last checkpoint written (or, before the first, since
+  // registration): the sum over changelogs of pending minus what that checkpoint named.
+  // Kafka's StateManagerUtil.checkpointNeeded compares it with the 10 000-record threshold
+  // (ProcessorStateManager's offset snapshot since the last flush).
+  int64_t OffsetDeltaSinceCheckpoint() const;
+  // Kafka's checkpointNeeded: a forced checkpoint (restoration done, removed, closed) is
+  // always needed; an unforced one only once the stores moved more than `delta_min` records.
+  bool CheckpointNeeded(bool enforce, int64_t delta_min) const {
+    return registered() && (enforce || OffsetDeltaSinceCheckpoint() > delta_min);
+  }
 
   [[nodiscard]] absl::Status Flush();
   // Writes the flushed offsets (never the pending ones). Under exactly-once, an active task's
@@ -131,6 +148,7 @@ class StateManager {
   CheckpointOffsets checkpointed_;  // as read at registration
   CheckpointOffsets pending_;
   CheckpointOffsets flushed_;
+  CheckpointOffsets last_checkpoint_;  // what the last checkpoint written named (registration)
   std::string checkpoint_note_;
   uint64_t lock_token_ = 0;  // with a directory: this state manager's lock token
 };

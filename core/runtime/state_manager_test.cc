@@ -227,5 +227,31 @@ TEST_F(StateManagerTest, AStoreWhoseDirectoryIsGoneRestoresFromTheBeginning) {
   ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
 }
 
+// Kafka's StateManagerUtil.checkpointNeeded: forced always; unforced once the stores moved
+// more than the delta (strictly) since the last checkpoint written, or since registration.
+TEST_F(StateManagerTest, AnUnforcedCheckpointIsNeededOnlyPastTheOffsetDelta) {
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  EXPECT_FALSE(sm.CheckpointNeeded(/*enforce=*/true, 0)) << "nothing registered yet";
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.OffsetDeltaSinceCheckpoint(), 0);
+  EXPECT_TRUE(sm.CheckpointNeeded(/*enforce=*/true, kCheckpointOffsetDeltaMin));
+  sm.Advance(changelog_, kCheckpointOffsetDeltaMin);
+  EXPECT_FALSE(sm.CheckpointNeeded(false, kCheckpointOffsetDeltaMin)) << "not more than 10 000";
+  sm.Advance(changelog_, kCheckpointOffsetDeltaMin + 1);
+  EXPECT_TRUE(sm.CheckpointNeeded(false, kCheckpointOffsetDeltaMin));
+  ASSERT_TRUE(sm.Flush().ok());
+  ASSERT_TRUE(sm.Checkpoint().ok());
+  EXPECT_EQ(sm.OffsetDeltaSinceCheckpoint(), 0) << "measured from the checkpoint written";
+  sm.Advance(changelog_, kCheckpointOffsetDeltaMin + 5);
+  EXPECT_EQ(sm.OffsetDeltaSinceCheckpoint(), 4);
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  sm.Clear();
+  StateManager again({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(again.RegisterStores().ok());
+  EXPECT_EQ(again.OffsetDeltaSinceCheckpoint(), 0) << "measured from the checkpoint read";
+  EXPECT_EQ(again.StartOffset(changelog_), kCheckpointOffsetDeltaMin + 5);
+}
+
 }  // namespace
 }  // namespace restoresim
+

@@ -61,6 +61,12 @@ struct TaskManagerConfig {
   // off task initialisation exponentially); without `clock`, every round.
   TimeNs init_backoff_ns = 10 * kMillisecond;
   TimeNs init_backoff_ns_max = 1 * kSecond;
+  // A periodic commit checkpoints a running task only once its stores moved more than this
+  // many records since its last checkpoint (Kafka's 10 000: state_manager.h).
+  int64_t checkpoint_offset_delta_min = kCheckpointOffsetDeltaMin;
+  // task.timeout.ms for reading a restored task's committed offset before it runs (Kafka
+  // applies it there as in the state updater); needs `clock` to expire.
+  TimeNs task_timeout_ns = 300 * kSecond;
 };
 
 // Counts of what the manager did, for metrics and tests.
@@ -156,12 +162,18 @@ class TaskManager final : public RebalanceListener {
   void TryStartRunning(std::unique_ptr<Task> task);
   // Retries parked restored tasks still wanted; closes the others.
   void RetryRestored();
+  // task.timeout.ms for the committed-offset read before a task runs: starts the task's
+  // deadline at its first retryable error; true once it passed (or at once with 0).
+  bool StartTimedOut(TaskId id, const absl::Status& cause);
+  void FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause);
   void CloseRestored(TaskId id);
   absl::Status CommitTask(Task& task);
   // CommitTask for a clean close or recycle: retries retryable failures (see
   // TaskManagerConfig::close_commit_timeout_ns).
   absl::Status CommitForClose(Task& task);
-  absl::Status CommitTasks(const std::vector<Task*>& tasks);
+  // `enforce_checkpoint`: a close or recycle (always checkpointed under at-least-once); else
+  // a periodic commit (checkpointed only past checkpoint_offset_delta_min).
+  absl::Status CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint);
   TopicPartition InputOf(TaskId id) const;
   // Observation: the assignment, a decision, every task held (no-ops without an observer).
   void ReportAssignment() const;
@@ -178,6 +190,9 @@ class TaskManager final : public RebalanceListener {
   std::set<TaskId> wanted_standby_;
   std::map<TaskId, std::unique_ptr<Task>> running_;
   std::map<TaskId, std::unique_ptr<Task>> restored_;
+  // Parked in restored_ after retryable committed-offset errors: when task.timeout.ms runs out.
+  std::map<TaskId, TimeNs> start_deadline_ns_;
+  absl::Status start_failure_;  // a task timed out before running, for the drain to return
   std::map<TaskId, std::unique_ptr<Task>> pending_init_;
   // Per task waiting for a locked directory: when to try again, and the backoff used last.
   struct InitBackoff {

@@ -48,7 +48,7 @@ bool TaskManager::HasBuffered() const {
 
 // Waits for the producer's acknowledgements and moves each task's changelog position past what
 // it wrote; only then may a checkpoint name those offsets (after the stores flushed).
-absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
+absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint) {
   absl::StatusOr<std::map<TopicPartition, int64_t>> acked =
       producer_.Flush(config_.producer_flush_timeout_ns);
   if (!acked.ok()) return acked.status();
@@ -68,8 +68,17 @@ absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
   std::map<TopicPartition, int64_t> offsets;
   for (Task* task : tasks) {
     StateManager& sm = task->state_manager();
-    if (absl::Status s = sm.Flush(); !s.ok()) return s;
-    if (!config_.exactly_once) {
+    // At-least-once, as Kafka's StreamTask.postCommit: a periodic commit flushes and
+    // checkpoints a task only once its stores moved more than checkpoint_offset_delta_min
+    // records since its last checkpoint (a close or recycle enforces it); the input offsets
+    // are committed either way, since the changelog holds every acknowledged write.
+    const bool checkpoint =
+        !config_.exactly_once &&
+        sm.CheckpointNeeded(enforce_checkpoint, config_.checkpoint_offset_delta_min);
+    if (config_.exactly_once || checkpoint) {
+      if (absl::Status s = sm.Flush(); !s.ok()) return s;
+    }
+    if (checkpoint) {
       // As Kafka's ProcessorStateManager: a checkpoint that cannot be written is a warning —
       // the last one written stays, behind the data, and the commit goes on.
       if (absl::Status s = sm.Checkpoint(); !s.ok()) errors_.push_back(s);
@@ -80,7 +89,9 @@ absl::Status TaskManager::CommitTasks(const std::vector<Task*>& tasks) {
   return consumer_.CommitSync(offsets);
 }
 
-absl::Status TaskManager::CommitTask(Task& task) { return CommitTasks({&task}); }
+absl::Status TaskManager::CommitTask(Task& task) {
+  return CommitTasks({&task}, /*enforce_checkpoint=*/true);
+}
 
 // A task closed or recycled cleanly commits once more, retrying what the transport says may be
 // retried, with a backoff, until close_commit_timeout_ns (as Kafka's commitSync and producer
@@ -107,7 +118,7 @@ absl::Status TaskManager::CommitForClose(Task& task) {
 absl::Status TaskManager::Commit() {
   std::vector<Task*> tasks;
   for (auto& [id, task] : running_) tasks.push_back(task.get());
-  return CommitTasks(tasks);
+  return CommitTasks(tasks, /*enforce_checkpoint=*/false);
 }
 
 absl::Status TaskManager::CloseAll(bool clean) {

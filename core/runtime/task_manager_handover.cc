@@ -4,6 +4,9 @@
 // corrupted ones are closed dirty and revived).
 #include <fmt/format.h>
 
+#include <iterator>
+#include <utility>
+
 #include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/task_manager.h"
@@ -210,6 +213,7 @@ absl::Status TaskManager::HandleRestoreEvents() {
   for (const auto& [who, changelogs] : corrupted) {
     if (!corrupted_tasks.contains(who)) RS_OBSERVE(OnCorruptionHandled, who, nullptr);
   }
+  if (failure.ok() && !start_failure_.ok()) failure = std::exchange(start_failure_, {});
   if (!failure.ok()) {
     // Nothing more is created or started, and no view reported (what it holds no longer
     // follows its assignment): the thread fails, its tasks close at its shutdown.
@@ -218,6 +222,12 @@ absl::Status TaskManager::HandleRestoreEvents() {
                                     config_.thread_name, std::string(failure.message())));
   }
   RetryRestored();
+  if (!start_failure_.ok()) {
+    const absl::Status timed_out = std::exchange(start_failure_, {});
+    return absl::Status(timed_out.code(),
+                        fmt::format("stream thread '{}': {}", config_.thread_name,
+                                    std::string(timed_out.message())));
+  }
   Reconcile();
   return absl::OkStatus();
 }
@@ -270,19 +280,69 @@ void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
   const TopicPartition input = task->input();
   absl::StatusOr<std::map<TopicPartition, int64_t>> committed = consumer_.Committed({input});
   absl::Status s = committed.status();
+  if (!s.ok() && !IsRetryable(s)) {
+    // Kafka's initializeMetadata: anything but a timeout fails the task's initialisation
+    // (a StreamsException for the task; the thread fails).
+    FailBeforeRunning(std::move(task), s);
+    return;
+  }
   if (s.ok()) {
     // The input resumes where the group committed it (nothing: auto.offset.reset).
     if (auto it = committed->find(input); it != committed->end()) s = consumer_.Seek(input, it->second);
   }
   if (!s.ok()) {
-    // Retried at the next drain (Kafka retries until task.timeout.ms); a retryable error is
-    // expected, anything else is also recorded.
+    // Retried at the next drain; a retryable error is expected, anything else (of the seek)
+    // is also recorded. Retryable ones count against task.timeout.ms, as Kafka's
+    // maybeInitTaskTimeoutOrThrow around the committed-offset read of a task's initialisation.
     if (!IsRetryable(s)) errors_.push_back(s);
     TraceMark("cover", "committed-offset read failed before running");
+    if (IsRetryable(s) && StartTimedOut(task->id(), s)) {
+      FailBeforeRunning(std::move(task), s);
+      return;
+    }
     restored_[task->id()] = std::move(task);
     return;
   }
+  start_deadline_ns_.erase(task->id());  // progress clears the timeout
   StartRunning(std::move(task));
+}
+
+bool TaskManager::StartTimedOut(TaskId id, const absl::Status& cause) {
+  RS_CHECK(IsRetryable(cause));
+  if (config_.task_timeout_ns == 0) return true;  // task.timeout.ms=0: the first error fails it
+  const TimeNs now = config_.clock == nullptr ? 0 : config_.clock->NowNs();
+  auto [it, first] = start_deadline_ns_.try_emplace(id, DeadlineAfter(now, config_.task_timeout_ns));
+  if (first) {
+    TraceMark("cover", "task timeout started before running");
+    return false;
+  }
+  return config_.clock != nullptr && now >= it->second;
+}
+
+// The task fails as a task failing in the restore thread does: closed dirty, and the drain
+// returns the failure (the stream thread fails; its handler answers).
+void TaskManager::FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause) {
+  const TaskId id = task->id();
+  start_deadline_ns_.erase(id);
+  const absl::Status error =
+      IsRetryable(cause)
+          ? absl::DeadlineExceededError(fmt::format(
+                "task {}: committed offset of {} not read within task.timeout.ms ({} ms): {}",
+                task->incarnation().ToString(), task->input().ToString(),
+                config_.task_timeout_ns / kMillisecond, std::string(cause.message())))
+          : absl::Status(cause.code(),
+                         fmt::format("task {}: failed to read the committed offset of {}: {}",
+                                     task->incarnation().ToString(), task->input().ToString(),
+                                     std::string(cause.message())));
+  TraceMark("cover", "task timed out before running");
+  ++stats_.failed;
+  errors_.push_back(error);
+  RS_OBSERVE(OnTaskFailed, config_.thread_name, task->incarnation(), error);
+  task->TransitionTo(TaskState::kSuspended);
+  RS_CHECK(!running_.contains(id) && !restored_.contains(id));
+  SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
+  CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseFailed);
+  if (start_failure_.ok()) start_failure_ = error;
 }
 
 void TaskManager::RetryRestored() {
@@ -298,6 +358,11 @@ void TaskManager::RetryRestored() {
       CloseRestored(id);
     }
   }
+  // A deadline ends with its parked task (started, failed or closed).
+  for (auto it = start_deadline_ns_.begin(); it != start_deadline_ns_.end();) {
+    it = restored_.contains(it->first) ? std::next(it) : start_deadline_ns_.erase(it);
+  }
+  RS_CHECK(start_deadline_ns_.size() <= restored_.size());
 }
 
 // A restored task no longer wanted as an active: its completed changelogs are still

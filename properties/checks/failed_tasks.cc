@@ -27,6 +27,18 @@ class FailedTasksChecker final : public Checker {
     }
   }
 
+  // Failed on its stream thread before it ran: known there at once.
+  void OnTaskFailed(std::string_view st, const TaskIncarnation& who,
+                    const absl::Status& error) override {
+    if (error.ok()) Violation(who.ToString(), fmt::format("{} fails it without an error", st));
+    auto [it, first] = failed_.emplace(who, Failed{std::string(st)});
+    if (!first) {
+      Violation(who.ToString(), fmt::format("reported failed again by '{}' (first by '{}')", st,
+                                            it->second.restore_thread));
+    }
+    it->second.known = true;
+  }
+
   // A later instance in the same world (a restart) numbers its incarnations from 1 again.
   void OnTaskOpened(const Task& task) override {
     auto it = failed_.find(task.incarnation());

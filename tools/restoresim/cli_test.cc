@@ -151,6 +151,8 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"replay demo.lost_update --seed 1 --ignore-schedule",
        "--ignore-schedule only applies to --repro"},
       {"frobnicate", "unknown command 'frobnicate'"},
+      {"config /nonexistent/streams.properties", "cannot open /nonexistent/streams.properties"},
+      {"config", "file is required"},
       {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
       {"bench --seeds 0", "must be positive"},
       // Negative values are errors, not wrapped to 2^64-1 (issue 12).
@@ -501,4 +503,41 @@ TEST_F(CliTest, BrokenOrderingIsCaughtReplayedShrunkAndDrawn) {
   EXPECT_THAT(again.out, HasSubstr("[invariant:registration]"));
   EXPECT_THAT(again.out, HasSubstr(": reproduced"));
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/min.trace"));
+}
+
+// A real Kafka Streams properties file loads: the settings taken are printed under Kafka's
+// names, every ignored key is a warning; a bad value of a known key fails naming it.
+TEST_F(CliTest, ConfigLoadsAKafkaStreamsPropertiesFileAndWarnsAboutWhatItIgnores) {
+  const std::string good = dir_ + "/streams.properties";
+  std::ofstream(good) << "# word count\n"
+                         "application.id=word-counts\n"
+                         "bootstrap.servers=localhost:9092\n"
+                         "input.topic=words\n"
+                         "default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n"
+                         "commit.interval.ms=1000\n"
+                         "no.such.thing=1\n";
+  const Result out = RunCli("config " + good, /*stdout_only=*/true);
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  EXPECT_THAT(out.out, HasSubstr("application.id=word-counts\n"));
+  EXPECT_THAT(out.out, HasSubstr("commit.interval.ms=1000\n"));
+  EXPECT_THAT(out.out, HasSubstr("task.timeout.ms=300000\n")) << "defaults shown too";
+  const Result all = RunCli("config " + good);
+  EXPECT_THAT(all.out,
+              HasSubstr("warning: setting 'bootstrap.servers' is for Kafka Streams' clients"));
+  EXPECT_THAT(all.out, HasSubstr("warning: setting 'default.key.serde' is Kafka Streams'"));
+  EXPECT_THAT(all.out,
+              HasSubstr("warning: setting 'no.such.thing' was supplied but isn't a known"));
+  const Result json = RunCli("config --json " + good, /*stdout_only=*/true);
+  ASSERT_EQ(json.exit_code, 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["settings"]["input.topic"], "words");
+  EXPECT_EQ(j["warnings"].size(), 3u);
+
+  const std::string bad = dir_ + "/bad.properties";
+  std::ofstream(bad) << "application.id=a\ninput.topic=t\nnum.stream.threads=lots\n";
+  const Result refused = RunCli("config " + bad);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.out, HasSubstr("num.stream.threads: expected an integer, got 'lots'"));
+  std::ofstream(bad) << "application.id=\\u00zz\n";
+  EXPECT_THAT(RunCli("config " + bad).out, HasSubstr("line 1: malformed \\uxxxx escape"));
 }

@@ -31,6 +31,7 @@ Command AddReplayCommand(CLI::App& app);
 Command AddScenariosCommand(CLI::App& app);
 Command AddShrinkCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
+Command AddConfigCommand(CLI::App& app);
 Command AddZooCommand(CLI::App& app);
 
 }  // namespace restoresim::tools

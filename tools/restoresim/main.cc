@@ -37,10 +37,11 @@ int main(int argc, char** argv) {
   const Command shrink = AddShrinkCommand(app);
   const Command bench = AddBenchCommand(app);
   const Command zoo = AddZooCommand(app);
+  const Command config = AddConfigCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, merge, replay, scenarios, "
-                 "shrink, bench, zoo (see --help)\n",
+                 "shrink, bench, zoo, config (see --help)\n",
                  restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
   }
@@ -78,6 +79,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("shrink")) return shrink();
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("zoo")) return zoo();
+    if (app.got_subcommand("config")) return config();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "restoresim: error: %s\n", e.what());
     return kExitUsage;

@@ -1,0 +1,103 @@
+#include "core/runtime/kafka_config_names.h"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+
+namespace restoresim {
+namespace {
+
+// Kafka Streams 4.x settings (StreamsConfig) with no effect here, sorted for binary search.
+constexpr std::array<std::string_view, 48> kUnmodelledStreams = {
+    "acceptable.recovery.lag",
+    "application.server",
+    "buffered.records.per.partition",
+    "built.in.metrics.version",
+    "cache.max.bytes.buffering",
+    "client.id",
+    "connections.max.idle.ms",
+    "default.client.supplier",
+    "default.deserialization.exception.handler",
+    "default.dsl.store",
+    "default.key.serde",
+    "default.list.key.serde.inner",
+    "default.list.key.serde.type",
+    "default.list.value.serde.inner",
+    "default.list.value.serde.type",
+    "default.production.exception.handler",
+    "default.timestamp.extractor",
+    "default.value.serde",
+    "deserialization.exception.handler",
+    "dsl.store.suppliers.class",
+    "enable.metrics.push",
+    "log.summary.interval.ms",
+    "max.task.idle.ms",
+    "max.warmup.replicas",
+    "metadata.max.age.ms",
+    "metric.reporters",
+    "metrics.num.samples",
+    "metrics.recording.level",
+    "metrics.sample.window.ms",
+    "probing.rebalance.interval.ms",
+    "processing.exception.handler",
+    "processor.wrapper.class",
+    "production.exception.handler",
+    "rack.aware.assignment.non_overlap_cost",
+    "rack.aware.assignment.strategy",
+    "rack.aware.assignment.tags",
+    "rack.aware.assignment.traffic_cost",
+    "receive.buffer.bytes",
+    "reconnect.backoff.max.ms",
+    "reconnect.backoff.ms",
+    "replication.factor",
+    "request.timeout.ms",
+    "retry.backoff.ms",
+    "rocksdb.config.setter",
+    "state.cleanup.delay.ms",
+    "statestore.cache.max.bytes",
+    "topology.optimization",
+    "upgrade.from",
+};
+
+// Client settings Kafka Streams forwards to its consumers, producer and admin client.
+constexpr std::array<std::string_view, 12> kClientSettings = {
+    "bootstrap.servers",   "client.dns.lookup", "sasl.jaas.config",  "sasl.mechanism",
+    "security.protocol",   "send.buffer.bytes", "ssl.endpoint.identification.algorithm",
+    "ssl.key.password",    "ssl.keystore.location", "ssl.keystore.password",
+    "ssl.truststore.location", "ssl.truststore.password",
+};
+
+constexpr std::array<std::string_view, 7> kClientPrefixes = {
+    "admin.", "consumer.", "global.consumer.", "main.consumer.", "producer.",
+    "restore.consumer.", "topic.",
+};
+
+}  // namespace
+
+bool IsUnmodelledStreamsSetting(std::string_view key) {
+  static_assert(std::is_sorted(kUnmodelledStreams.begin(), kUnmodelledStreams.end()));
+  return std::binary_search(kUnmodelledStreams.begin(), kUnmodelledStreams.end(), key);
+}
+
+bool IsClientSetting(std::string_view key) {
+  for (std::string_view prefix : kClientPrefixes) {
+    if (key.size() > prefix.size() && key.substr(0, prefix.size()) == prefix) return true;
+  }
+  return std::find(kClientSettings.begin(), kClientSettings.end(), key) != kClientSettings.end();
+}
+
+std::string IgnoredSettingWarning(std::string_view key) {
+  if (IsUnmodelledStreamsSetting(key)) {
+    return fmt::format("setting '{}' is Kafka Streams' but not modelled by restoresim: ignored",
+                       key);
+  }
+  if (IsClientSetting(key)) {
+    return fmt::format("setting '{}' is for Kafka Streams' clients, not modelled by restoresim: "
+                       "ignored",
+                       key);
+  }
+  return fmt::format("setting '{}' was supplied but isn't a known config: ignored", key);
+}
+
+}  // namespace restoresim
