@@ -52,6 +52,10 @@ absl::Status RuntimeConfig::Validate() const {
         processing_guarantee));
   }
   if (state_dir.empty()) return absl::InvalidArgumentError("state.dir: must not be empty");
+  if (group_assignor != "default" && group_assignor != "streams") {
+    return absl::InvalidArgumentError(fmt::format(
+        "restoresim.group.assignor: '{}' is not default or streams", group_assignor));
+  }
   for (absl::Status s : {Range("num.stream.threads", num_stream_threads, 1, kStreamThreadsMax),
                          Range("num.standby.replicas", num_standby_replicas, 0, 16),
                          Range("commit.interval.ms", commit_interval_ms, 0, 86'400'000),
@@ -61,7 +65,12 @@ absl::Status RuntimeConfig::Validate() const {
                                1'000'000),
                          Range("checkpoint.interval.ms", checkpoint_interval_ms, 1,
                                86'400'000),
-                         Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000)}) {
+                         Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000),
+                         Range("max.warmup.replicas", max_warmup_replicas, 1, 1'000'000),
+                         Range("acceptable.recovery.lag", acceptable_recovery_lag, 0,
+                               INT64_MAX),
+                         Range("probing.rebalance.interval.ms", probing_rebalance_interval_ms,
+                               60'000, 86'400'000'000)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -98,6 +107,14 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
       s = ParseInt(key, value, c.checkpoint_interval_ms);
     } else if (key == "task.timeout.ms") {
       s = ParseInt(key, value, c.task_timeout_ms);
+    } else if (key == "max.warmup.replicas") {
+      s = ParseInt(key, value, c.max_warmup_replicas);
+    } else if (key == "acceptable.recovery.lag") {
+      s = ParseInt(key, value, c.acceptable_recovery_lag);
+    } else if (key == "probing.rebalance.interval.ms") {
+      s = ParseInt(key, value, c.probing_rebalance_interval_ms);
+    } else if (key == "restoresim.group.assignor") {
+      c.group_assignor = value;
     } else {
       return absl::InvalidArgumentError(fmt::format("unknown setting '{}'", key));
     }
