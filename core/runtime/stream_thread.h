@@ -91,6 +91,8 @@ class StreamThread {
   absl::Status RunOnce();
 
   TaskManager& task_manager() { return *tasks_; }
+  // The Streams assignor its consumer offers (null without one).
+  const StreamsGroupAssignor* streams_assignor() const { return assignor_.get(); }
   RestoreThread& restore_thread() { return *restore_; }
   const std::string& name() const { return config_.name; }
   int64_t loops() const { return loops_; }
