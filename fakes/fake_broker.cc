@@ -278,7 +278,12 @@ GroupCoordinator& FakeBroker::Group(const std::string& group) {
     mu_.AssertHeld();
     return PartitionCountLocked(topic);
   };
-  return groups_.try_emplace(group, group, counter).first->second;
+  auto end_offset = [this](const TopicPartition& tp) -> std::optional<int64_t> {
+    mu_.AssertHeld();
+    if (!CheckPartition(tp).ok()) return std::nullopt;
+    return Log(tp).end_offset();
+  };
+  return groups_.try_emplace(group, group, counter, end_offset).first->second;
 }
 
 absl::StatusOr<int64_t> FakeBroker::AppendLocked(const TopicPartition& partition,

@@ -6,6 +6,8 @@
 //   - MainConsumer::CommitSync of a partition the member does not own, or by a member that was
 //     lost or left, is kFailedPrecondition ("not owner", like CommitFailedException);
 //   - MainConsumer::Close leaves the group without rebalance callbacks;
+//   - MainConsumer::SetSubscriptionUserData takes effect at once (the next assignor run of
+//     the group reads it), EnforceRebalance starts a generation at once (fake_group.h);
 //   - Producer::Close delivers what is still queued (as Kafka's close() does), unless fenced.
 //
 // Thread-safety: as the port says, one thread at a time per client object.
@@ -78,6 +80,8 @@ class FakeMainConsumer final : public MainConsumer {
   absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::vector<TopicPartition>& partitions) override;
   std::string MemberId() const override { return member_id_; }
+  absl::Status SetSubscriptionUserData(std::string user_data) override;
+  absl::Status EnforceRebalance() override;
   void Close() override;
 
  private:
@@ -94,6 +98,8 @@ class FakeMainConsumer final : public MainConsumer {
   const absl::Status config_status_;
   Fetcher fetcher_;
   RebalanceListener* listener_ = nullptr;
+  GroupAssignor* const assignor_;  // offered to the group at Subscribe (null: none)
+  std::string user_data_;          // the subscription's, as last set
   std::string member_id_;  // empty until Subscribe
   bool closed_ = false;
   bool in_callback_ = false;

@@ -27,16 +27,22 @@ std::vector<TopicPartition> Minus(const std::vector<TopicPartition>& a,
 
 }  // namespace
 
-GroupCoordinator::GroupCoordinator(std::string group, PartitionCounter partition_count)
-    : group_(std::move(group)), partition_count_(std::move(partition_count)) {}
+GroupCoordinator::GroupCoordinator(std::string group, PartitionCounter partition_count,
+                                   EndOffsetReader end_offset)
+    : group_(std::move(group)),
+      partition_count_(std::move(partition_count)),
+      end_offset_(std::move(end_offset)) {}
 
 std::string GroupCoordinator::Join(const std::string& client_id,
-                                   const std::vector<std::string>& topics) {
+                                   const std::vector<std::string>& topics,
+                                   GroupAssignor* assignor, std::string user_data) {
   const std::string id = fmt::format("{}-{}", client_id, next_member_number_++);
   Member& m = members_[id];
   RS_CHECK(m.client_id.empty(), "member id {} reused in group {}", id, group_);
   m.client_id = client_id;
   m.topics = topics;
+  m.assignor = assignor;
+  m.user_data = std::move(user_data);
   std::sort(m.topics.begin(), m.topics.end());
   join_order_.push_back(id);
   MembershipChanged();
@@ -84,21 +90,9 @@ absl::Status GroupCoordinator::Lose(const std::string& member_id) {
 }
 
 absl::Status GroupCoordinator::Rebalance(const std::map<std::string, Assignment>& assignments) {
-  std::set<TopicPartition> seen;
-  for (const auto& [member_id, assignment] : assignments) {
-    if (!IsActive(member_id)) {
-      return absl::NotFoundError(
-          fmt::format("member {} is not active in group {}", member_id, group_));
-    }
-    for (const TopicPartition& tp : assignment.partitions) {
-      if (tp.partition < 0 || tp.partition >= partition_count_(tp.topic)) {
-        return absl::NotFoundError(fmt::format("unknown partition {}", tp.ToString()));
-      }
-      if (!seen.insert(tp).second) {
-        return absl::InvalidArgumentError(
-            fmt::format("partition {} assigned twice in group {}", tp.ToString(), group_));
-      }
-    }
+  if (absl::Status s = ValidateAssignment(assignments); !s.ok()) {
+    return absl::Status(s.code(),
+                        fmt::format("{} in group {}", std::string(s.message()), group_));
   }
   for (const std::string& id : join_order_) {
     if (members_.at(id).pending.size() >= kPendingEventsMax) {
@@ -110,8 +104,110 @@ absl::Status GroupCoordinator::Rebalance(const std::map<std::string, Assignment>
   return absl::OkStatus();
 }
 
+absl::Status GroupCoordinator::SetUserData(const std::string& member_id, std::string user_data) {
+  auto it = members_.find(member_id);
+  if (it == members_.end()) {
+    return absl::NotFoundError(fmt::format("member {} is not in group {}", member_id, group_));
+  }
+  it->second.user_data = std::move(user_data);
+  return absl::OkStatus();
+}
+
+absl::Status GroupCoordinator::EnforceRebalance(const std::string& member_id) {
+  if (!IsActive(member_id)) {
+    return absl::NotFoundError(
+        fmt::format("member {} is not active in group {}", member_id, group_));
+  }
+  for (const std::string& id : join_order_) {
+    if (members_.at(id).pending.size() >= kPendingEventsMax) {
+      return absl::FailedPreconditionError(
+          fmt::format("member {} has {} rebalances it has not polled for", id, kPendingEventsMax));
+    }
+  }
+  MembershipChanged();
+  return absl::OkStatus();
+}
+
 void GroupCoordinator::MembershipChanged() {
-  if (!manual_) AssignRoundRobin();
+  if (manual_) return;
+  if (UsesLeaderAssignor() && AssignWithLeader()) return;
+  AssignRoundRobin();
+}
+
+bool GroupCoordinator::UsesLeaderAssignor() const {
+  if (join_order_.empty()) return false;
+  const GroupAssignor* leader = members_.at(join_order_.front()).assignor;
+  if (leader == nullptr) return false;
+  const std::string name = leader->Name();
+  for (const std::string& id : join_order_) {
+    const GroupAssignor* a = members_.at(id).assignor;
+    if (a == nullptr || a->Name() != name) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// The broker's view for an assignor run (under the broker's lock).
+class CoordinatorContext final : public GroupAssignorContext {
+ public:
+  CoordinatorContext(const GroupCoordinator::PartitionCounter& count,
+                     const GroupCoordinator::EndOffsetReader& end)
+      : count_(count), end_(end) {}
+  int32_t PartitionCount(const std::string& topic) const override { return count_(topic); }
+  std::optional<int64_t> EndOffset(const TopicPartition& tp) const override {
+    if (!end_) return std::nullopt;
+    return end_(tp);
+  }
+
+ private:
+  const GroupCoordinator::PartitionCounter& count_;
+  const GroupCoordinator::EndOffsetReader& end_;
+};
+
+}  // namespace
+
+bool GroupCoordinator::AssignWithLeader() {
+  const std::string& leader = join_order_.front();
+  std::map<std::string, GroupMemberSubscription> subscriptions;
+  for (const std::string& id : join_order_) {
+    const Member& m = members_.at(id);
+    subscriptions[id] = GroupMemberSubscription{
+        .topics = m.topics, .user_data = m.user_data, .owned = m.owned};
+  }
+  CoordinatorContext context(partition_count_, end_offset_);
+  absl::StatusOr<std::map<std::string, Assignment>> assigned =
+      members_.at(leader).assignor->Assign(leader, subscriptions, context);
+  absl::Status valid = assigned.ok() ? ValidateAssignment(*assigned) : assigned.status();
+  if (!valid.ok()) {
+    last_assignor_error_ = absl::Status(
+        valid.code(), fmt::format("group {}: the leader {}'s assignor failed, default "
+                                  "assignment used: {}", group_, leader, std::string(valid.message())));
+    return false;
+  }
+  last_assignor_error_ = absl::OkStatus();
+  InstallGeneration(*assigned);
+  return true;
+}
+
+absl::Status GroupCoordinator::ValidateAssignment(
+    const std::map<std::string, Assignment>& assignments) const {
+  std::set<TopicPartition> seen;
+  for (const auto& [member_id, assignment] : assignments) {
+    if (!IsActive(member_id)) {
+      return absl::NotFoundError(fmt::format("member {} is not active", member_id));
+    }
+    for (const TopicPartition& tp : assignment.partitions) {
+      if (tp.partition < 0 || tp.partition >= partition_count_(tp.topic)) {
+        return absl::NotFoundError(fmt::format("unknown partition {}", tp.ToString()));
+      }
+      if (!seen.insert(tp).second) {
+        return absl::InvalidArgumentError(fmt::format("partition {} assigned twice",
+                                                      tp.ToString()));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 void GroupCoordinator::AssignRoundRobin() {

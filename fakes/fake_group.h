@@ -9,6 +9,16 @@
 // assignment. In manual mode membership changes assign nothing; scenarios install generations
 // with Rebalance (per-member user_data included).
 //
+// Leader's assignor (Kafka's group protocol with a ConsumerPartitionAssignor, e.g. Kafka
+// Streams'): when every active member joined offering an assignor (ConsumerConfig::assignor)
+// of the same name, each generation is computed by the assignor of the leader — the active
+// member that joined first — over every member's subscription: its topics, the user data it
+// last set (SetUserData) and what it owns. EnforceRebalance starts a generation too (Kafka's
+// enforceRebalance; a probing rebalance). Departure: the assignor runs at once, with the user
+// data each member last set, rather than after every member rejoined with fresh data. An
+// assignor error (or an assignment naming unknown members or partitions, or a partition
+// twice) keeps that generation on the default assignor; last_assignor_error() says why.
+//
 // Cooperative, as Kafka's incremental protocol: a partition moving from member X to member Y is
 // given to Y only once X has handled its revocation (polled, run its callback, committed) —
 // until then Y's assignment leaves it out, and a follow-up generation grants it (one generation
@@ -26,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,10 +62,23 @@ class GroupCoordinator {
 
   // `partition_count` answers how many partitions a topic has (0: unknown).
   using PartitionCounter = std::function<int32_t(const std::string& topic)>;
-  GroupCoordinator(std::string group, PartitionCounter partition_count);
+  // `end_offset` answers a partition's end offset for assignors (null: every one unknown).
+  using EndOffsetReader = std::function<std::optional<int64_t>(const TopicPartition&)>;
+  GroupCoordinator(std::string group, PartitionCounter partition_count,
+                   EndOffsetReader end_offset = nullptr);
 
-  // Adds a member subscribed to `topics`; returns its id "<client_id>-<n>".
-  std::string Join(const std::string& client_id, const std::vector<std::string>& topics);
+  // Adds a member subscribed to `topics`, offering `assignor` (null: none) with subscription
+  // `user_data`; returns its id "<client_id>-<n>".
+  std::string Join(const std::string& client_id, const std::vector<std::string>& topics,
+                   GroupAssignor* assignor = nullptr, std::string user_data = "");
+  // The member's subscription user data from now on (what the next assignor run reads).
+  absl::Status SetUserData(const std::string& member_id, std::string user_data);
+  // A new generation now (Kafka's enforceRebalance), unless in manual mode.
+  absl::Status EnforceRebalance(const std::string& member_id);
+  // Why the last assignor run fell back to the default assignor (OK: it did not).
+  const absl::Status& last_assignor_error() const { return last_assignor_error_; }
+  // Whether generations are computed by the leader's assignor now.
+  bool UsesLeaderAssignor() const;
   // Removes a member (Close). Unknown ids are ignored: closing twice is harmless.
   void Leave(const std::string& member_id);
   // Re-adds a lost member after it saw its lost partitions.
@@ -93,11 +117,17 @@ class GroupCoordinator {
     std::vector<TopicPartition> delivered;  // ... and has acknowledged: what it really holds
     std::vector<RebalanceEvent> pending;
     bool lost = false;  // awaiting its lost event's delivery and rejoin
+    GroupAssignor* assignor = nullptr;  // offered at Join (not owned)
+    std::string user_data;              // its subscription's, as last set
   };
 
   // A new generation with the given assignment per active member (absent: empty).
   void InstallGeneration(const std::map<std::string, Assignment>& assignments);
   void AssignRoundRobin();
+  // Runs the leader's assignor; false (last_assignor_error_ set) when it failed or its
+  // assignment is invalid.
+  bool AssignWithLeader();
+  absl::Status ValidateAssignment(const std::map<std::string, Assignment>& assignments) const;
   void MembershipChanged();
   void Push(Member& member, RebalanceEvent event);
   // Whether an active member other than `member_id` still holds `tp`.
@@ -107,6 +137,8 @@ class GroupCoordinator {
 
   const std::string group_;
   PartitionCounter partition_count_;
+  EndOffsetReader end_offset_;
+  absl::Status last_assignor_error_;
   std::map<std::string, Member> members_;  // every member not yet left, lost ones included
   std::vector<std::string> join_order_;    // active members
   std::map<TopicPartition, int64_t> committed_;

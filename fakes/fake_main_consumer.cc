@@ -17,7 +17,8 @@ FakeMainConsumer::FakeMainConsumer(FakeBroker& broker, std::string group,
       group_(std::move(group)),
       client_id_(config.client_id.empty() ? "consumer" : config.client_id),
       config_status_(ValidateConsumerConfig(config)),
-      fetcher_(broker, config) {}
+      fetcher_(broker, config),
+      assignor_(config.assignor) {}
 
 FakeMainConsumer::~FakeMainConsumer() {
   SimNoAbortScope no_abort;  // Close is a scheduling point; a destructor must not throw
@@ -45,7 +46,7 @@ absl::Status FakeMainConsumer::Subscribe(const std::vector<std::string>& topics,
   }
   MutexLock lock(broker_.mu_);
   if (absl::Status s = broker_.CheckTopics(topics); !s.ok()) return s;
-  member_id_ = broker_.Group(group_).Join(client_id_, topics);
+  member_id_ = broker_.Group(group_).Join(client_id_, topics, assignor_, user_data_);
   listener_ = listener;
   fetcher_.JoinedGroup(group_, member_id_);
   broker_.changed_.NotifyAll();  // the other members have a generation to see
@@ -191,6 +192,27 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> FakeMainConsumer::Committed(
     if (auto it = committed.find(tp); it != committed.end()) out[tp] = it->second;
   }
   return out;
+}
+
+absl::Status FakeMainConsumer::SetSubscriptionUserData(std::string user_data) {
+  if (absl::Status s = Enter("main.set_user_data"); !s.ok()) return s;
+  user_data_ = std::move(user_data);
+  if (member_id_.empty()) return absl::OkStatus();  // sent with the Subscribe
+  MutexLock lock(broker_.mu_);
+  // A lost member is still known to the group (it rejoins with this data).
+  return broker_.Group(group_).SetUserData(member_id_, user_data_);
+}
+
+absl::Status FakeMainConsumer::EnforceRebalance() {
+  if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
+  if (absl::Status s = CheckSubscribed("enforce_rebalance"); !s.ok()) return s;
+  MutexLock lock(broker_.mu_);
+  GroupCoordinator& group = broker_.Group(group_);
+  // A lost member rejoins at its next poll, which rebalances anyway.
+  if (!group.IsActive(member_id_)) return absl::OkStatus();
+  absl::Status s = group.EnforceRebalance(member_id_);
+  broker_.changed_.NotifyAll();
+  return s;
 }
 
 void FakeMainConsumer::Close() {

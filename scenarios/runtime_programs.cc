@@ -100,7 +100,7 @@ absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
                    RegisterFailureScenarios,
                    RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
                    RegisterCracScenarios, RegisterCracCloneScenarios,
-                   RegisterBugScenarios}) {
+                   RegisterBugScenarios, RegisterAssignorScenarios}) {
     if (s.ok()) s = add(registry);
   }
   return s;

@@ -9,8 +9,7 @@ namespace restoresim {
 namespace {
 
 // Kafka Streams 4.x settings (StreamsConfig) with no effect here, sorted for binary search.
-constexpr std::array<std::string_view, 48> kUnmodelledStreams = {
-    "acceptable.recovery.lag",
+constexpr std::array<std::string_view, 45> kUnmodelledStreams = {
     "application.server",
     "buffered.records.per.partition",
     "built.in.metrics.version",
@@ -33,13 +32,11 @@ constexpr std::array<std::string_view, 48> kUnmodelledStreams = {
     "enable.metrics.push",
     "log.summary.interval.ms",
     "max.task.idle.ms",
-    "max.warmup.replicas",
     "metadata.max.age.ms",
     "metric.reporters",
     "metrics.num.samples",
     "metrics.recording.level",
     "metrics.sample.window.ms",
-    "probing.rebalance.interval.ms",
     "processing.exception.handler",
     "processor.wrapper.class",
     "production.exception.handler",

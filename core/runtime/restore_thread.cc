@@ -324,6 +324,17 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   }
   remaining_.Publish(remaining);
   if (step.records > 0) standby_updated_.Publish(reader_->standby_updated());
+  if (config_.publish_offset_sums) PublishOffsetSums();
+}
+
+void RestoreThread::PublishOffsetSums() {
+  std::map<TaskIncarnation, int64_t> sums;
+  for (const auto& [id, task] : owned_) {
+    int64_t sum = 0;
+    for (const auto& [tp, offset] : task->state_manager().pending_offsets()) sum += offset;
+    sums[task->incarnation()] = sum;
+  }
+  owned_offset_sums_.Publish(std::move(sums));
 }
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.

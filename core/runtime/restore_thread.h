@@ -94,6 +94,9 @@ struct RestoreThreadConfig {
   static constexpr size_t kFailuresPerStepMax = 1 << 16;
   int32_t max_poll_records = 1000;
   HoldPoint* hold = nullptr;  // checkpoint/restore: see hold_point.h; null when off
+  // Publish OwnedOffsetSums after every step (its stream thread reports them to the Streams
+  // assignor); off, nothing is published (no extra scheduling point).
+  bool publish_offset_sums = false;
 };
 
 class RestoreThread {
@@ -119,6 +122,12 @@ class RestoreThread {
   // Records between position and end offset over the active changelogs still restoring, as of
   // the last step.
   int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
+  // Per task it owns, the sum of its changelog positions (what its stores hold), as of the
+  // last step: the task offset sums its stream thread reports for tasks the restore thread
+  // owns (task_manager_offsets.cc). Keyed by incarnation, so a stale entry is never mistaken.
+  std::shared_ptr<const std::map<TaskIncarnation, int64_t>> OwnedOffsetSums() const {
+    return owned_offset_sums_.Snapshot();
+  }
   // Records written to standby stores so far, as of the last step.
   int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
@@ -142,6 +151,7 @@ class RestoreThread {
   // A task-less error: every owned task fails with it (one report if it owns none).
   void FailAllOwned(const absl::Status& error);
   void HandOverRestored();
+  void PublishOffsetSums();
   void MaybeCheckpoint();
   // A checkpoint's preparation: flushes and checkpoints every task it owns (never ahead of the
   // flushed data: StateManager::Checkpoint writes flushed positions); the first failure.
@@ -165,6 +175,7 @@ class RestoreThread {
   SharedCell<std::set<TopicPartition>> completed_;
   SharedCell<int64_t> remaining_{0, "remaining_records"};
   SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
+  SharedCell<std::map<TaskIncarnation, int64_t>> owned_offset_sums_{{}, "owned_offset_sums"};
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};

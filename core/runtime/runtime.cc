@@ -79,6 +79,18 @@ Runtime::~Runtime() {
   threads.clear();  // they use the suspendable transport and the hold points
 }
 
+// Kafka Streams' process id is a UUID kept in the state directory; here the checkpoint
+// identity when there is one, else one derived from application.id and state.dir (unique per
+// instance of a world, stable across restarts).
+std::string Runtime::AssignorProcessId() const {
+  if (!checkpoint_.process_id.empty()) return checkpoint_.process_id;
+  std::string id = config_.application_id + "-" + config_.state_dir;
+  for (char& ch : id) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
+  }
+  return id.substr(0, 200);
+}
+
 std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
   StreamThreadConfig c;
   c.name = ThreadName(index);
@@ -102,6 +114,17 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
   c.tasks.checkpoint_offset_delta_min = config_.checkpoint_offset_delta_min;
   c.restore.task_timeout_ns = config_.task_timeout_ms * kMillisecond;
   c.tasks.task_timeout_ns = config_.task_timeout_ms * kMillisecond;
+  if (config_.streams_assignor()) {
+    c.streams_assignor = StreamsGroupAssignorConfig{
+        .application_id = config_.application_id,
+        .input_topic = config_.input_topic,
+        .tasks = {.num_standby_replicas = config_.num_standby_replicas,
+                  .max_warmup_replicas = config_.max_warmup_replicas,
+                  .acceptable_recovery_lag = config_.acceptable_recovery_lag},
+        .probing_rebalance_interval_ms = config_.probing_rebalance_interval_ms};
+    if (!config_.store_names.empty()) c.streams_assignor->store_names = config_.store_names;
+    c.process_id = AssignorProcessId();
+  }
   if (enabled_) {
     holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
     c.restore.hold = holds_.back().get();

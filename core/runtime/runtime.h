@@ -135,6 +135,7 @@ class Runtime {
   std::string Label() const;
   // runtime_lifecycle.cc: the state machine and the handler.
   std::unique_ptr<StreamThread> NewThread(int32_t index);
+  std::string AssignorProcessId() const;
   void SetStateLocked(RuntimeState next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnThreadState(StreamThread& thread, StreamThreadState from, StreamThreadState to);
   void OnThreadFailed(StreamThread& thread, const absl::Status& error);

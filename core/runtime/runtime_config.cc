@@ -55,6 +55,10 @@ absl::Status RuntimeConfig::Validate() const {
         processing_guarantee));
   }
   if (state_dir.empty()) return absl::InvalidArgumentError("state.dir: must not be empty");
+  if (group_assignor != "default" && group_assignor != "streams") {
+    return absl::InvalidArgumentError(fmt::format(
+        "restoresim.group.assignor: '{}' is not default or streams", group_assignor));
+  }
   for (absl::Status s : {Range("num.stream.threads", num_stream_threads, 1, kStreamThreadsMax),
                          Range("num.standby.replicas", num_standby_replicas, 0, 16),
                          Range("commit.interval.ms", commit_interval_ms, 0, 86'400'000),
@@ -64,7 +68,12 @@ absl::Status RuntimeConfig::Validate() const {
                                1'000'000),
                          Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000),
                          Range("checkpoint_offset_delta_min", checkpoint_offset_delta_min, 0,
-                               int64_t{1} << 40)}) {
+                               int64_t{1} << 40),
+                         Range("max.warmup.replicas", max_warmup_replicas, 1, 1'000'000),
+                         Range("acceptable.recovery.lag", acceptable_recovery_lag, 0,
+                               INT64_MAX),
+                         Range("probing.rebalance.interval.ms", probing_rebalance_interval_ms,
+                               60'000, 86'400'000'000)}) {
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
@@ -99,6 +108,14 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
       s = ParseInt(key, value, c.restore_max_poll_records);
     } else if (key == "task.timeout.ms") {
       s = ParseInt(key, value, c.task_timeout_ms);
+    } else if (key == "max.warmup.replicas") {
+      s = ParseInt(key, value, c.max_warmup_replicas);
+    } else if (key == "acceptable.recovery.lag") {
+      s = ParseInt(key, value, c.acceptable_recovery_lag);
+    } else if (key == "probing.rebalance.interval.ms") {
+      s = ParseInt(key, value, c.probing_rebalance_interval_ms);
+    } else if (key == "restoresim.group.assignor") {
+      c.group_assignor = value;
     } else {
       if (warnings != nullptr) warnings->push_back(IgnoredSettingWarning(key));
     }

@@ -27,6 +27,15 @@ struct RuntimeConfig {
   // task.timeout.ms: how long retryable errors may hold a task back before it fails (0: the
   // first one fails it); Kafka's default, 5 minutes.
   int64_t task_timeout_ms = 300000;
+  // The Streams assignor's settings (HighAvailabilityTaskAssignor), Kafka's defaults.
+  int32_t max_warmup_replicas = 2;                  // max.warmup.replicas (>= 1)
+  int64_t acceptable_recovery_lag = 10000;          // acceptable.recovery.lag (>= 0)
+  int64_t probing_rebalance_interval_ms = 600000;   // probing.rebalance.interval.ms (>= 60 s)
+  // Not a Kafka setting (restoresim.group.assignor): "streams" runs Kafka Streams' assignor
+  // on the group leader (standbys, warm-ups, probing rebalances; needs a backend that runs
+  // client-side assignors: the fake broker, not librdkafka); "default" (the default) leaves
+  // the assignment to the group (round-robin, or a scenario's), as before.
+  std::string group_assignor = "default";
   // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
   std::vector<std::string> store_names;
   // Not a Kafka setting (Kafka fixes it at 10 000: kCheckpointOffsetDeltaMin): an unforced
@@ -38,6 +47,7 @@ struct RuntimeConfig {
   static constexpr int32_t kStreamThreadsMax = 64;
 
   bool exactly_once() const { return processing_guarantee == "exactly_once_v2"; }
+  bool streams_assignor() const { return group_assignor == "streams"; }
   absl::Status Validate() const;
   // Builds a config from Kafka Streams properties. A bad value of a known key is an error
   // naming the key; a key restoresim does not know — Kafka Streams' settings it does not

@@ -41,6 +41,27 @@ TEST(RuntimeConfigTest, TaskTimeoutMsDefaultsToKafkasFiveMinutesAndZeroIsAllowed
   EXPECT_EQ(c->task_timeout_ms, 0) << "0: the first retryable error fails the task";
 }
 
+TEST(RuntimeConfigTest, AssignorSettingsDefaultToKafkasAndParse) {
+  absl::StatusOr<RuntimeConfig> c =
+      RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->max_warmup_replicas, 2);
+  EXPECT_EQ(c->acceptable_recovery_lag, 10000);
+  EXPECT_EQ(c->probing_rebalance_interval_ms, 600000);
+  EXPECT_FALSE(c->streams_assignor()) << "the group's default assignment unless asked";
+  c = RuntimeConfig::FromProperties({{"application.id", "a"},
+                                     {"input.topic", "t"},
+                                     {"max.warmup.replicas", "5"},
+                                     {"acceptable.recovery.lag", "0"},
+                                     {"probing.rebalance.interval.ms", "60000"},
+                                     {"restoresim.group.assignor", "streams"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->max_warmup_replicas, 5);
+  EXPECT_EQ(c->acceptable_recovery_lag, 0);
+  EXPECT_EQ(c->probing_rebalance_interval_ms, 60000);
+  EXPECT_TRUE(c->streams_assignor());
+}
+
 TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
   const std::map<std::string, std::string> base = {{"application.id", "app"},
                                                    {"input.topic", "in"}};
@@ -55,6 +76,10 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
       {"state.dir", "", "state.dir: must not be empty"},
       {"restore.consumer.max.poll.records", "0", "restore.consumer.max.poll.records"},
       {"task.timeout.ms", "-1", "task.timeout.ms: -1 is outside"},
+      {"max.warmup.replicas", "0", "max.warmup.replicas: 0 is outside [1, "},
+      {"acceptable.recovery.lag", "-1", "acceptable.recovery.lag: -1 is outside"},
+      {"probing.rebalance.interval.ms", "59999", "probing.rebalance.interval.ms: 59999 is"},
+      {"restoresim.group.assignor", "sticky", "restoresim.group.assignor: 'sticky' is not"},
   };
   for (const Case& c : cases) {
     std::map<std::string, std::string> props = base;

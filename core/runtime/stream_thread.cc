@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/assignment_info.h"
 #include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
@@ -11,13 +12,20 @@ namespace restoresim {
 StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Clock& clock,
                            StateRestoreListener* listener, Atomic<uint64_t>& incarnations)
     : config_(std::move(config)), clock_(clock) {
+  if (config_.streams_assignor) {
+    RS_CHECK(!config_.process_id.empty(), "stream thread '{}': the Streams assignor needs a "
+             "process id", config_.name);
+    assignor_ = std::make_unique<StreamsGroupAssignor>(*config_.streams_assignor, clock);
+  }
   consumer_ = transport.NewMainConsumer(
       config_.group, {.client_id = ConsumerId(),
                       .max_poll_records = config_.max_poll_records,
-                      .auto_offset_reset = OffsetReset::kEarliest});
+                      .auto_offset_reset = OffsetReset::kEarliest,
+                      .assignor = assignor_.get()});
   producer_ = transport.NewProducer(ProducerId());
   RestoreThreadConfig restore = config_.restore;
   restore.name = config_.name + "-restore";
+  restore.publish_offset_sums = assignor_ != nullptr;
   restore_ = std::make_unique<RestoreThread>(transport, clock, listener, restore);
   TaskManagerConfig tasks = config_.tasks;
   tasks.clock = &clock;  // backoff between a clean close's commit attempts
@@ -74,7 +82,28 @@ absl::Status StreamThread::Subscribe() {
   if (state() == StreamThreadState::kCreated) SetState(StreamThreadState::kStarting);  // by hand
   if (!restore_->started()) restore_->Start();
   next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
+  if (assignor_ != nullptr) {
+    tasks_->ScanStateDirectory();  // task directories an earlier run left
+    if (absl::Status s = ReportSubscription(); !s.ok()) return s;
+  }
   return consumer_->Subscribe({config_.tasks.input_topic}, tasks_.get());
+}
+
+absl::Status StreamThread::ReportSubscription() {
+  RS_CHECK(assignor_ != nullptr, "stream thread '{}' reports offsets without the assignor",
+           config_.name);
+  SubscriptionInfo info{.process_id = config_.process_id,
+                        .task_offset_sums = tasks_->TaskOffsetSums()};
+  return consumer_->SetSubscriptionUserData(info.Encode());
+}
+
+void StreamThread::MaybeProbingRebalance() {
+  const std::optional<int64_t> at_ms = tasks_->probing_rebalance_at_ms();
+  if (!at_ms || clock_.NowNs() / kMillisecond < *at_ms) return;
+  tasks_->ClearProbingRebalance();
+  TraceMark("cover", "probing rebalance triggered");
+  // A failure is not fatal: the member rejoins at its next poll and rebalances anyway.
+  if (absl::Status s = consumer_->EnforceRebalance(); !s.ok()) (void)s;
 }
 
 void StreamThread::Start() {
@@ -136,6 +165,9 @@ absl::Status StreamThread::RunOnce() {
   // fetched already buffered would cap processing at that many records per poll timeout (Kafka
   // Streams drains its buffers in an inner loop between polls instead).
   const TimeNs poll_timeout_ns = tasks_->HasBuffered() ? 0 : config_.poll_timeout_ns;
+  if (assignor_ != nullptr) {
+    if (absl::Status s = ReportSubscription(); !s.ok() && !IsRetryable(s)) return s;
+  }
   absl::StatusOr<PollResult> polled = consumer_->Poll(poll_timeout_ns);
   bool got_records = false;
   if (polled.ok()) {
@@ -150,6 +182,7 @@ absl::Status StreamThread::RunOnce() {
     if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
   }
   UpdateState(rebalances_before);
+  if (assignor_ != nullptr) MaybeProbingRebalance();
   // The client's gate: read and observed with no scheduling point between (so the oracle sees
   // exactly what the gate let through).
   if (processing_stopped_.load(std::memory_order_relaxed)) return absl::OkStatus();

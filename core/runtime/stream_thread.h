@@ -24,12 +24,14 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/port/clock.h"
 #include "core/runtime/hold_point.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread_state.h"
+#include "core/runtime/streams_group_assignor.h"
 #include "core/runtime/task_manager.h"
 #include "core/sync/atomic.h"
 #include "core/sync/thread.h"
@@ -50,6 +52,12 @@ struct StreamThreadConfig {
   HoldPoint* hold = nullptr;
   // How long a failed thread's own shutdown may wait for its restore thread.
   TimeNs failure_shutdown_timeout_ns = 30 * kSecond;
+  // The Streams assignor (streams_group_assignor.h), or none (the group's default assignment
+  // or a scenario's). With it the main consumer offers it to the group, the thread sets its
+  // SubscriptionInfo (process_id, its task offset sums) before Subscribe and every poll, and
+  // triggers the probing rebalances its assignments schedule (Kafka's enforceRebalance).
+  std::optional<StreamsGroupAssignorConfig> streams_assignor;
+  std::string process_id;  // its instance's (KafkaStreams' process id); required with it
 };
 
 class StreamThread {
@@ -83,6 +91,8 @@ class StreamThread {
   absl::Status RunOnce();
 
   TaskManager& task_manager() { return *tasks_; }
+  // The Streams assignor its consumer offers (null without one).
+  const StreamsGroupAssignor* streams_assignor() const { return assignor_.get(); }
   RestoreThread& restore_thread() { return *restore_; }
   const std::string& name() const { return config_.name; }
   int64_t loops() const { return loops_; }
@@ -105,11 +115,16 @@ class StreamThread {
   // After a loop handled rebalances and the restore thread's events: PARTITIONS_ASSIGNED when
   // a rebalance came, RUNNING once every assigned active runs.
   void UpdateState(int64_t rebalances_before);
+  // With the Streams assignor: sets the subscription's user data (its offset sums), and
+  // triggers a probing rebalance that is due.
+  absl::Status ReportSubscription();
+  void MaybeProbingRebalance();
   // Restore thread, tasks, clients; DEAD. Once (completed_).
   absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result);
 
   const StreamThreadConfig config_;
   Clock& clock_;
+  std::unique_ptr<StreamsGroupAssignor> assignor_;  // outlives the consumer offering it
   std::unique_ptr<MainConsumer> consumer_;
   std::unique_ptr<Producer> producer_;
   std::unique_ptr<RestoreThread> restore_;

@@ -297,6 +297,15 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
     GateCall call(t_);
     return const_cast<MainConsumerWrapper*>(this)->Connected().MemberId();
   }
+  absl::Status SetSubscriptionUserData(std::string user_data) override {
+    GateCall call(t_);
+    user_data_ = user_data;  // a reconnect subscribes with it
+    return Connected().SetSubscriptionUserData(std::move(user_data));
+  }
+  absl::Status EnforceRebalance() override {
+    GateCall call(t_);
+    return Connected().EnforceRebalance();
+  }
   void Close() override {
     GateCall call(t_);
     closed_ = true;
@@ -322,11 +331,13 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
   void AfterConnect(MainConsumer& c) override {
     if (closed_ || listener_ == nullptr) return;
     // Rejoins as a new member; a failure surfaces at the next poll as any other would.
+    if (!user_data_.empty()) (void)c.SetSubscriptionUserData(user_data_);
     (void)c.Subscribe(topics_, listener_);
   }
 
   const std::string group_;
   const ConsumerConfig config_;
+  std::string user_data_;
   bool closed_ = false;
   std::vector<std::string> topics_;
   RebalanceListener* listener_ = nullptr;

@@ -84,6 +84,7 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
     errors_.push_back(info.status());
     info = AssignmentInfo{};
   }
+  probing_rebalance_at_ms_ = info->rebalance_at_ms;  // a new assignment replaces the schedule
   wanted_active_.clear();
   std::vector<TopicPartition> to_pause;
   for (const TopicPartition& tp : assignment.partitions) {

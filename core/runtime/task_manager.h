@@ -139,6 +139,19 @@ class TaskManager final : public RebalanceListener {
   // Whether its restore thread holds an active task (restoring it).
   bool RestoreThreadHoldsActives() const;
 
+  // ---- the Streams assignor's inputs and outputs (task_manager_offsets.cc) ----
+  // Kafka's TaskManager.getTaskOffsetSums: per task this thread has state for, the sum of its
+  // changelog positions — kLatestOffset for a running active; the restore thread's published
+  // sums for the tasks it owns (restoring actives and standbys are never left out), their
+  // sums at hand-over until it published; and for task directories it does not own, the
+  // checkpoint found at ScanStateDirectory or the sum a task had when this thread last held it.
+  std::map<TaskId, int64_t> TaskOffsetSums();
+  // Reads the checkpoints of the task directories under state_dir (once, before joining).
+  void ScanStateDirectory();
+  // When the last assignment asked this member to trigger a probing rebalance (clock ms).
+  std::optional<int64_t> probing_rebalance_at_ms() const { return probing_rebalance_at_ms_; }
+  void ClearProbingRebalance() { probing_rebalance_at_ms_.reset(); }
+
  private:
   std::optional<TaskType> Wanted(TaskId id) const;
   std::unique_ptr<Task> NewTask(TaskId id, TaskType type);
@@ -207,6 +220,12 @@ class TaskManager final : public RebalanceListener {
   std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
   std::map<TaskId, TaskIncarnation> awaiting_;
   std::vector<TaskItem> close_items_;
+  // Offset sums: of tasks at hand-over (until the restore thread publishes theirs), and the
+  // last known of every task directory (task_manager_offsets.cc).
+  std::map<TaskId, std::pair<TaskIncarnation, int64_t>> handed_over_sums_;
+  std::map<TaskId, int64_t> last_known_sums_;
+  std::optional<int64_t> probing_rebalance_at_ms_;
+  void NoteHandedOver(const Task& task);
   // Running actives whose partition was revoked, committed (true) or not (the commit failed:
   // they close dirty), waiting for the assignment of the same rebalance.
   std::map<TaskId, bool> revoked_running_;

@@ -53,6 +53,7 @@ absl::Status TaskManager::HandOver() {
              "task {} handed over while the restore thread has an incarnation of it",
              task->incarnation().ToString());
     in_restore_[task->id()] = {task->incarnation(), task->effective_type()};
+    NoteHandedOver(*task);
     TaskItem item;
     item.kind = TaskItem::Kind::kCreate;
     item.incarnation = task->incarnation();

@@ -67,10 +67,16 @@ struct PollResult {
 
 enum class OffsetReset { kNone, kEarliest, kLatest };
 
+class GroupAssignor;
+
 struct ConsumerConfig {
   std::string client_id;
   int32_t max_poll_records = 1000;           // max.poll.records
   OffsetReset auto_offset_reset = OffsetReset::kNone;  // for a partition without a position
+  // Main consumer only: the assignor this member offers its group (Kafka's
+  // partition.assignment.strategy; Kafka Streams always offers its StreamsPartitionAssignor).
+  // Null: the group's default. Not owned; must outlive the consumer. See GroupAssignor.
+  GroupAssignor* assignor = nullptr;
 };
 
 // A consumer without group membership: Kafka Streams' restore consumer.
@@ -111,6 +117,41 @@ struct Assignment {
   std::string user_data;
 };
 
+// One member's subscription as the group leader's assignor sees it (Kafka's
+// ConsumerPartitionAssignor.Subscription).
+struct GroupMemberSubscription {
+  std::vector<std::string> topics;    // sorted
+  std::string user_data;              // what the member last set (SetSubscriptionUserData)
+  std::vector<TopicPartition> owned;  // its partitions as of the latest generation, sorted
+};
+
+// What an assignor may read about the cluster while it assigns: Kafka's assignor gets the
+// cluster metadata and, in Kafka Streams, reads changelog end offsets with its admin client.
+class GroupAssignorContext {
+ public:
+  virtual ~GroupAssignorContext() = default;
+  virtual int32_t PartitionCount(const std::string& topic) const = 0;  // 0: unknown topic
+  // The end offset of a partition; nullopt for an unknown one.
+  virtual std::optional<int64_t> EndOffset(const TopicPartition& partition) const = 0;
+};
+
+// A group assignor (Kafka's ConsumerPartitionAssignor). The group runs the assignor of its
+// leader (the member that joined first) at every rebalance, over every member's subscription,
+// once every member offers an assignor of the same Name(); until then the group assigns with
+// its default. Assign returns an assignment per member id (members left out get nothing);
+// every partition at most once. An error keeps the group on its default assignment for that
+// generation. Thread-safety: Assign may be called on any thread (whichever caused the
+// rebalance), never concurrently for one group; it must not call the transport.
+class GroupAssignor {
+ public:
+  virtual ~GroupAssignor() = default;
+  virtual std::string Name() const = 0;
+  virtual absl::StatusOr<std::map<std::string, Assignment>> Assign(
+      const std::string& leader_member_id,
+      const std::map<std::string, GroupMemberSubscription>& members,
+      const GroupAssignorContext& cluster) = 0;
+};
+
 // Rebalance callbacks, called on the thread that calls MainConsumer::Poll, inside Poll, in the
 // order the rebalances happened: for each, revoked (or lost) first, then assigned.
 // OnPartitionsRevoked is called only when something is revoked, and the revoked partitions are
@@ -147,6 +188,14 @@ class MainConsumer {
   virtual absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::vector<TopicPartition>& partitions) = 0;
   virtual std::string MemberId() const = 0;
+  // The user data of this member's subscription (Kafka: the assignor's subscriptionUserData),
+  // which the leader's assignor reads at every rebalance from now on. Set it on the
+  // consumer's own thread, before Subscribe and before each poll: the group sees what the
+  // member last set. kUnimplemented where the backend runs no custom assignor.
+  virtual absl::Status SetSubscriptionUserData(std::string user_data) = 0;
+  // Asks the group for a new rebalance (Kafka's enforceRebalance): a probing rebalance.
+  // kUnimplemented where the backend cannot.
+  virtual absl::Status EnforceRebalance() = 0;
   virtual void Close() = 0;
 };
 

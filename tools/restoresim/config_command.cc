@@ -34,6 +34,10 @@ std::vector<std::pair<std::string, std::string>> Settings(const RuntimeConfig& c
       {"main.consumer.max.poll.records", std::to_string(c.max_poll_records)},
       {"restore.consumer.max.poll.records", std::to_string(c.restore_max_poll_records)},
       {"task.timeout.ms", std::to_string(c.task_timeout_ms)},
+      {"max.warmup.replicas", std::to_string(c.max_warmup_replicas)},
+      {"acceptable.recovery.lag", std::to_string(c.acceptable_recovery_lag)},
+      {"probing.rebalance.interval.ms", std::to_string(c.probing_rebalance_interval_ms)},
+      {"restoresim.group.assignor", c.group_assignor},
   };
 }
 

@@ -91,6 +91,11 @@ class RdKafkaMainConsumer final : public MainConsumer {
   absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::vector<TopicPartition>& partitions) override;
   std::string MemberId() const override;
+  // librdkafka has no custom (client-side) assignors: a consumer built with an assignor
+  // fails Subscribe with kUnimplemented, and these two are kUnimplemented too (on a real
+  // broker the group's own assignor places no standbys: docs/DESIGN.md, "Kafka fidelity").
+  absl::Status SetSubscriptionUserData(std::string user_data) override;
+  absl::Status EnforceRebalance() override;
   void Close() override;
 
  private:
@@ -107,6 +112,7 @@ class RdKafkaMainConsumer final : public MainConsumer {
   const RdKafkaOptions options_;
   std::unique_ptr<ConsumerCore> core_;
   RebalanceListener* listener_ = nullptr;
+  const std::string assignor_name_;  // of ConsumerConfig::assignor; empty: none
   bool subscribed_ = false;
   bool closed_ = false;
   bool closing_ = false;      // inside rd_kafka_consumer_close: no listener calls

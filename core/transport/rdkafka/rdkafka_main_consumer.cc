@@ -13,7 +13,8 @@ namespace restoresim::rdkafka {
 RdKafkaMainConsumer::RdKafkaMainConsumer(const std::vector<Setting>& settings,
                                          const ConsumerConfig& config,
                                          const RdKafkaOptions& options, Clock& clock)
-    : options_(options) {
+    : options_(options),
+      assignor_name_(config.assignor == nullptr ? "" : config.assignor->Name()) {
   absl::StatusOr<rd_kafka_conf_t*> conf = NewConf(settings);
   if (!conf.ok()) {
     init_status_ = conf.status();
@@ -89,6 +90,12 @@ absl::Status RdKafkaMainConsumer::Subscribe(const std::vector<std::string>& topi
   if (absl::Status s = Enter("main.subscribe"); !s.ok()) return s;
   if (topics.empty()) return absl::InvalidArgumentError("subscribe: empty topic list");
   if (subscribed_) return absl::FailedPreconditionError("subscribe: already subscribed");
+  if (!assignor_name_.empty()) {
+    return absl::UnimplementedError(fmt::format(
+        "subscribe: librdkafka runs no client-side assignor, so the '{}' assignor (standbys, "
+        "warm-ups, probing rebalances) cannot be used against a real broker; use the "
+        "broker's default assignment (restoresim.group.assignor=default)", assignor_name_));
+  }
   for (const std::string& topic : topics) {
     absl::StatusOr<int32_t> count =
         PartitionCount(handle_.get(), topic, options_.request_timeout_ns);
@@ -189,6 +196,20 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaMainConsumer::Committed
     if (e.offset >= 0) out[PartitionOf(e)] = e.offset;
   }
   return out;
+}
+
+absl::Status RdKafkaMainConsumer::SetSubscriptionUserData(std::string user_data) {
+  if (absl::Status s = Enter("main.set_user_data"); !s.ok()) return s;
+  return absl::UnimplementedError(fmt::format(
+      "set subscription user data ({} bytes): librdkafka sends no subscription user data of a "
+      "custom assignor", user_data.size()));
+}
+
+absl::Status RdKafkaMainConsumer::EnforceRebalance() {
+  if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
+  return absl::UnimplementedError(
+      "enforce rebalance: librdkafka has no enforceRebalance (probing rebalances need the "
+      "Streams assignor, which librdkafka cannot run)");
 }
 
 std::string RdKafkaMainConsumer::MemberId() const {

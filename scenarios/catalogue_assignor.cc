@@ -1,0 +1,215 @@
+// The Streams assignor on the group leader (streams_group_assignor.h, fake_group.h): instances
+// whose stream threads offer it, so every generation is Kafka Streams' high-availability
+// assignment over the members' task offset sums — standbys placed by num.standby.replicas,
+// new instances warmed up before they take actives over in a probing rebalance. Instances are
+// built as a Fleet builds them (one StateDirectory and state directory each, threads
+// "<instance>-StreamThread-1"), but start one by one and are never rebalanced by hand.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "core/runtime/state_directory.h"
+#include "core/runtime/stream_thread.h"
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using sim::RunEnv;
+using testing::RuntimeWorld;
+
+struct AssignorParams {
+  int32_t instances = 2;         // 2 + Choose(2): a, then the new ones
+  int32_t partitions = 2;        // instances + Choose(2): every instance gets an active
+  int changelog_records = 60;    // per partition before the application runs: 60 + Choose(140)
+  int32_t restore_batch = 2;     // restore.max_poll_records: 2 + Choose(9)
+  int64_t acceptable_lag = 5;    // acceptable.recovery.lag: 5 + Choose(10)
+  int64_t probing_ms = 300;      // probing.rebalance.interval.ms: 300 + 100 * Choose(5)
+  TimeNs join_gap_ns = 0;        // between the new instances' joins: 50 ms * Choose(3)
+  int input_records = 0;         // per partition and burst: Choose(20)
+
+  static AssignorParams Draw(RunEnv& env) {
+    AssignorParams p;
+    p.instances = 2 + static_cast<int32_t>(env.Choose(2));
+    p.partitions = p.instances + static_cast<int32_t>(env.Choose(2));
+    p.changelog_records = 60 + static_cast<int>(env.Choose(140));
+    p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+    p.acceptable_lag = 5 + static_cast<int64_t>(env.Choose(10));
+    p.probing_ms = 300 + 100 * static_cast<int64_t>(env.Choose(5));
+    p.join_gap_ns = static_cast<TimeNs>(env.Choose(3)) * 50 * kMillisecond;
+    p.input_records = static_cast<int>(env.Choose(20));
+    return p;
+  }
+  std::string ToString() const {
+    return fmt::format(
+        "partitions={} instances={} changelog_records={} restore_batch={} acceptable_lag={} "
+        "probing_ms={} join_gap_ms={} input_records={}",
+        partitions, instances, changelog_records, restore_batch, acceptable_lag, probing_ms,
+        join_gap_ns / kMillisecond, input_records);
+  }
+};
+
+// Instances of one stream thread each, offering the Streams assignor.
+class AssignorFleet {
+ public:
+  AssignorFleet(RuntimeWorld& w, const AssignorParams& p) {
+    for (int32_t i = 0; i < p.instances; ++i) {
+      const std::string instance(1, static_cast<char>('a' + i));
+      directories_.push_back(std::make_unique<StateDirectory>());
+      StreamThreadConfig c = w.StreamConfig(instance + "-StreamThread-1");
+      c.tasks.state_dir = fmt::format("/state/{}/app", instance);
+      c.tasks.directory = directories_.back().get();
+      c.poll_timeout_ns = kPollNs;
+      c.commit_interval_ns = kCommitIntervalNs;
+      c.restore.max_poll_records = p.restore_batch;
+      c.restore.checkpoint_interval_ns = 500 * kMillisecond;
+      c.streams_assignor = StreamsGroupAssignorConfig{
+          .application_id = "app",
+          .input_topic = "input",
+          .store_names = w.stores,
+          .tasks = {.num_standby_replicas = 1,
+                    .max_warmup_replicas = 2,
+                    .acceptable_recovery_lag = p.acceptable_lag},
+          .probing_rebalance_interval_ms = p.probing_ms};
+      c.process_id = instance;
+      state_dirs_.push_back(c.tasks.state_dir);
+      threads_.push_back(
+          std::make_unique<StreamThread>(std::move(c), w.broker, w.clock, nullptr, incarnations_));
+    }
+  }
+  StreamThread& thread(size_t i) { return *threads_[i]; }
+  size_t size() const { return threads_.size(); }
+  std::vector<Member> members(size_t count) {
+    std::vector<Member> out;
+    for (size_t i = 0; i < count; ++i) out.push_back({threads_[i].get(), state_dirs_[i]});
+    return out;
+  }
+  absl::Status Shutdown(TimeNs timeout_ns) {
+    const TimeNs deadline_ns = DeadlineAfter(clock_now_(), timeout_ns);
+    absl::Status first;
+    for (auto& t : threads_) {
+      const TimeNs now = clock_now_();
+      absl::Status s = t->Shutdown(deadline_ns > now ? deadline_ns - now : 0);
+      if (first.ok() && !s.ok()) first = s;
+    }
+    return first;
+  }
+  std::function<TimeNs()> clock_now_;
+
+ private:
+  std::vector<std::unique_ptr<StateDirectory>> directories_;
+  Atomic<uint64_t> incarnations_{0, "assignor_fleet_incarnations"};
+  std::vector<std::unique_ptr<StreamThread>> threads_;
+  std::vector<std::string> state_dirs_;
+};
+
+// Whether every instance runs at least its share (partitions / instances) of actives.
+bool Balanced(AssignorFleet& fleet, int32_t partitions) {
+  const size_t share = static_cast<size_t>(partitions) / fleet.size();
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    if (fleet.thread(i).task_manager().running().size() < share) return false;
+  }
+  return true;
+}
+
+// At the end: each task's standby (num.standby.replicas = 1) on an instance other than its
+// active's.
+void CheckStandbysPlaced(RunEnv& env, AssignorFleet& fleet, int32_t partitions) {
+  for (int32_t q = 0; q < partitions; ++q) {
+    const TaskId id{0, q};
+    size_t active = fleet.size();
+    size_t standbys = 0;
+    for (size_t i = 0; i < fleet.size(); ++i) {
+      if (fleet.thread(i).task_manager().running().contains(id)) active = i;
+      if (fleet.thread(i).task_manager().wanted_standby().contains(id)) ++standbys;
+    }
+    if (active == fleet.size() || standbys < 1 ||
+        fleet.thread(active).task_manager().wanted_standby().contains(id)) {
+      FailInvariant(env, "final_state", id.ToString(),
+                    fmt::format("{} standby(s) placed by the assignor, active on {}: every task "
+                                "needs its num.standby.replicas=1 standby on another instance",
+                                standbys, active == fleet.size() ? "none"
+                                                                 : fleet.thread(active).name()));
+    }
+  }
+}
+
+// scenario.standbys_placed_by_assignor
+//   Instances offering the Streams assignor (num.standby.replicas=1, a small
+//   acceptable.recovery.lag, a short probing.rebalance.interval.ms): a starts alone and
+//   restores every task's long changelog; once they run, one or two new instances join (a
+//   drawn gap apart) with no state. The leader's assignor keeps the actives on a (the new
+//   instances are not caught up) and gives the new instances standbys or warm-ups of the
+//   tasks that are to move; they restore them; the probing rebalances the leader triggers
+//   then move the caught-up tasks over, until the assignment is balanced.
+//   Must hold: at every step the oracle's invariants; the leader's assignor scheduled a
+//   probing rebalance and, in the end, every instance runs its share of the actives (the
+//   probing moves happened); every task has its standby on an instance other than its
+//   active's; the counts equal the reference model and the standbys caught up.
+void StandbysPlacedByAssignor(RunEnv& env) {
+  const AssignorParams p = AssignorParams::Draw(env);
+  NoteParams(p.ToString());
+  RuntimeWorld w(/*faults=*/false, p.partitions);
+  for (int32_t q = 0; q < p.partitions; ++q) {
+    w.WriteChangelog(q, p.changelog_records);
+    ProduceInput(w, env.random, q, p.input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, p.partitions);
+  AssignorFleet fleet(w, p);
+  fleet.clock_now_ = [&w]() { return w.clock.NowNs(); };
+  fleet.thread(0).Start();
+  AwaitConverged(env, w, fleet.members(1), p.partitions, {.require_standbys = false});
+  for (int32_t q = 0; q < p.partitions; ++q) ProduceInput(w, env.random, q, p.input_records);
+  for (size_t i = 1; i < fleet.size(); ++i) {
+    if (i > 1) w.clock.SleepFor(p.join_gap_ns);
+    TraceMark("scenario", "instance joins: " + fleet.thread(i).name());
+    fleet.thread(i).Start();
+  }
+  const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
+  while (w.broker.Members("app").size() < fleet.size() && w.clock.NowNs() < deadline) {
+    w.clock.SleepFor(5 * kMillisecond);
+  }
+  while (!Balanced(fleet, p.partitions) && w.clock.NowNs() < deadline) {
+    w.clock.SleepFor(10 * kMillisecond);
+  }
+  const StreamsGroupAssignor* leader = fleet.thread(0).streams_assignor();
+  if (!Balanced(fleet, p.partitions) || leader->probing_scheduled() == 0) {
+    FailInvariant(env, "liveness", "assignor",
+                  fmt::format("not balanced within {} s ({} probing rebalances scheduled): the "
+                              "new instances never took actives over",
+                              kConvergeNsMax / kSecond, leader->probing_scheduled()));
+  }
+  TraceMark("cover", "probing rebalance moved actives to caught-up instances");
+  if (leader->with_warmups() > 0) TraceMark("cover", "assignor scenario saw a warm-up");
+  const std::vector<Member> members = fleet.members(fleet.size());
+  AwaitConverged(env, w, members, p.partitions);
+  CheckRunningStores(env, w, members);
+  CheckStandbysPlaced(env, fleet, p.partitions);
+  const auto standbys = WantedStandbys(members);
+  // The tail: no more generations while the instances leave one by one.
+  w.broker.SetManualAssignment("app", true);
+  ShutdownWithin(env, w, "fleet", kShutdownTimeoutNs,
+                 [&](TimeNs timeout_ns) { return fleet.Shutdown(timeout_ns); });
+  w.oracle.CheckFinal();
+  CheckChangelogs(env, w, p.partitions, baselines);
+  CheckStandbys(env, w, standbys, 0);
+}
+
+}  // namespace
+
+absl::Status RegisterAssignorScenarios(sim::ProgramRegistry& registry) {
+  return AddAll(registry,
+                {
+                    sim::Program{.name = "scenario.standbys_placed_by_assignor",
+                                 .description = "the leader's Streams assignor places standbys "
+                                                "and warm-ups; probing rebalances move "
+                                                "caught-up tasks to new instances",
+                                 .steps_hint = 20'000,
+                                 .steps_max = 4'000'000,
+                                 .body = StandbysPlacedByAssignor},
+                });
+}
+
+}  // namespace restoresim::scenarios
