@@ -42,6 +42,7 @@
 #include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
 #include "core/runtime/hold_point.h"
+#include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
@@ -58,6 +59,9 @@ struct TaskItem {
   // CLOSE: the changelogs to unregister, captured by the stream thread before it cleared the
   // task's stores. Changelogs of a task the restore thread itself owns are added to them.
   std::vector<TopicPartition> changelogs;
+  // CLOSE of a standby the assignment now wants as an active (KIP-988's PROMOTED; otherwise
+  // its standby update listener hears MIGRATED).
+  bool promoted = false;
 };
 
 struct RestoreEvent {
@@ -89,6 +93,7 @@ struct RestoreThreadConfig {
   static constexpr size_t kFailuresPerStepMax = 1 << 16;
   int32_t max_poll_records = 1000;
   HoldPoint* hold = nullptr;  // checkpoint/restore: see hold_point.h; null when off
+  StateUpdaterMetricsConfig metrics;  // KIP-869 metrics (state_updater_metrics.h)
 };
 
 class RestoreThread {
@@ -116,6 +121,8 @@ class RestoreThread {
   int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
   // Records written to standby stores so far, as of the last step.
   int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
+  // Its KIP-869 metrics as of its last loop iteration, measured at now_ns (any thread).
+  std::vector<KafkaMetric> KafkaMetrics(TimeNs now_ns) const;
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -150,6 +157,13 @@ class RestoreThread {
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
   void Emit(RestoreEvent event);
   void ReturnAllTasks();
+  // restore_thread_metrics.cc: the loop's timing for the KIP-869 ratios, and the gauges.
+  void MeasuredIdleWait(std::vector<std::vector<TaskItem>>& rounds);
+  void MeasuredErrorBackoff();
+  void MeasuredMaybeCheckpoint();
+  // Records the iteration and publishes the metrics' snapshot.
+  void EndIterationMetrics();
+  UpdaterTaskCounts TaskCounts() const;
 
   Transport& transport_;
   Clock& clock_;
@@ -160,6 +174,7 @@ class RestoreThread {
   SharedCell<std::set<TopicPartition>> completed_;
   SharedCell<int64_t> remaining_{0, "remaining_records"};
   SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
+  SharedCell<StateUpdaterMetricsSnapshot> metrics_snapshot_;
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};
@@ -176,6 +191,7 @@ class RestoreThread {
   // Per owned task held back by retryable errors: when its task.timeout.ms runs out.
   std::map<TaskId, TimeNs> task_deadline_ns_;
   int64_t last_remaining_ = 0;
+  StateUpdaterMetrics metrics_;
 };
 
 }  // namespace restoresim
