@@ -89,9 +89,9 @@ void StateUpdaterMetrics::RecordRestoreCall(int64_t records) {
   state_.restore_call_rate.Record(1, iteration_start_ns_);
 }
 
-void StateUpdaterMetrics::EndIteration(TimeNs now_ns, bool restoring_active,
-                                       const UpdaterTaskCounts& counts,
-                                       const std::map<TaskIncarnation, OwnerRestoration>& by_owner) {
+void StateUpdaterMetrics::EndIteration(
+    TimeNs now_ns, bool restoring_active, const UpdaterTaskCounts& counts,
+    const std::map<TaskIncarnation, OwnerRestoration>& by_owner) {
   RS_CHECK(iteration_start_ns_ >= 0 && now_ns >= iteration_start_ns_,
            "iteration ends at {} ns, began at {} ns", now_ns, iteration_start_ns_);
   const TimeNs total_ns = now_ns - iteration_start_ns_;
