@@ -85,7 +85,6 @@ TEST(RuntimeScenarioTest, TwoThreadsRestoreProcessCommitAndRestartFromCheckpoint
         EXPECT_EQ(m.restores_started, 4);
         EXPECT_EQ(m.restores_ended, 4);
         EXPECT_EQ(m.remaining_records, 0);
-        EXPECT_DOUBLE_EQ(m.restore_ratio, 1.0);
         EXPECT_GT(m.restore_rate_per_second, 0);
         ASSERT_TRUE(runtime.Close(30 * kSecond).ok());
         EXPECT_EQ(runtime.state(), RuntimeState::kNotRunning);
@@ -155,7 +154,10 @@ TEST(RuntimeScenarioTest, ADamagedStoreIsWipedAndRestoredFromItsChangelog) {
     // Only the damaged task restores, from the start of its changelog (its 100 records and the
     // counts the first runtime wrote); the others restore nothing past their checkpoints.
     EXPECT_GE(m.records_restored, 100);
-    EXPECT_EQ(m.restores_started, 1);
+    // Kafka's listener hears of every active changelog: 4 starts and ends, 3 with nothing to
+    // restore.
+    EXPECT_EQ(m.restores_started, kPartitions);
+    EXPECT_EQ(m.restores_ended, kPartitions);
     ASSERT_TRUE(again.Close(30 * kSecond).ok());
     for (int32_t p = 0; p < kPartitions; ++p) {
       const auto fold = FoldChangelog(*w.broker.ReadLog(Changelog(p), 0, 1'000'000));

@@ -39,29 +39,16 @@ void ChangelogReader::Register(const TopicPartition& changelog, StateManager* st
   changelogs_.emplace(changelog, std::move(c));
 }
 
-void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs) {
+void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs,
+                                 UnregisterReason reason) {
   for (const TopicPartition& tp : changelogs) {
     auto it = changelogs_.find(tp);
     if (it == changelogs_.end()) continue;
     const Changelog& c = it->second;
-    // Suspended only after a start: an active whose checkpoint lies past the log's end is
-    // unregistered as corrupt without ever having started (found by the rapidcheck model of
-    // the reader, properties/changelog_reader_model_test.cc).
-    if (c.type == TaskType::kActive && c.status == State::kRestoring && c.started) {
-      if (RS_MUTANT(kEndInsteadOfSuspended)) {
-        // Mutation end-instead-of-suspended (KAFKA-10575).
-        RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
-        if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
-      } else {
-        RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kSuspended);
-        if (listener_ != nullptr) listener_->OnRestoreSuspended(tp, c.store, c.restored);
-      }
-      // Mutation checkpoint-end-not-restored (KAFKA-16017): the position recorded for the
-      // checkpoint the task writes as it leaves is the changelog's end, not what it restored.
-      if (RS_MUTANT(kCheckpointEndNotRestored) && c.state != nullptr && c.end_offset > 0) {
-        c.state->Advance(tp, c.end_offset);
-      }
-    }
+    // Suspended only after a start: a changelog unregistered before it was prepared never
+    // started (found by the rapidcheck model of the reader,
+    // properties/changelog_reader_model_test.cc), and a completed one ended.
+    if (c.status == State::kRestoring && c.started) NotifySuspended(tp, c, reason);
     RS_OBSERVE(OnUnregistered, config_.name, tp, c.owner);
     changelogs_.erase(it);
   }
@@ -179,7 +166,6 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
   }
   if (!any_fresh) return absl::OkStatus();
   if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
-  std::vector<TopicPartition> beyond_end;
   std::map<TopicPartition, int64_t> end_offsets;
   if (!fresh_actives.empty()) {
     absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_.EndOffsets(fresh_actives);
@@ -212,27 +198,23 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
     }
     c.position = *position;
     c.status = State::kRestoring;
-    if (c.type == TaskType::kActive) {
-      c.end_offset = end_offsets.at(tp);
-      if (c.position > c.end_offset) {  // a checkpoint past the log's end: not this log's data
-        beyond_end.push_back(tp);
-        continue;
-      }
-      if (c.position == c.end_offset) {  // nothing to restore: no listener calls
-        c.state->Advance(tp, c.end_offset);
-        c.status = State::kCompleted;
-        RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
-        c.state = nullptr;  // the task goes to the stream thread; never touched again here
-        continue;
-      }
-      c.started = true;
-      RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kStart);
-      if (listener_ != nullptr) listener_->OnRestoreStart(tp, c.store, c.position, c.end_offset);
-      // The store picks its write path for a restoration of this size (rocksdb_store.h).
-      c.state->StoreForChangelog(tp)->BeginRestore(c.end_offset - c.position);
+    if (c.type == TaskType::kActive) c.end_offset = end_offsets.at(tp);
+    // Kafka tells the listener of every changelog it prepares: also an active with nothing to
+    // restore, and one whose checkpoint lies past the log's end (its first fetch is out of
+    // range: corruption, as in Kafka).
+    NotifyStart(tp, c);
+    if (c.type != TaskType::kActive) continue;
+    if (c.position == c.end_offset) {  // nothing to restore: start and end at once, 0 records
+      c.state->Advance(tp, c.end_offset);
+      c.status = State::kCompleted;
+      RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
+      NotifyEnd(tp, c);
+      c.state = nullptr;  // the task goes to the stream thread; never touched again here
+      continue;
     }
+    // The store picks its write path for a restoration of this size (rocksdb_store.h).
+    c.state->StoreForChangelog(tp)->BeginRestore(std::max<int64_t>(0, c.end_offset - c.position));
   }
-  if (!beyond_end.empty()) MarkCorrupted(beyond_end);
   return absl::OkStatus();
 }
 
@@ -276,12 +258,7 @@ absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) 
   step.records += count;
   step.progressed.insert(c.owner);
   RS_OBSERVE(OnRestoredBatch, config_.name, batch.partition, c.owner, c.type, next, count);
-  if (c.type == TaskType::kActive) {
-    RS_OBSERVE(OnListener, config_.name, batch.partition, ListenerCall::kBatch);
-  }
-  if (c.type == TaskType::kActive && listener_ != nullptr) {
-    listener_->OnBatchRestored(batch.partition, c.store, next - 1, count);
-  }
+  NotifyBatch(batch.partition, c, next - 1, count);
   return absl::OkStatus();
 }
 
@@ -301,8 +278,7 @@ absl::Status ChangelogReader::CheckCompletion(const TopicPartition& tp, Changelo
   step.completed.push_back(tp);
   step.progressed.insert(c.owner);
   RS_OBSERVE(OnCompleted, config_.name, tp, c.owner, c.position, c.end_offset);
-  RS_OBSERVE(OnListener, config_.name, tp, ListenerCall::kEnd);
-  if (listener_ != nullptr) listener_->OnRestoreEnd(tp, c.store, c.restored);
+  NotifyEnd(tp, c);
   return absl::OkStatus();
 }
 
@@ -349,8 +325,6 @@ absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
   }
   return step;
 }
-
-
 
 absl::Status ChangelogReader::Step(RestoreStep& step) {
   if (absl::Status s = Prepare(step); !s.ok()) return s;

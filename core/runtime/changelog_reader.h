@@ -6,6 +6,15 @@
 // Modes: while any active changelog restores, standby changelogs are paused (actives first);
 // once none does, standbys resume ("standby updating").
 //
+// Listeners, as Kafka's StoreChangelogReader calls them (docs/DESIGN.md, "Kafka fidelity"):
+// an active changelog's restore listener hears start when it is prepared — also when there is
+// nothing to restore (its position is at the end offset: start and end at once, 0 records) —
+// then batches, then end or suspended; a standby changelog's update listener (KIP-988) hears
+// start when it is prepared, batches, and suspended when it is unregistered (PROMOTED or
+// MIGRATED: UnregisterReason), nothing when the reader is cleared at shutdown. A checkpoint past
+// the changelog's end is restored from like any other: the restore consumer's fetch from there
+// is out of range, which is corruption (auto.offset.reset=none, as Kafka's restore consumer).
+//
 // Per changelog: registered -> restoring -> completed (actives only). A registration names the
 // task incarnation it belongs to, so corruption is reported for the incarnation that owned the
 // changelog, and the stream thread can drop reports about incarnations it no longer owns.
@@ -36,6 +45,7 @@
 
 #include "core/port/clock.h"
 #include "core/runtime/restore_listener.h"
+#include "core/runtime/standby_update_listener.h"
 #include "core/runtime/state_manager.h"
 #include "core/transport/transport.h"
 
@@ -44,6 +54,23 @@ namespace restoresim {
 struct ChangelogReaderConfig {
   std::string name = "changelog-reader";  // its restore thread's name, for observers
   TimeNs poll_timeout_ns = 100 * kMillisecond;
+  // Told about standby changelogs (KIP-988); may be null. Called on the reader's thread.
+  StandbyUpdateListener* standby_listener = nullptr;
+};
+
+// Why changelogs leave the reader: a standby's suspend reason for its update listener, or
+// kShutdown (its restore thread stops: standbys are told nothing, as Kafka's state updater
+// clears its reader; actives still hear suspended — a departure, docs/DESIGN.md).
+enum class UnregisterReason { kMigrated, kPromoted, kShutdown };
+
+// One incarnation's restoration over its registered changelogs, for task-level metrics:
+// records written to its stores, and records announced to restore (an active's end offset
+// minus its start position, summed over its started changelogs; Kafka's remaining-records
+// sensor is raised by this at the start).
+struct OwnerRestoration {
+  TaskType type = TaskType::kActive;
+  int64_t restored = 0;
+  int64_t announced = 0;
 };
 
 enum class ReaderMode { kActiveRestoring, kStandbyUpdating };
@@ -71,9 +98,10 @@ class ChangelogReader {
 
   // REQUIRES: `changelog` not registered; `state` owns it and outlives the registration.
   void Register(const TopicPartition& changelog, StateManager* state, TaskIncarnation owner);
-  // Unregisters (idempotent). An active changelog that had started but not completed is
-  // reported to the listener as suspended.
-  void Unregister(const std::vector<TopicPartition>& changelogs);
+  // Unregisters (idempotent). A changelog that had started but not completed is reported to
+  // its listener as suspended (standbys with `reason`; none under kShutdown).
+  void Unregister(const std::vector<TopicPartition>& changelogs,
+                  UnregisterReason reason = UnregisterReason::kMigrated);
 
   // One step: prepares new changelogs, polls once, applies what came, completes actives.
   // Retryable transport errors leave the step empty (the next step retries); other errors are
@@ -95,6 +123,8 @@ class ChangelogReader {
   // For one incarnation's active changelogs not completed: records left (1 for one not yet
   // started); 0 when all completed.
   int64_t RemainingOf(const TaskIncarnation& owner) const;
+  // Per incarnation with a registered changelog (completed ones included).
+  std::map<TaskIncarnation, OwnerRestoration> RestorationByOwner() const;
   int64_t total_restored() const { return total_restored_; }
   // Records written to standby stores (a subset of total_restored).
   int64_t standby_updated() const { return standby_updated_; }
@@ -109,9 +139,17 @@ class ChangelogReader {
     int64_t end_offset = -1;  // actives only, once known
     int64_t position = 0;
     int64_t restored = 0;
-    bool started = false;  // the listener was told OnRestoreStart
+    bool started = false;   // its listener was told it started (restore or update)
+    int64_t announced = 0;  // actives: records to restore, told at the start
     std::string store;
   };
+
+  // changelog_reader_listeners.cc: the listener calls, each observed first.
+  void NotifyStart(const TopicPartition& tp, Changelog& c);
+  void NotifyBatch(const TopicPartition& tp, const Changelog& c, int64_t batch_end_offset,
+                   int64_t records);
+  void NotifyEnd(const TopicPartition& tp, const Changelog& c);
+  void NotifySuspended(const TopicPartition& tp, const Changelog& c, UnregisterReason reason);
 
   absl::Status Prepare(RestoreStep& step);
   absl::Status UpdateAssignment();

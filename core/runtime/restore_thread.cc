@@ -33,7 +33,10 @@ RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreLis
       config_(std::move(config)),
       items_(config_.rounds_max, "restore_items"),
       events_(config_.events_max, "restore_events"),
-      completed_({}, "completed_changelogs") {}
+      completed_({}, "completed_changelogs"),
+      metrics_snapshot_(StateUpdaterMetricsSnapshot(config_.name, config_.metrics),
+                        "state_updater_metrics"),
+      metrics_(config_.name, config_.metrics) {}
 
 RestoreThread::~RestoreThread() {
   if (thread_ == nullptr) return;
@@ -140,9 +143,10 @@ void RestoreThread::Run() {
     MaybeHold();
     if (stop_.Load()) break;
     RS_OBSERVE(OnRestoreLoop, config_.name);
+    metrics_.BeginIteration(clock_.NowNs());  // restore_thread_metrics.cc
     std::vector<std::vector<TaskItem>> rounds;
     items_.DrainTo(rounds);
-    if (rounds.empty() && owned_.empty()) IdleWait(rounds);
+    if (rounds.empty() && owned_.empty()) MeasuredIdleWait(rounds);
     RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
     // every drained CLOSE before every drained CREATE (the seed's "drain closed, then created")
@@ -162,12 +166,15 @@ void RestoreThread::Run() {
       } else {
         FailAllOwned(step.status());
       }
-      clock_.SleepFor(config_.error_backoff_ns);
+      MeasuredErrorBackoff();
+      EndIterationMetrics();
       continue;
     }
+    metrics_.RecordRestoreCall(step->records);
     HandleFailures(*step);
     HandleStep(*step);
-    MaybeCheckpoint();
+    MeasuredMaybeCheckpoint();
+    EndIterationMetrics();
   }
   if (config_.hold != nullptr) config_.hold->Finished();
   ReturnAllTasks();
@@ -196,6 +203,7 @@ void RestoreThread::IdleWait(std::vector<std::vector<TaskItem>>& rounds) {
 }
 
 void RestoreThread::CheckpointBeforeHandBack(Task& task) {
+  const TimeNs start_ns = clock_.NowNs();  // Kafka's measureCheckpointLatency
   StateManager& sm = task.state_manager();
   absl::Status s = sm.Flush();
   if (s.ok()) {
@@ -207,6 +215,7 @@ void RestoreThread::CheckpointBeforeHandBack(Task& task) {
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .incarnation = task.incarnation(),
                       .error = s});
   }
+  metrics_.AddCheckpoint(clock_.NowNs() - start_ns);
 }
 
 void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
@@ -258,7 +267,8 @@ void RestoreThread::CloseItem(TaskItem& item) {
       reader_->RemainingOf(item.incarnation) > 0) {
     TraceMark("cover", "active removed while restoring");
   }
-  reader_->Unregister(changelogs);
+  reader_->Unregister(changelogs, item.promoted ? UnregisterReason::kPromoted
+                                                : UnregisterReason::kMigrated);
   TraceMark("restore", "unregister " + item.incarnation.ToString(),
             static_cast<int64_t>(changelogs.size()));
   RS_OBSERVE(OnCloseApplied, config_.name, item.incarnation);
@@ -379,7 +389,7 @@ void RestoreThread::ReturnAllTasks() {
     }
   }
   for (auto& [id, task] : owned_) {
-    reader_->Unregister(task->state_manager().ChangelogPartitions());
+    reader_->Unregister(task->state_manager().ChangelogPartitions(), UnregisterReason::kShutdown);
     task->TransitionTo(TaskState::kSuspended);
     CheckpointBeforeHandBack(*task);
     const TaskIncarnation who = task->incarnation();

@@ -43,6 +43,7 @@
 #include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
 #include "core/runtime/hold_point.h"
+#include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
@@ -59,6 +60,9 @@ struct TaskItem {
   // CLOSE: the changelogs to unregister, captured by the stream thread before it cleared the
   // task's stores. Changelogs of a task the restore thread itself owns are added to them.
   std::vector<TopicPartition> changelogs;
+  // CLOSE of a standby the assignment now wants as an active (KIP-988's PROMOTED; otherwise
+  // its standby update listener hears MIGRATED).
+  bool promoted = false;
 };
 
 struct RestoreEvent {
@@ -97,6 +101,7 @@ struct RestoreThreadConfig {
   // Publish OwnedOffsetSums after every step (its stream thread reports them to the Streams
   // assignor); off, nothing is published (no extra scheduling point).
   bool publish_offset_sums = false;
+  StateUpdaterMetricsConfig metrics;  // KIP-869 metrics (state_updater_metrics.h)
 };
 
 class RestoreThread {
@@ -130,6 +135,8 @@ class RestoreThread {
   }
   // Records written to standby stores so far, as of the last step.
   int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
+  // Its KIP-869 metrics as of its last loop iteration, measured at now_ns (any thread).
+  std::vector<KafkaMetric> KafkaMetrics(TimeNs now_ns) const;
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -165,6 +172,13 @@ class RestoreThread {
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
   void Emit(RestoreEvent event);
   void ReturnAllTasks();
+  // restore_thread_metrics.cc: the loop's timing for the KIP-869 ratios, and the gauges.
+  void MeasuredIdleWait(std::vector<std::vector<TaskItem>>& rounds);
+  void MeasuredErrorBackoff();
+  void MeasuredMaybeCheckpoint();
+  // Records the iteration and publishes the metrics' snapshot.
+  void EndIterationMetrics();
+  UpdaterTaskCounts TaskCounts() const;
 
   Transport& transport_;
   Clock& clock_;
@@ -176,6 +190,7 @@ class RestoreThread {
   SharedCell<int64_t> remaining_{0, "remaining_records"};
   SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
   SharedCell<std::map<TaskIncarnation, int64_t>> owned_offset_sums_{{}, "owned_offset_sums"};
+  SharedCell<StateUpdaterMetricsSnapshot> metrics_snapshot_;
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};
@@ -192,6 +207,7 @@ class RestoreThread {
   // Per owned task held back by retryable errors: when its task.timeout.ms runs out.
   std::map<TaskId, TimeNs> task_deadline_ns_;
   int64_t last_remaining_ = 0;
+  StateUpdaterMetrics metrics_;
 };
 
 }  // namespace restoresim

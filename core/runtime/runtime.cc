@@ -125,6 +125,7 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
     if (!config_.store_names.empty()) c.streams_assignor->store_names = config_.store_names;
     c.process_id = AssignorProcessId();
   }
+  c.restore.reader.standby_listener = standby_listener_;
   if (enabled_) {
     holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
     c.restore.hold = holds_.back().get();
@@ -270,9 +271,26 @@ RuntimeMetrics Runtime::Metrics() const {
     m.restore_rate_per_second = m.records_restored / seconds;
     m.update_rate_per_second = m.standby_records_updated / seconds;
   }
-  const int64_t total = m.records_restored + m.remaining_records;
-  m.restore_ratio = total > 0 ? static_cast<double>(m.records_restored) / total : 1.0;
   return m;
+}
+
+absl::Status Runtime::SetStandbyUpdateListener(StandbyUpdateListener* listener) {
+  MutexLock lock(mu_);
+  if (state_ != RuntimeState::kCreated) {
+    return absl::FailedPreconditionError("the standby update listener is set before Start");
+  }
+  standby_listener_ = listener;
+  return absl::OkStatus();
+}
+
+std::vector<KafkaMetric> Runtime::KafkaMetrics() const {
+  const TimeNs now_ns = clock_.NowNs();
+  std::vector<KafkaMetric> all;
+  for (StreamThread* t : ThreadsSnapshot()) {
+    std::vector<KafkaMetric> of = t->restore_thread().KafkaMetrics(now_ns);
+    all.insert(all.end(), std::make_move_iterator(of.begin()), std::make_move_iterator(of.end()));
+  }
+  return all;
 }
 
 }  // namespace restoresim

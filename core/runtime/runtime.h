@@ -39,7 +39,9 @@
 #include "core/port/clock.h"
 #include "core/port/random.h"
 #include "core/port/file_system.h"
+#include "core/runtime/kafka_metrics.h"
 #include "core/runtime/restore_listener.h"
+#include "core/runtime/standby_update_listener.h"
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/runtime_state.h"
 #include "core/runtime/stream_thread.h"
@@ -57,7 +59,7 @@ struct RuntimeMetrics {
   int64_t restores_suspended = 0;
   int64_t remaining_records = 0;      // still to restore, over all restore threads
   double restore_rate_per_second = 0;  // records restored per second of (virtual) time
-  double restore_ratio = 1.0;          // restored / (restored + remaining)
+  // (Kafka's ratios and rates, under Kafka's names, are in Runtime::KafkaMetrics.)
   int64_t standby_records_updated = 0;  // written to standby stores, over all restore threads
   double update_rate_per_second = 0;    // standby records updated per second of (virtual) time
   int64_t records_processed = 0;         // input records processed, over all stream threads
@@ -118,8 +120,16 @@ class Runtime {
   // REQUIRES: before Start. Called with (new, old) on every state change (runtime_state.h).
   absl::Status SetStateListener(RuntimeStateListener listener);
 
+  // REQUIRES: before Start (as Kafka's setStandbyUpdateListener). Told about standby tasks'
+  // updates (KIP-988) on restore threads; null: none. It must outlive the runtime's threads.
+  absl::Status SetStandbyUpdateListener(StandbyUpdateListener* listener);
+
   RuntimeState state() const;
   RuntimeMetrics Metrics() const;
+  // KIP-869 metrics (Kafka's KafkaStreams.metrics(), the state updater and task restoration
+  // part): every restore thread's, replaced threads' included, measured now
+  // (state_updater_metrics.h lists the names, groups and tags).
+  std::vector<KafkaMetric> KafkaMetrics() const;
   // Every thread it started, replaced ones (DEAD) included, in the order they were made.
   size_t thread_count() const;
   StreamThread& thread(size_t i);
@@ -163,6 +173,7 @@ class Runtime {
   std::map<std::string, StreamThreadState> thread_states_ ABSL_GUARDED_BY(mu_);
   StreamsUncaughtExceptionHandler handler_;
   RuntimeStateListener state_listener_;
+  StandbyUpdateListener* standby_listener_ = nullptr;  // set before Start, read after
   int32_t next_thread_index_ ABSL_GUARDED_BY(mu_) = 0;
   int32_t replacing_ ABSL_GUARDED_BY(mu_) = 0;  // replacements being started
   int64_t threads_failed_ ABSL_GUARDED_BY(mu_) = 0;

@@ -43,7 +43,10 @@ enum class TaskHolder : uint8_t {
 };
 std::string_view TaskHolderName(TaskHolder holder);
 
-enum class ListenerCall : uint8_t { kStart, kBatch, kEnd, kSuspended };
+// kStart..kSuspended: the restore listener (actives); kStandby*: the standby update listener.
+enum class ListenerCall : uint8_t {
+  kStart, kBatch, kEnd, kSuspended, kStandbyStart, kStandbyBatch, kStandbySuspended
+};
 
 // The phases of one checkpoint/restore cycle of a runtime instance, in order: kCheckpointBegin,
 // then kFrozen (every BeforeCheckpoint succeeded: nothing of the instance may run or reach the

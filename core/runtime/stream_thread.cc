@@ -26,6 +26,7 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
   RestoreThreadConfig restore = config_.restore;
   restore.name = config_.name + "-restore";
   restore.publish_offset_sums = assignor_ != nullptr;
+  restore.metrics.task_thread_id = config_.name;  // tasks are made on the stream thread
   restore_ = std::make_unique<RestoreThread>(transport, clock, listener, restore);
   TaskManagerConfig tasks = config_.tasks;
   tasks.clock = &clock;  // backoff between a clean close's commit attempts

@@ -184,7 +184,8 @@ void TaskManager::Reconcile() {
     if (auto it = in_restore_.find(id); it != in_restore_.end()) {
       if (want == it->second.second) continue;
       Decided(it->second.first, TaskDecision::kSendClose, it->second.second);
-      SendClose(it->second.first, {});
+      SendClose(it->second.first, {},
+                /*promoted=*/it->second.second == TaskType::kStandby && want == TaskType::kActive);
       awaiting_[id] = it->second.first;
       in_restore_.erase(it);
       continue;
@@ -293,11 +294,13 @@ void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecisio
                                 clean ? "clean" : "dirty", wipe ? " and wipe" : ""));
 }
 
-void TaskManager::SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs) {
+void TaskManager::SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
+                            bool promoted) {
   TaskItem item;
   item.kind = TaskItem::Kind::kClose;
   item.incarnation = who;
   item.changelogs = std::move(changelogs);
+  item.promoted = promoted;
   close_items_.push_back(std::move(item));
 }
 

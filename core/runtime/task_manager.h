@@ -164,7 +164,9 @@ class TaskManager final : public RebalanceListener {
   void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true);
   void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
                   bool wipe = false);
-  void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs);
+  // `promoted`: a standby closed to become an active (its update listener hears PROMOTED).
+  void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
+                 bool promoted = false);
   void TakeBack(std::unique_ptr<Task> task);
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);

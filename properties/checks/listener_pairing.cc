@@ -1,7 +1,13 @@
 // listener_pairing (strict): each restore start is followed by exactly one restore end — when
 // the changelog completed — or one restore suspended — when it was unregistered before it
 // completed — never the other (KAFKA-10575), with batches only in between; nothing is left
-// started at the end.
+// started at the end. The restore listener hears of active changelogs only.
+//
+// Standbys (KIP-988): each standby update start is followed by at most one update suspended,
+// with batches loaded only in between; a started standby changelog is unregistered only after
+// its suspended, or without one once its restore thread is shutting down (Kafka's state updater
+// clears its reader silently as it stops); the update listener hears of standby changelogs
+// only; nothing is left started at the end.
 #include <fmt/format.h>
 
 #include "properties/checks/checkers.h"
@@ -17,8 +23,19 @@ class ListenerPairingChecker final : public Checker {
 
   void OnListener(std::string_view reader, const TopicPartition& tp, ListenerCall call) override {
     const Ledger::ReaderKey key{Str(reader), tp};
-    const bool open = ledger().listening.contains(key);
     auto reg = ledger().registered.find(key);
+    const bool standby_call = call == ListenerCall::kStandbyStart ||
+                              call == ListenerCall::kStandbyBatch ||
+                              call == ListenerCall::kStandbySuspended;
+    if (reg != ledger().registered.end() &&
+        (reg->second.type == TaskType::kStandby) != standby_call) {
+      Violation(reg->second.owner.ToString(),
+                fmt::format("the {} listener was told about {} changelog {}",
+                            standby_call ? "standby update" : "restore",
+                            TaskTypeName(reg->second.type), tp.ToString()));
+    }
+    if (standby_call) return OnStandbyListener(key, call);
+    const bool open = ledger().listening.contains(key);
     const bool completed = reg != ledger().registered.end() && reg->second.completed;
     switch (call) {
       case ListenerCall::kStart:
@@ -48,7 +65,27 @@ class ListenerPairingChecker final : public Checker {
         }
         return;
       }
+      case ListenerCall::kStandbyStart:
+      case ListenerCall::kStandbyBatch:
+      case ListenerCall::kStandbySuspended:
+        return;  // handled above
     }
+  }
+
+  void OnRestoreShutdownRequested(std::string_view restore_thread) override {
+    stopping_.insert(Str(restore_thread));
+  }
+
+  void OnUnregistered(std::string_view reader, const TopicPartition& tp,
+                      const TaskIncarnation& owner) override {
+    auto it = updating_.find(Ledger::ReaderKey{Str(reader), tp});
+    if (it == updating_.end()) return;
+    if (!stopping_.contains(Str(reader))) {
+      Violation(owner.ToString(), fmt::format("standby update of {} stopped without update "
+                                              "suspended (its restore thread is not stopping)",
+                                              tp.ToString()));
+    }
+    updating_.erase(it);
   }
 
   void Final() override {
@@ -56,7 +93,31 @@ class ListenerPairingChecker final : public Checker {
       Violation("-", fmt::format("restore of {} in {} started and never ended or suspended",
                                  key.second.ToString(), key.first));
     }
+    for (const Ledger::ReaderKey& key : updating_) {
+      Violation("-", fmt::format("standby update of {} in {} started and never suspended",
+                                 key.second.ToString(), key.first));
+    }
   }
+
+ private:
+  void OnStandbyListener(const Ledger::ReaderKey& key, ListenerCall call) {
+    const bool open = updating_.contains(key);
+    const std::string tp = key.second.ToString();
+    if (call == ListenerCall::kStandbyStart) {
+      if (open) Violation("-", fmt::format("standby update of {} started twice", tp));
+      updating_.insert(key);
+      return;
+    }
+    if (!open) {
+      Violation("-", fmt::format("standby update of {}: {} without a start", tp,
+                                 call == ListenerCall::kStandbyBatch ? "batch loaded"
+                                                                     : "suspended"));
+    }
+    if (call == ListenerCall::kStandbySuspended) updating_.erase(key);
+  }
+
+  std::set<Ledger::ReaderKey> updating_;  // standby updates started and not suspended
+  std::set<std::string> stopping_;        // restore threads asked to shut down
 };
 
 }  // namespace
