@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/runtime/assignment_info.h"
+#include "core/runtime/runtime.h"
 #include "core/runtime/stream_thread.h"
 #include "scenarios/runtime_world.h"
 #include "scenarios/scenario_fleet.h"
@@ -85,6 +86,65 @@ TEST(AssignorScenarioTest, TaskDirectoryLeftOnDiskReportsItsCheckpoint) {
     EXPECT_FALSE(sums.contains(TaskId{0, 0})) << "no directory, no state: not reported";
     ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
   });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+// The Runtime's wiring of the Streams assignor (restoresim.group.assignor=streams with
+// num.standby.replicas=1): two instances of one application, each with its own state.dir,
+// end with every task active on one and its standby on the other, placed by the group
+// leader's assignor (no scenario assignment info).
+TEST(AssignorScenarioTest, TwoRuntimesWithTheStreamsAssignorKeepEveryTasksStandbyOnTheOther) {
+  sim::TestRun r = sim::RunUnderSim([&]() {
+    constexpr int32_t kPartitions = 4;
+    RuntimeWorld w(/*faults=*/false, kPartitions);
+    for (int32_t p = 0; p < kPartitions; ++p) w.WriteChangelog(p, 20);
+    std::vector<std::unique_ptr<Runtime>> instances;
+    for (const std::string name : {"a", "b"}) {
+      RuntimeConfig c;
+      c.application_id = "app";
+      c.input_topic = "input";
+      c.state_dir = "/state/" + name;
+      c.num_standby_replicas = 1;
+      c.group_assignor = "streams";
+      c.commit_interval_ms = 100;
+      c.poll_ms = 20;
+      c.checkpoint_offset_delta_min = 0;
+      auto runtime = std::make_unique<Runtime>(c, w.broker, w.clock, w.fs, w.LogStoreOpener());
+      // Two instances in one world: thread names and incarnation numbers kept apart.
+      ASSERT_TRUE(runtime
+                      ->EnableCheckpointRestore(CheckpointOptions{
+                          .instance = name, .process_id = name,
+                          .first_incarnation = name == "a" ? 0u : 1'000'000u})
+                      .ok());
+      ASSERT_TRUE(runtime->Start().ok());
+      instances.push_back(std::move(runtime));
+    }
+    auto placed = [&]() {
+      std::map<TaskId, int> actives, standbys;
+      for (auto& rt : instances) {
+        for (size_t i = 0; i < rt->thread_count(); ++i) {
+          const TaskManager& tm = rt->thread(i).task_manager();
+          for (const TaskId& id : tm.running()) ++actives[id];
+          for (const TaskId& id : tm.wanted_standby()) ++standbys[id];
+        }
+      }
+      for (int32_t p = 0; p < kPartitions; ++p) {
+        if (actives[TaskId{0, p}] != 1 || standbys[TaskId{0, p}] != 1) return false;
+      }
+      return true;
+    };
+    for (int i = 0; i < 600 && !placed(); ++i) w.clock.SleepFor(100 * kMillisecond);
+    EXPECT_TRUE(placed()) << "every task running once with one standby";
+    for (auto& rt : instances) {
+      for (size_t i = 0; i < rt->thread_count(); ++i) {
+        const TaskManager& tm = rt->thread(i).task_manager();
+        for (const TaskId& id : tm.running()) {
+          EXPECT_FALSE(tm.wanted_standby().contains(id)) << "a standby beside its own active";
+        }
+      }
+    }
+    for (auto& rt : instances) ASSERT_TRUE(rt->Close(30 * kSecond).ok());
+  }, 1, sim::SimOptions{.steps_max = 5'000'000});
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
 }
 
