@@ -52,6 +52,12 @@ absl::Status RuntimeConfig::Validate() const {
         processing_guarantee));
   }
   if (state_dir.empty()) return absl::InvalidArgumentError("state.dir: must not be empty");
+  if (!topology_name.empty() && !ValidName(topology_name)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "topology name '{}' must be empty (the unnamed topology) or 1-200 characters of "
+        "[a-zA-Z0-9._-]",
+        topology_name));
+  }
   for (absl::Status s : {Range("num.stream.threads", num_stream_threads, 1, kStreamThreadsMax),
                          Range("num.standby.replicas", num_standby_replicas, 0, 16),
                          Range("commit.interval.ms", commit_interval_ms, 0, 86'400'000),

@@ -27,6 +27,9 @@ struct RuntimeConfig {
   // task.timeout.ms: how long retryable errors may hold a task back before it fails (0: the
   // first one fails it); Kafka's default, 5 minutes.
   int64_t task_timeout_ms = 300000;
+  // Not a Kafka setting: the topology's name, for pause/resume (Runtime::PauseTopology; Kafka
+  // names topologies only through its internal NamedTopology API). Empty: the unnamed topology.
+  std::string topology_name;
   // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
   std::vector<std::string> store_names;
 
