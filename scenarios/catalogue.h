@@ -32,6 +32,7 @@ absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry);     // cat
 absl::Status RegisterCracScenarios(sim::ProgramRegistry& registry);       // catalogue_crac
 absl::Status RegisterCracCloneScenarios(sim::ProgramRegistry& registry);  // catalogue_crac_clones
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry);        // catalogue_bugs
+absl::Status RegisterPauseScenarios(sim::ProgramRegistry& registry);      // catalogue_pause
 
 // Registers each program in turn, stopping at the first error.
 absl::Status AddAll(sim::ProgramRegistry& registry, std::vector<sim::Program> programs);
