@@ -287,6 +287,37 @@ TEST(StreamThreadPauseTest, PausedActiveProcessesNothingButIsCommitted) {
   }
 }
 
+// ---- input partitions (Kafka's updateInputPartitions): fixed here ----
+
+// An assignment naming a partition of a topic the topology does not read would change some
+// task's input partitions: the task manager reports it as an error and makes no task of it.
+TEST(StreamThreadInputPartitionsTest, APartitionOfAnotherTopicIsAnErrorNotATask) {
+  ExpectOk(sim::RunUnderSim([&]() {
+    RuntimeWorld w(/*faults=*/false, /*partitions=*/2);
+    ASSERT_TRUE(w.broker.CreateTopic("other", 2).ok());
+    StreamThreadConfig c = w.StreamConfig("stream-1");
+    c.tasks.state_dir = "/state/app";
+    Atomic<uint64_t> incarnations(0);
+    StreamThread st(c, w.broker, w.clock, nullptr, incarnations);
+    ASSERT_TRUE(st.Subscribe().ok());
+    Assignment a = testing::Assign({0}, {});
+    a.partitions.push_back({"other", 1});
+    const std::string member = w.broker.Members("app").at(0);
+    ASSERT_TRUE(w.broker.Rebalance("app", {{member, a}}).ok());
+    for (int loop = 0; loop < 50; ++loop) ASSERT_TRUE(st.RunOnce().ok());
+    EXPECT_EQ(st.task_manager().wanted_active(), (std::set<TaskId>{{0, 0}}));
+    bool reported = false;
+    for (const absl::Status& e : st.task_manager().errors()) {
+      reported |= absl::IsInvalidArgument(e) &&
+                  std::string(e.message()).find("a task's input partitions cannot change") !=
+                      std::string::npos;
+    }
+    EXPECT_TRUE(reported);
+    EXPECT_EQ(st.task_manager().running(), (std::set<TaskId>{{0, 0}}));
+    ASSERT_TRUE(st.Shutdown(10 * kSecond).ok());
+  }));
+}
+
 // ---- the runtime's API ----
 
 TEST(RuntimePauseTest, PauseNamesItsTopologyAndRefusesOthers) {
@@ -307,6 +338,49 @@ TEST(RuntimePauseTest, PauseNamesItsTopologyAndRefusesOthers) {
     runtime.Pause();
     EXPECT_TRUE(*runtime.IsTopologyPaused("counts-topology"));
   }));
+}
+
+// KafkaStreams.pause() on a running client: its tasks restore and process nothing, yet commit;
+// resume() and it goes on where it stopped, counting every record once.
+TEST(RuntimePauseTest, APausedRuntimeRestoresAndProcessesNothingUntilResumed) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    sim::TestRun r = sim::RunUnderSim([&]() {
+      constexpr int32_t kPartitions = 2;
+      RuntimeWorld w(/*faults=*/false, kPartitions);
+      for (int32_t p = 0; p < kPartitions; ++p) w.WriteChangelog(p, 300);
+      RuntimeConfig config{.application_id = "app", .input_topic = "input",
+                           .num_stream_threads = 2, .state_dir = "/state",
+                           .commit_interval_ms = 100, .poll_ms = 20,
+                           .restore_max_poll_records = 10};
+      Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+      runtime.Pause();  // before Start: the threads start paused
+      ASSERT_TRUE(runtime.Start().ok());
+      for (int32_t p = 0; p < kPartitions; ++p) {
+        for (int i = 0; i < 20; ++i) ASSERT_TRUE(w.broker.Append(Input(p), "k", "1", i).ok());
+      }
+      w.clock.SleepFor(3 * kSecond);
+      RuntimeMetrics m = runtime.Metrics();
+      EXPECT_EQ(m.records_restored, 0) << "nothing restored while paused";
+      EXPECT_EQ(m.records_processed, 0);
+      EXPECT_EQ(runtime.state(), RuntimeState::kRebalancing)
+          << "paused restoring actives hold RUNNING back (docs/DESIGN.md: a departure)";
+      int64_t paused_actives = 0;
+      for (size_t i = 0; i < runtime.thread_count(); ++i) {
+        paused_actives += runtime.thread(i).restore_thread().PausedActives();
+      }
+      EXPECT_EQ(paused_actives, kPartitions);
+      runtime.Resume();
+      const TimeNs deadline = w.clock.NowNs() + 60 * kSecond;
+      while (w.clock.NowNs() < deadline && runtime.Metrics().records_processed < 2 * 20) {
+        w.clock.SleepFor(50 * kMillisecond);
+      }
+      m = runtime.Metrics();
+      EXPECT_EQ(m.records_restored, 2 * 300) << "every record restored once";
+      EXPECT_EQ(m.records_processed, 2 * 20);
+      ASSERT_TRUE(runtime.Close(30 * kSecond).ok());
+    }, seed, sim::SimOptions{.steps_max = 5'000'000});
+    ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
 }
 
 TEST(RuntimePauseTest, AnInvalidTopologyNameIsAConfigError) {

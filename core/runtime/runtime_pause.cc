@@ -8,10 +8,12 @@
 
 namespace restoresim {
 
+// Not under mu_: a state listener (called under it) may pause. The flag's change and its report
+// are one step (TopologyPause::Set has no scheduling point); a thread made after the names were
+// read reads the flag at its first iteration like any other, the oracle just does not name it.
 void Runtime::SetPaused(bool paused) {
-  MutexLock lock(mu_);  // orders Set calls, and no thread is made while the names are read
   std::vector<std::string> threads;
-  for (const auto& t : threads_) {
+  for (StreamThread* t : ThreadsSnapshot()) {
     threads.push_back(t->name());
     threads.push_back(t->restore_thread().name());
   }

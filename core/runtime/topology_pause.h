@@ -12,8 +12,7 @@
 // follows the store with nothing in between): a run that never pauses schedules exactly as
 // before, and observers see the change exactly where it happened.
 //
-// Thread-safety: thread-safe; any thread may set or read it. Concurrent Set calls are ordered
-// by the caller (the runtime holds its lock around them).
+// Thread-safety: thread-safe; any thread may set or read it (concurrent Sets: the last wins).
 #ifndef RESTORESIM_CORE_RUNTIME_TOPOLOGY_PAUSE_H_
 #define RESTORESIM_CORE_RUNTIME_TOPOLOGY_PAUSE_H_
 
