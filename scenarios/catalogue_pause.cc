@@ -23,7 +23,9 @@ struct PauseParams {
   int changelog_records = 30;  // per partition before the application runs: 30 + Choose(150)
   int32_t restore_batch = 2;   // restore.max_poll_records: 2 + Choose(9)
   int input_records = 0;       // per partition and burst: Choose(20)
-  TimeNs pause_after_ns = 0;   // after a handed its tasks to its restore thread: Choose(15) ms
+  // After a handed its tasks to its restore thread: Choose(15) ms, ten times that when drawn
+  // late (Choose(2) == 1: most tasks restored and running by then).
+  TimeNs pause_after_ns = 0;
   int paused = 0;              // who pauses: Choose(3): 0 both instances, 1 a, 2 b
   int event = 0;               // while paused: Choose(4): 0 none, 1 recycle, 2 revoke, 3 both
   TimeNs paused_ns = 0;        // paused this long after the event: Choose(10) * 20 ms
@@ -35,6 +37,7 @@ struct PauseParams {
     p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
     p.input_records = static_cast<int>(env.Choose(20));
     p.pause_after_ns = static_cast<TimeNs>(env.Choose(15)) * kMillisecond;
+    if (env.Choose(2) == 1) p.pause_after_ns *= 10;
     p.paused = static_cast<int>(env.Choose(3));
     p.event = static_cast<int>(env.Choose(4));
     p.paused_ns = static_cast<TimeNs>(env.Choose(10)) * 20 * kMillisecond;
@@ -81,7 +84,7 @@ Generation MovePartitionZero(const Generation& g) {
 // scenario.pause_resume_during_restoration_and_recycle
 //   a holds every task active and restores its long changelogs in small batches; b holds
 //   standbys of them and updates them. Once a's restore thread has the tasks and pause_after
-//   later (most seeds: still restoring, some already running), a, b or both pause. While
+//   later (early: most still restoring; late: most running), a, b or both pause. While
 //   paused, input arrives and maybe the assignment moves tasks under the pause: a recycle
 //   (the roles swap: a's paused actives become standbys over the same stores, b's paused
 //   standbys become actives), a revocation (partition 0 moves away: a paused task is closed),
