@@ -101,7 +101,7 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
     const TaskId id{0, tp.partition};
     wanted_active_.insert(id);
     // Not running yet, or running paused (its pause survives the rebalance).
-    if (!running_.contains(id) || paused_running_.contains(id)) to_pause.push_back(tp);
+    if (!running_.contains(id) || IsPausedRunning(*running_.at(id))) to_pause.push_back(tp);
   }
   wanted_standby_.clear();
   for (const TaskId& id : info->standby_tasks) {
