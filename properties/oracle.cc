@@ -223,6 +223,19 @@ void Oracle::OnProcessBegin(std::string_view stream_thread) {
   for (auto& c : checkers_) c->OnProcessBegin(stream_thread);
 }
 
+void Oracle::OnTopologyPause(std::string_view topology, bool paused,
+                             const std::vector<std::string>& threads) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnTopologyPause(topology, paused, threads);
+}
+
+void Oracle::OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) {
+  if (Off()) return;
+  ++context_.counts().events;
+  for (auto& c : checkers_) c->OnTaskPaused(thread, who, paused);
+}
+
 void Oracle::OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                             const std::vector<std::string>& threads) {
   if (Off()) return;

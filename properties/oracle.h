@@ -114,6 +114,9 @@ class Oracle final : public RuntimeObserver {
                            StreamThreadState to) override;
   void OnProcessingStopped(std::string_view stream_thread) override;
   void OnProcessBegin(std::string_view stream_thread) override;
+  void OnTopologyPause(std::string_view topology, bool paused,
+                       const std::vector<std::string>& threads) override;
+  void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override;
   void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                       const std::vector<std::string>& threads) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;

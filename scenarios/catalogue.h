@@ -33,6 +33,7 @@ absl::Status RegisterCracScenarios(sim::ProgramRegistry& registry);       // cat
 absl::Status RegisterCracCloneScenarios(sim::ProgramRegistry& registry);  // catalogue_crac_clones
 absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry);        // catalogue_bugs
 absl::Status RegisterAssignorScenarios(sim::ProgramRegistry& registry);   // catalogue_assignor
+absl::Status RegisterPauseScenarios(sim::ProgramRegistry& registry);      // catalogue_pause
 
 // Registers each program in turn, stopping at the first error.
 absl::Status AddAll(sim::ProgramRegistry& registry, std::vector<sim::Program> programs);

@@ -138,6 +138,7 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
            "scenario.changelog_leader_never_comes_back",
            "scenario.replaced_thread_takes_over",
            "scenario.task_timeout_mid_rebalance",
+           "scenario.pause_resume_during_restoration_and_recycle",
        }) {
     const sim::Program* p = Registry().Find(name);
     ASSERT_NE(p, nullptr) << name;
@@ -268,7 +269,14 @@ INSTANTIATE_TEST_SUITE_P(
                       "cover/probing rebalance moved actives to caught-up instances"}},
         CoverageCase{"scenario.task_timeout_mid_rebalance",
                      {"cover/task failed: task.timeout.ms expired", "scenario/lose",
-                      "cover/stream thread replaced after a failure"}}),
+                      "cover/stream thread replaced after a failure"}},
+        // Paused while restoring and updating, moved while paused, resumed.
+        CoverageCase{"scenario.pause_resume_during_restoration_and_recycle",
+                     {"cover/restoring active paused", "cover/updating standby paused",
+                      "cover/task added while its topology is paused",
+                      "cover/paused task leaves the restore thread", "cover/paused task resumed",
+                      "cover/running active paused", "cover/running active resumed",
+                      "cover/close and create of one task in a round"}}),
     [](const ::testing::TestParamInfo<CoverageCase>& info) {
       return TestName(::testing::TestParamInfo<std::string>(info.param.program, info.index));
     });

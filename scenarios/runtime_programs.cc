@@ -99,7 +99,7 @@ absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
                    RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
                    RegisterFailureScenarios,
                    RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
-                   RegisterCracScenarios, RegisterCracCloneScenarios,
+                   RegisterCracScenarios, RegisterCracCloneScenarios, RegisterPauseScenarios,
                    RegisterBugScenarios, RegisterAssignorScenarios}) {
     if (s.ok()) s = add(registry);
   }

@@ -121,11 +121,14 @@ Fleet::Fleet(RuntimeWorld& w, const FleetOptions& options)
   RS_CHECK(options.threads_per_instance >= 1);
   for (int32_t i = 0; i < options.instances; ++i) {
     directories_.push_back(std::make_unique<StateDirectory>());
+    pauses_.push_back(std::make_unique<TopologyPause>());
     const std::string instance(1, static_cast<char>('a' + i));
     for (int32_t t = 0; t < options.threads_per_instance; ++t) {
       StreamThreadConfig c = w.StreamConfig(fmt::format("{}-StreamThread-{}", instance, t + 1));
       c.tasks.state_dir = fmt::format("/state/{}/app", instance);
       c.tasks.directory = directories_.back().get();
+      c.tasks.pause = pauses_.back().get();
+      c.restore.pause = pauses_.back().get();
       c.poll_timeout_ns = kPollNs;
       c.commit_interval_ns = kCommitIntervalNs;
       c.restore.max_poll_records = options.restore_max_poll_records;
@@ -143,6 +146,20 @@ Fleet::~Fleet() {
   // Threads not shut down by the scenario (a failed run being unwound) are joined by their
   // destructors.
   threads_.clear();
+}
+
+void Fleet::SetPaused(int32_t instance, bool paused) {
+  RS_CHECK(instance >= 0 && static_cast<size_t>(instance) < pauses_.size(), "no instance {}",
+           instance);
+  std::vector<std::string> threads;
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (instance_of_[i] != instance) continue;
+    threads.push_back(threads_[i]->name());
+    threads.push_back(threads_[i]->restore_thread().name());
+  }
+  TraceMark("scenario", fmt::format("{} instance {}", paused ? "pause" : "resume",
+                                    static_cast<char>('a' + instance)));
+  pauses_[instance]->Set(paused, threads);
 }
 
 void Fleet::Start() {

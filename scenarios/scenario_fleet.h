@@ -23,6 +23,7 @@
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/state_directory.h"
 #include "core/runtime/stream_thread.h"
+#include "core/runtime/topology_pause.h"
 #include "scenarios/runtime_world.h"
 #include "scenarios/scenario_checks.h"
 #include "sim/program.h"
@@ -114,6 +115,9 @@ class Fleet {
   // Installs one generation. Members not in the group must be given nothing.
   absl::Status Rebalance(const Generation& generation);
   absl::Status Lose(size_t i);
+  // Pauses (or resumes) the topology of instance `instance` (KIP-834: each instance is a
+  // client with a pause of its own, read by its threads).
+  void SetPaused(int32_t instance, bool paused);
   // Shuts every thread down, within timeout_ns in all; returns the first error.
   absl::Status Shutdown(TimeNs timeout_ns, bool clean = true);
 
@@ -128,6 +132,7 @@ class Fleet {
  private:
   testing::RuntimeWorld& w_;
   std::vector<std::unique_ptr<StateDirectory>> directories_;
+  std::vector<std::unique_ptr<TopologyPause>> pauses_;  // per instance; outlive the threads
   Atomic<uint64_t> incarnations_{0, "fleet_incarnations"};
   std::vector<std::unique_ptr<StreamThread>> threads_;
   std::vector<int32_t> instance_of_;

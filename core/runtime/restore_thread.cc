@@ -148,12 +148,14 @@ void RestoreThread::Run() {
     items_.DrainTo(rounds);
     if (rounds.empty() && owned_.empty()) MeasuredIdleWait(rounds);
     RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
+    ReadTopologyPause();
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
     // every drained CLOSE before every drained CREATE (the seed's "drain closed, then created")
     // would apply a later round's CLOSE before an earlier round's CREATE of the same task,
     // leaving it registered after the stream thread closed it — found by
     // scenario.rebalance_storm.
     for (std::vector<TaskItem>& round : rounds) ApplyItems(std::move(round));
+    SyncPause();
     if (stop_.Load()) break;
     absl::StatusOr<RestoreStep> step = reader_->Restore();
     if (!step.ok()) {
@@ -261,9 +263,9 @@ void RestoreThread::CloseItem(TaskItem& item) {
       changelogs.push_back(tp);
     }
   }
-  auto it = owned_.find(item.incarnation.id);
-  const bool owns = it != owned_.end() && it->second->incarnation() == item.incarnation;
-  if (owns && it->second->type() == TaskType::kActive &&
+  const bool owns = Owns(item.incarnation);  // updating or paused
+  if (owns && owned_.contains(item.incarnation.id) &&
+      owned_.at(item.incarnation.id)->type() == TaskType::kActive &&
       reader_->RemainingOf(item.incarnation) > 0) {
     TraceMark("cover", "active removed while restoring");
   }
@@ -273,8 +275,7 @@ void RestoreThread::CloseItem(TaskItem& item) {
             static_cast<int64_t>(changelogs.size()));
   RS_OBSERVE(OnCloseApplied, config_.name, item.incarnation);
   if (!owns) return;
-  std::unique_ptr<Task> task = std::move(it->second);
-  owned_.erase(it);
+  std::unique_ptr<Task> task = TakeTask(item.incarnation);
   task_deadline_ns_.erase(item.incarnation.id);
   task->TransitionTo(TaskState::kSuspended);
   CheckpointBeforeHandBack(*task);
@@ -287,15 +288,16 @@ void RestoreThread::CloseItem(TaskItem& item) {
 void RestoreThread::CreateItem(TaskItem& item) {
   RS_CHECK(item.task != nullptr && item.task->incarnation() == item.incarnation,
            "CREATE item for {} without its task", item.incarnation.ToString());
-  RS_CHECK(!owned_.contains(item.incarnation.id),
-           "CREATE of {} while the restore thread still owns {}", item.incarnation.ToString(),
-           owned_.at(item.incarnation.id)->incarnation().ToString());
+  RS_CHECK(!owned_.contains(item.incarnation.id) && !paused_.contains(item.incarnation.id),
+           "CREATE of {} while the restore thread still owns an incarnation of it",
+           item.incarnation.ToString());
   Task& task = *item.task;
   RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
              TaskHolder::kRestoreThread);
   // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
   // applied first), before they are registered again.
   task.state_manager().MaybeCompleteTaskTypeConversion();
+  if (ParkIfPaused(item.task)) return;  // its topology is paused: registered once resumed
   for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
     reader_->Register(tp, &task.state_manager(), task.incarnation());
   }
@@ -311,10 +313,8 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   for (auto& [who, changelogs] : step.corrupted) {
     RestoreEvent event{.kind = RestoreEvent::Kind::kCorrupted, .incarnation = who,
                        .corrupted_changelogs = changelogs};
-    auto it = owned_.find(who.id);
-    if (it != owned_.end() && it->second->incarnation() == who) {
-      event.task = std::move(it->second);
-      owned_.erase(it);
+    event.task = TakeTask(who);  // (a report kept across a failed step may name a paused one)
+    if (event.task != nullptr) {
       task_deadline_ns_.erase(who.id);
       event.task->TransitionTo(TaskState::kSuspended);  // it stops restoring here
       RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
@@ -400,6 +400,7 @@ void RestoreThread::ReturnAllTasks() {
   }
   owned_.clear();
   task_deadline_ns_.clear();
+  ReturnPausedTasks();
 }
 
 }  // namespace restoresim

@@ -22,6 +22,11 @@
 // owns — reported once even when it owns none — while the thread itself goes on (its stream
 // thread fails on the report).
 //   snapshot  the completed changelogs, republished after each step.
+// Pause (KIP-834, Kafka's DefaultStateUpdater pausedTasks; restore_thread_pause.cc): while its
+// topology is paused (config.pause, read once per iteration) every task it owns — and every
+// task a CREATE brings — is paused: its changelogs leave the reader, its stores stay open, it
+// is checkpointed, and it stays owned here (a CLOSE, a failure or the shutdown hands it back
+// as any other); once resumed it registers again from its positions.
 // It checkpoints what it restored every checkpoint_interval_ns (commit.interval.ms) for tasks
 // that moved more than checkpoint_offset_delta_min records (Kafka: 10 000), and before it
 // hands a task back cleanly (restored, removed, returned at shutdown: Kafka's forced checkpoint,
@@ -45,6 +50,7 @@
 #include "core/runtime/hold_point.h"
 #include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
+#include "core/runtime/topology_pause.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
 #include "core/sync/shared_cell.h"
@@ -102,6 +108,7 @@ struct RestoreThreadConfig {
   // assignor); off, nothing is published (no extra scheduling point).
   bool publish_offset_sums = false;
   StateUpdaterMetricsConfig metrics;  // KIP-869 metrics (state_updater_metrics.h)
+  const TopologyPause* pause = nullptr;  // its topology's pause (KIP-834); null: never paused
 };
 
 class RestoreThread {
@@ -137,6 +144,10 @@ class RestoreThread {
   int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
   // Its KIP-869 metrics as of its last loop iteration, measured at now_ns (any thread).
   std::vector<KafkaMetric> KafkaMetrics(TimeNs now_ns) const;
+  // Paused active and standby tasks it owns, as of its last iteration (the KIP-869 gauges
+  // active-paused-tasks and standby-paused-tasks).
+  int64_t PausedActives() const { return *paused_actives_.Snapshot(); }
+  int64_t PausedStandbys() const { return *paused_standbys_.Snapshot(); }
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -179,6 +190,21 @@ class RestoreThread {
   // Records the iteration and publishes the metrics' snapshot.
   void EndIterationMetrics();
   UpdaterTaskCounts TaskCounts() const;
+  // restore_thread_pause.cc: pause and resume.
+  // Reads the topology's pause once per iteration (before the rounds are applied).
+  void ReadTopologyPause();
+  // Pauses every owned task (paused) or resumes every paused one; publishes the gauges.
+  void SyncPause();
+  void PauseTask(Task& task);
+  void ResumeTask(Task& task);
+  // A CREATE while paused: the task is parked paused, never registered. Whether it was.
+  bool ParkIfPaused(std::unique_ptr<Task>& task);
+  // Whether it owns `who` (updating or paused), and takes it out (null if it does not).
+  bool Owns(const TaskIncarnation& who) const;
+  std::unique_ptr<Task> TakeTask(const TaskIncarnation& who);
+  // At shutdown: the paused tasks go back (as Kafka's removeUpdatingAndPausedTasks).
+  void ReturnPausedTasks();
+  void PublishPausedCounts();
 
   Transport& transport_;
   Clock& clock_;
@@ -191,6 +217,8 @@ class RestoreThread {
   SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
   SharedCell<std::map<TaskIncarnation, int64_t>> owned_offset_sums_{{}, "owned_offset_sums"};
   SharedCell<StateUpdaterMetricsSnapshot> metrics_snapshot_;
+  SharedCell<int64_t> paused_actives_{0, "paused_actives"};
+  SharedCell<int64_t> paused_standbys_{0, "paused_standbys"};
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};
@@ -202,7 +230,11 @@ class RestoreThread {
   std::unique_ptr<RestoreConsumer> consumer_;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ChangelogReader> reader_;
-  std::map<TaskId, std::unique_ptr<Task>> owned_;
+  std::map<TaskId, std::unique_ptr<Task>> owned_;  // updating (registered in the reader)
+  // Paused: owned, stores open, nothing registered (restore_thread_pause.cc).
+  std::map<TaskId, std::unique_ptr<Task>> paused_;
+  bool topology_paused_ = false;  // as read at the top of this iteration
+  std::pair<int64_t, int64_t> published_paused_{0, 0};  // (actives, standbys) last published
   TimeNs next_checkpoint_ns_ = 0;
   // Per owned task held back by retryable errors: when its task.timeout.ms runs out.
   std::map<TaskId, TimeNs> task_deadline_ns_;

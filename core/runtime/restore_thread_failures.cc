@@ -49,10 +49,8 @@ void RestoreThread::MaybeInitTaskTimeoutOrFail(const TaskIncarnation& who,
 
 void RestoreThread::FailTask(const TaskIncarnation& who, const absl::Status& error) {
   RS_CHECK(!error.ok(), "task {} failed with OK", who.ToString());
-  auto it = owned_.find(who.id);
-  if (it == owned_.end() || it->second->incarnation() != who) return;
-  std::unique_ptr<Task> task = std::move(it->second);
-  owned_.erase(it);
+  std::unique_ptr<Task> task = TakeTask(who);  // updating or paused
+  if (task == nullptr) return;
   task_deadline_ns_.erase(who.id);
   // Whatever the reader still has of it goes (a timeout leaves its changelogs registered).
   reader_->Unregister(reader_->ChangelogsOf(who));

@@ -6,14 +6,6 @@
 #include "core/util/check.h"
 
 namespace restoresim {
-namespace {
-
-// Paused tasks, by kind. Pause/resume of a topology's tasks (built in parallel) publishes its
-// paused counts from the restore thread; it feeds them here, and until then none is paused.
-UpdaterTaskCounts PausedTaskCounts() { return UpdaterTaskCounts{}; }
-
-}  // namespace
-
 void RestoreThread::MeasuredIdleWait(std::vector<std::vector<TaskItem>>& rounds) {
   const TimeNs start_ns = clock_.NowNs();
   IdleWait(rounds);
@@ -34,7 +26,12 @@ void RestoreThread::MeasuredMaybeCheckpoint() {
 }
 
 UpdaterTaskCounts RestoreThread::TaskCounts() const {
-  UpdaterTaskCounts counts = PausedTaskCounts();
+  UpdaterTaskCounts counts;
+  // The paused set (restore_thread_pause.cc): the gauges active- and standby-paused-tasks.
+  for (const auto& [id, task] : paused_) {
+    RS_CHECK(task != nullptr, "restore thread pauses an empty slot for {}", id.ToString());
+    ++(task->type() == TaskType::kActive ? counts.active_paused : counts.standby_paused);
+  }
   for (const auto& [id, task] : owned_) {
     RS_CHECK(task != nullptr, "restore thread owns an empty slot for {}", id.ToString());
     if (task->type() == TaskType::kActive) {

@@ -50,7 +50,8 @@ Runtime::Runtime(RuntimeConfig config, Transport& transport, Clock& clock, FileS
       clock_(clock),
       fs_(fs),
       open_store_(std::move(open_store)),
-      listener_(std::make_unique<MetricsListener>(listener)) {}
+      listener_(std::make_unique<MetricsListener>(listener)),
+      pause_(config_.topology_name) {}
 
 Runtime::~Runtime() {
   // A failed simulated run is being torn down: its threads are unwound, not running, and a
@@ -126,6 +127,8 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
     c.process_id = AssignorProcessId();
   }
   c.restore.reader.standby_listener = standby_listener_;
+  c.tasks.pause = &pause_;
+  c.restore.pause = &pause_;
   if (enabled_) {
     holds_.push_back(std::make_unique<HoldPoint>(c.name + "-restore"));
     c.restore.hold = holds_.back().get();

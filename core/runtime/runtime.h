@@ -24,7 +24,15 @@
 // with a fresh identity. Close waits while a checkpoint/restore cycle is in progress; a
 // checkpoint of an instance that is not RUNNING is refused (abandoned).
 //
-// Thread-safety: Start, Close, Checkpoint, Restore, state and metrics may be called from any
+// Pause (KIP-834; Kafka's KafkaStreams.pause/resume/isPaused and the named-topology
+// pauseTopology/resumeTopology): PauseTopology(name) pauses the tasks of the runtime's topology
+// (config topology_name; "" the unnamed one) — restoring actives and updating standbys leave
+// their restore threads' readers (stores kept, checkpointed), running actives process nothing
+// but are still committed — and ResumeTopology resumes them where they left off. Pause and
+// Resume do it for every topology (here: the one). Callable in any state, before Start too
+// (the threads start paused). A name the runtime does not have is NOT_FOUND.
+//
+// Thread-safety: Start, Close, Checkpoint, Restore, pause, state and metrics may be called from any
 // thread (of the world the runtime runs in); the listener is called on restore threads.
 #ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_H_
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_H_
@@ -45,6 +53,7 @@
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/runtime_state.h"
 #include "core/runtime/stream_thread.h"
+#include "core/runtime/topology_pause.h"
 
 namespace restoresim {
 
@@ -123,6 +132,13 @@ class Runtime {
   // REQUIRES: before Start (as Kafka's setStandbyUpdateListener). Told about standby tasks'
   // updates (KIP-988) on restore threads; null: none. It must outlive the runtime's threads.
   absl::Status SetStandbyUpdateListener(StandbyUpdateListener* listener);
+  // KIP-834 (runtime_pause.cc). Each takes effect at every thread's next loop iteration.
+  absl::Status PauseTopology(std::string_view topology);
+  absl::Status ResumeTopology(std::string_view topology);
+  absl::StatusOr<bool> IsTopologyPaused(std::string_view topology) const;
+  void Pause();   // every topology
+  void Resume();
+  bool IsPaused() const;  // whether every topology is paused
 
   RuntimeState state() const;
   RuntimeMetrics Metrics() const;
@@ -154,6 +170,8 @@ class Runtime {
   // Closes every thread's processing gate (no processing begins from now on).
   void StopProcessingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<StreamThread*> ThreadsSnapshot() const;
+  // Pauses or resumes the topology, naming every stream and restore thread to observers.
+  void SetPaused(bool paused);
   std::string DrawProcessId();
   absl::Status RegisterResources();
   absl::StatusOr<std::unique_ptr<FileLock>> LockStateDirectory() ABSL_LOCKS_EXCLUDED(mu_);
@@ -165,6 +183,7 @@ class Runtime {
   StoreOpener open_store_;
   std::unique_ptr<MetricsListener> listener_;
   Atomic<uint64_t> incarnations_{0, "incarnations"};
+  TopologyPause pause_;  // its one topology's (config_.topology_name)
   StateDirectory directory_;
   mutable Mutex mu_{"runtime_mu"};
   std::vector<std::unique_ptr<StreamThread>> threads_ ABSL_GUARDED_BY(mu_);

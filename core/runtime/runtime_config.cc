@@ -59,6 +59,12 @@ absl::Status RuntimeConfig::Validate() const {
     return absl::InvalidArgumentError(fmt::format(
         "restoresim.group.assignor: '{}' is not default or streams", group_assignor));
   }
+  if (!topology_name.empty() && !ValidName(topology_name)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "topology name '{}' must be empty (the unnamed topology) or 1-200 characters of "
+        "[a-zA-Z0-9._-]",
+        topology_name));
+  }
   for (absl::Status s : {Range("num.stream.threads", num_stream_threads, 1, kStreamThreadsMax),
                          Range("num.standby.replicas", num_standby_replicas, 0, 16),
                          Range("commit.interval.ms", commit_interval_ms, 0, 86'400'000),

@@ -36,6 +36,9 @@ struct RuntimeConfig {
   // client-side assignors: the fake broker, not librdkafka); "default" (the default) leaves
   // the assignment to the group (round-robin, or a scenario's), as before.
   std::string group_assignor = "default";
+  // Not a Kafka setting: the topology's name, for pause/resume (Runtime::PauseTopology; Kafka
+  // names topologies only through its internal NamedTopology API). Empty: the unnamed topology.
+  std::string topology_name;
   // Not a Kafka setting: the topology's stores (count_topology.h); empty means {"counts"}.
   std::vector<std::string> store_names;
   // Not a Kafka setting (Kafka fixes it at 10 000: kCheckpointOffsetDeltaMin): an unforced

@@ -155,6 +155,16 @@ class RuntimeObserver {
   virtual void OnProcessingStopped(std::string_view stream_thread) {}
   virtual void OnProcessBegin(std::string_view stream_thread) {}
 
+  // ---- pause and resume (KIP-834; topology_pause.h) ----
+  // A client paused (or resumed) `topology`; `threads` read the flag (each takes it up at its
+  // next loop iteration). Reported on the calling thread right after the flag changed.
+  virtual void OnTopologyPause(std::string_view topology, bool paused,
+                               const std::vector<std::string>& threads) {}
+  // `thread` paused (or resumed) the task it holds: a restore thread took `who` out of its
+  // reader (its stores kept) or put it back; a stream thread stopped (or restarted) processing
+  // the running active `who`. A pause by a restore thread also ends when the task leaves it.
+  virtual void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) {}
+
   // ---- the runtime (the client; on the thread that changed its state) ----
   // `threads`: the names of every stream thread it made so far.
   virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,

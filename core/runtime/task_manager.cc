@@ -88,10 +88,21 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
   wanted_active_.clear();
   std::vector<TopicPartition> to_pause;
   for (const TopicPartition& tp : assignment.partitions) {
-    if (tp.topic != config_.input_topic) continue;
+    if (tp.topic != config_.input_topic) {
+      // A task's input is fixed (task = partition of the one source topic): a partition of
+      // another topic would change some task's input partitions, which this topology cannot
+      // have (docs/DESIGN.md, "Kafka fidelity": input-partition updates). Never a task.
+      errors_.push_back(absl::InvalidArgumentError(fmt::format(
+          "{}: assignment names {}, not a partition of the source topic '{}': a task's input "
+          "partitions cannot change",
+          config_.thread_name, tp.ToString(), config_.input_topic)));
+      TraceMark("cover", "assignment names a partition of another topic");
+      continue;
+    }
     const TaskId id{0, tp.partition};
     wanted_active_.insert(id);
-    if (!running_.contains(id)) to_pause.push_back(tp);
+    // Not running yet, or running paused (its pause survives the rebalance).
+    if (!running_.contains(id) || IsPausedRunning(*running_.at(id))) to_pause.push_back(tp);
   }
   wanted_standby_.clear();
   for (const TaskId& id : info->standby_tasks) {

@@ -20,6 +20,16 @@
 // recycled in place if a standby of it is (its CLOSE and its standby's CREATE then share one
 // round), kept if it is assigned again.
 //
+// Pause (KIP-834; task_manager_pause.cc): while its topology is paused (config.pause, read at
+// each Process) a running active processes nothing — its input partition is paused on the main
+// consumer, as Kafka's TaskExecutor skips the tasks of paused topologies — but it is still
+// committed, revoked, recycled and closed as any other. (Its restore thread pauses the tasks
+// it owns.)
+//
+// Input partitions (Kafka's updateInputPartitions): a task's input is fixed — the topology has
+// one source topic and a task per partition — so no assignment can change it; a partition of
+// any other topic in an assignment is an error, never a task.
+//
 // Thread-safety: the stream thread only (rebalance callbacks run inside its consumer poll).
 #ifndef RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
 #define RESTORESIM_CORE_RUNTIME_TASK_MANAGER_H_
@@ -35,6 +45,7 @@
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/task.h"
+#include "core/runtime/topology_pause.h"
 #include "core/sync/atomic.h"
 
 namespace restoresim {
@@ -67,6 +78,7 @@ struct TaskManagerConfig {
   // task.timeout.ms for reading a restored task's committed offset before it runs (Kafka
   // applies it there as in the state updater); needs `clock` to expire.
   TimeNs task_timeout_ns = 300 * kSecond;
+  const TopologyPause* pause = nullptr;  // its topology's pause (KIP-834); null: never paused
 };
 
 // Counts of what the manager did, for metrics and tests.
@@ -118,6 +130,8 @@ class TaskManager final : public RebalanceListener {
 
   // ---- observation (oracle, tests) ----
   std::set<TaskId> running() const;
+  // Running actives it holds paused (processing nothing), as of the last Process.
+  std::set<TaskId> paused_running() const;
   std::set<TaskId> in_restore() const;
   std::set<TaskId> wanted_active() const { return wanted_active_; }
   std::set<TaskId> wanted_standby() const { return wanted_standby_; }
@@ -194,6 +208,9 @@ class TaskManager final : public RebalanceListener {
   void ReportAssignment() const;
   void Decided(const TaskIncarnation& who, TaskDecision decision, TaskType type) const;
   void ReportView() const;
+  // task_manager_pause.cc: takes up the topology's pause (or resume) for the running actives.
+  void ApplyTopologyPause();
+  bool IsPausedRunning(const Task& task) const;
 
   const TaskManagerConfig config_;
   RestoreThread& restore_thread_;
@@ -231,6 +248,8 @@ class TaskManager final : public RebalanceListener {
   // Running actives whose partition was revoked, committed (true) or not (the commit failed:
   // they close dirty), waiting for the assignment of the same rebalance.
   std::map<TaskId, bool> revoked_running_;
+  // Running actives paused (their input paused on the consumer), by the incarnation paused.
+  std::map<TaskId, TaskIncarnation> paused_running_;
   bool in_revocation_ = false;
   // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
   std::vector<std::unique_ptr<Task>> parked_;

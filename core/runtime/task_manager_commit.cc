@@ -25,11 +25,13 @@ void TaskManager::Buffer(PollResult records) {
 }
 
 absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
+  ApplyTopologyPause();  // task_manager_pause.cc
   size_t total = 0;
   for (auto& [id, task] : running_) {
     RS_CHECK(task->state() == TaskState::kRunning && task->type() == TaskType::kActive,
              "task {} in the running registry is {} {}", task->incarnation().ToString(),
              TaskTypeName(task->type()), TaskStateName(task->state()));
+    if (IsPausedRunning(*task)) continue;  // its topology is paused: nothing processed
     absl::StatusOr<size_t> n = task->Process(producer_, records_per_task_max);
     if (!n.ok()) return n.status();
     RS_CHECK(*n <= records_per_task_max, "task {} processed {} records, more than {}",
@@ -41,7 +43,7 @@ absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
 
 bool TaskManager::HasBuffered() const {
   for (const auto& [id, task] : running_) {
-    if (task->buffered() > 0) return true;
+    if (task->buffered() > 0 && !IsPausedRunning(*task)) return true;
   }
   return false;
 }

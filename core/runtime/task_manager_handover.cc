@@ -379,6 +379,11 @@ void TaskManager::CloseRestored(TaskId id) {
 void TaskManager::StartRunning(std::unique_ptr<Task> task) {
   RS_CHECK(task->type() == TaskType::kActive && !running_.contains(task->id()),
            "task {} cannot start running", task->incarnation().ToString());
+  // Its input is the partition its id names, as when it was created: input partitions of a
+  // task never change here (task_manager.h).
+  RS_CHECK(task->input() == InputOf(task->id()), "task {} runs with input {}, not {}",
+           task->incarnation().ToString(), task->input().ToString(),
+           InputOf(task->id()).ToString());
   Decided(task->incarnation(), TaskDecision::kStartRunning, task->type());
   task->TransitionTo(TaskState::kRunning);
   if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {

@@ -10,7 +10,8 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
                     NewThreadConfinementChecker, NewReaderModeChecker, NewLivenessBoundsChecker,
                     NewRunningGateChecker, NewListenerPairingChecker, NewWastedWorkChecker,
                     NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
-                    NewCheckpointRestoreChecker, NewStoppedProcessingChecker}) {
+                    NewCheckpointRestoreChecker, NewStoppedProcessingChecker,
+                    NewPausedTasksChecker}) {
     all.push_back(make(context));
   }
   return all;

@@ -25,6 +25,7 @@ std::unique_ptr<Checker> NewRestoreProgressChecker(OracleContext& context);
 std::unique_ptr<Checker> NewCheckpointRestoreChecker(OracleContext& context);
 std::unique_ptr<Checker> NewStoppedProcessingChecker(OracleContext& context);
 std::unique_ptr<Checker> NewFailedTasksChecker(OracleContext& context);
+std::unique_ptr<Checker> NewPausedTasksChecker(OracleContext& context);
 
 }  // namespace restoresim::properties
 

@@ -1,0 +1,131 @@
+// paused_tasks: paused tasks receive no records (KIP-834). While a task's topology is paused,
+// nothing is processed by it and nothing is restored or updated into its stores:
+//   * a task its holder reported paused (OnTaskPaused: a restore thread took it out of its
+//     reader, or a stream thread stopped processing it) gets no restored batch and processes
+//     no record until that holder resumes it (a restore thread's pause also ends when the task
+//     leaves it; a stream thread's when it stops running);
+//   * and a pause is taken up at once: a thread named by the pause (OnTopologyPause) that
+//     began a loop iteration after it restores nothing and processes nothing until the
+//     topology is resumed — so a thread that never pauses its tasks is caught too;
+//   * pause and resume reports pair: a task is not paused twice by one holder, nor resumed
+//     by a holder that did not pause it.
+#include <fmt/format.h>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+class PausedTasksChecker final : public Checker {
+ public:
+  explicit PausedTasksChecker(OracleContext& c) : Checker(c, "paused_tasks") {}
+
+  void OnTopologyPause(std::string_view topology, bool paused,
+                       const std::vector<std::string>& threads) override {
+    const uint64_t now = ++seq_;
+    for (const std::string& t : threads) {
+      if (paused) {
+        pause_seq_.try_emplace(t, now);  // a second Pause does not move the first
+      } else {
+        pause_seq_.erase(t);
+      }
+    }
+    (void)topology;
+  }
+
+  void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override {
+    auto it = paused_by_.find(who);
+    if (paused) {
+      if (it != paused_by_.end()) {
+        Violation(who.ToString(), fmt::format("{} pauses it, paused already by {}", Str(thread),
+                                              it->second));
+      }
+      paused_by_.emplace(who, Str(thread));
+      return;
+    }
+    if (it == paused_by_.end() || it->second != thread) {
+      Violation(who.ToString(), fmt::format("{} resumes it, but {}", Str(thread),
+                                            it == paused_by_.end()
+                                                ? std::string("it is not paused")
+                                                : "it was paused by " + it->second));
+    }
+    paused_by_.erase(it);
+  }
+
+  void OnRestoreLoop(std::string_view rt) override { loop_seq_[Str(rt)] = ++seq_; }
+  void OnStreamLoop(std::string_view st, std::string_view) override {
+    loop_seq_[Str(st)] = ++seq_;
+    processing_.clear();
+  }
+  void OnProcessBegin(std::string_view st) override { processing_ = Str(st); }
+
+  void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
+                       const TaskIncarnation& owner, TaskType type, int64_t,
+                       int64_t records) override {
+    if (records <= 0) return;
+    const std::string what = fmt::format("{} {} records of {} {}",
+                                         type == TaskType::kActive ? "restores" : "updates",
+                                         records, tp.ToString(), owner.ToString());
+    if (auto it = paused_by_.find(owner); it != paused_by_.end()) {
+      Violation(owner.ToString(), fmt::format("{} {} while {} holds it paused", Str(reader), what,
+                                              it->second));
+    }
+    if (HeldToPause(Str(reader))) {
+      Violation(owner.ToString(), fmt::format("{} {}, in an iteration it began after its "
+                                              "topology was paused",
+                                              Str(reader), what));
+    }
+  }
+
+  void OnProcess(const Task& task, size_t records) override {
+    if (records == 0) return;
+    const TaskIncarnation& who = task.incarnation();
+    if (auto it = paused_by_.find(who); it != paused_by_.end()) {
+      Violation(who.ToString(), fmt::format("processes {} records while {} holds it paused",
+                                            records, it->second));
+    }
+    if (!processing_.empty() && HeldToPause(processing_)) {
+      Violation(who.ToString(), fmt::format("processes {} records on {}, in an iteration it "
+                                            "began after its topology was paused",
+                                            records, processing_));
+    }
+  }
+
+  // A pause ends when its holder lets the task go.
+  void OnHandOff(std::string_view rt, const TaskIncarnation& who, TaskHolder from,
+                 TaskHolder) override {
+    auto it = paused_by_.find(who);
+    if (from == TaskHolder::kRestoreThread && it != paused_by_.end() && it->second == rt) {
+      paused_by_.erase(it);
+    }
+  }
+  void OnTaskTransition(const Task& task, TaskState from, TaskState) override {
+    if (from == TaskState::kRunning) paused_by_.erase(task.incarnation());
+  }
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_by_.erase(who); }
+
+ private:
+  // Whether `thread` began its current iteration after a pause that still holds.
+  bool HeldToPause(const std::string& thread) const {
+    auto paused = pause_seq_.find(thread);
+    if (paused == pause_seq_.end()) return false;
+    auto loop = loop_seq_.find(thread);
+    return loop != loop_seq_.end() && loop->second > paused->second;
+  }
+
+  uint64_t seq_ = 0;  // orders pauses and loop iterations
+  std::map<std::string, uint64_t> pause_seq_;  // per thread named by a pause still in force
+  std::map<std::string, uint64_t> loop_seq_;   // per thread: when its last iteration began
+  std::string processing_;                     // the stream thread processing now
+  std::map<TaskIncarnation, std::string> paused_by_;  // task paused -> the holder that did it
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewPausedTasksChecker(OracleContext& c) {
+  return std::make_unique<PausedTasksChecker>(c);
+}
+
+}  // namespace restoresim::properties

@@ -1,0 +1,189 @@
+// Tests of the paused_tasks invariant (KIP-834): broken on purpose by reporting what a wrong
+// runtime would — a batch restored into a paused task, a paused running task processing, a
+// thread that does not take a pause up, a resume without a pause — and passed by the real
+// restore thread pausing and resuming.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/runtime/restore_thread.h"
+#include "properties/oracle.h"
+#include "scenarios/runtime_world.h"
+#include "sim/sim_test_util.h"
+
+namespace restoresim::properties {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using restoresim::testing::Changelog;
+using restoresim::testing::RuntimeWorld;
+
+sim::TestRun RunSim(std::function<void()> body) { return sim::RunUnderSim(std::move(body), 7); }
+
+// Reports `task` handed to the restore thread "restore" and its changelog registered there.
+void RegisterInTheRestoreThread(Task& task) {
+  task.TransitionTo(TaskState::kRestoring);  // (on this thread, before it is handed over)
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kStreamThread,
+             TaskHolder::kToRestore);
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kToRestore,
+             TaskHolder::kRestoreThread);
+  RS_OBSERVE(OnRegistered, "restore", Changelog(task.id().partition), task.incarnation(),
+             task.type());
+}
+
+void Batch(const Task& task, int64_t next_offset, int64_t records) {
+  RS_OBSERVE(OnRestoredBatch, "restore", Changelog(task.id().partition), task.incarnation(),
+             task.type(), next_offset, records);
+}
+
+TEST(PausedOracleTest, ABatchRestoredIntoAPausedTaskIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(1, 20);
+    auto task = w.NewTask(1, TaskType::kStandby);
+    RegisterInTheRestoreThread(*task);
+    Batch(*task, 5, 5);  // fine: not paused
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), true);
+    Batch(*task, 10, 5);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("restore updates 5 records of "
+                                           "app-counts-changelog-1"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("while restore holds it paused"));
+}
+
+TEST(PausedOracleTest, APauseNotTakenUpAtTheNextIterationIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(1, 20);
+    auto task = w.NewTask(1, TaskType::kStandby);
+    RegisterInTheRestoreThread(*task);
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"restore"});
+    Batch(*task, 5, 5);  // fine: the iteration began before the pause
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    Batch(*task, 10, 5);  // the thread never paused its task
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("in an iteration it began after its topology was "
+                                           "paused"));
+}
+
+TEST(PausedOracleTest, BatchesAfterTheResumeAreFine) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(1, 20);
+    auto task = w.NewTask(1, TaskType::kStandby);
+    RegisterInTheRestoreThread(*task);
+    RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"restore"});
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), true);
+    RS_OBSERVE(OnTopologyPause, "", false, std::vector<std::string>{"restore"});
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), false);
+    Batch(*task, 5, 5);
+    RS_OBSERVE(OnUnregistered, "restore", Changelog(1), task->incarnation());
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kFromRestore,
+               TaskHolder::kStreamThread);
+    task->TransitionTo(TaskState::kSuspended);
+    ASSERT_TRUE(task->state_manager().Close(/*clean=*/false).ok());
+    task->TransitionTo(TaskState::kClosed);
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(PausedOracleTest, AResumeOfATaskNotPausedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    RS_OBSERVE(OnTaskPaused, "st", task->incarnation(), true);
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), false);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("restore resumes it, but it was paused by st"));
+}
+
+TEST(PausedOracleTest, APausedRunningTaskThatProcessesIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(3, TaskType::kActive);
+    RegisterInTheRestoreThread(*task);
+    RS_OBSERVE(OnCompleted, "restore", Changelog(3), task->incarnation(), 0, 0);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kFromRestore,
+               TaskHolder::kStreamThread);
+    task->TransitionTo(TaskState::kRunning);
+    RS_OBSERVE(OnStreamLoop, "st", "restore");
+    RS_OBSERVE(OnProcessBegin, "st");
+    RS_OBSERVE(OnTaskPaused, "st", task->incarnation(), true);
+    RS_OBSERVE(OnProcess, *task, 3);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("processes 3 records while st holds it paused"));
+}
+
+TEST(PausedOracleTest, AStreamThreadThatProcessesAfterThePauseIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(3, TaskType::kActive);
+    RegisterInTheRestoreThread(*task);
+    RS_OBSERVE(OnCompleted, "restore", Changelog(3), task->incarnation(), 0, 0);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kFromRestore,
+               TaskHolder::kStreamThread);
+    task->TransitionTo(TaskState::kRunning);
+    RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"st", "restore"});
+    RS_OBSERVE(OnStreamLoop, "st", "restore");
+    RS_OBSERVE(OnProcessBegin, "st");
+    RS_OBSERVE(OnProcess, *task, 2);  // the thread never paused it
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("processes 2 records on st, in an iteration it began "
+                                           "after its topology was paused"));
+}
+
+// The real restore thread, paused with a standby updating and an active restoring: nothing is
+// restored into them while paused, and they restore on once resumed.
+TEST(PausedOracleTest, RealRestoreThreadPausedAndResumedPasses) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    auto r = sim::RunUnderSim([] {
+      RuntimeWorld w(/*faults=*/false);
+      w.WriteChangelog(0, 200);
+      w.WriteChangelog(1, 30);
+      TopologyPause pause;
+      RestoreThreadConfig config{.name = "restore", .max_poll_records = 10};
+      config.pause = &pause;
+      RestoreThread rt(w.broker, w.clock, nullptr, config);
+      rt.Start();
+      std::vector<TaskItem> items(2);
+      items[0].incarnation = (items[0].task = w.NewTask(0, TaskType::kActive))->incarnation();
+      items[1].incarnation = (items[1].task = w.NewTask(1, TaskType::kStandby))->incarnation();
+      ASSERT_TRUE(rt.AddItems(std::move(items), nullptr));
+      w.clock.SleepFor(5 * kMillisecond);
+      pause.Set(true, {"restore"});
+      w.clock.SleepFor(2 * kSecond);
+      pause.Set(false, {"restore"});
+      w.clock.SleepFor(2 * kSecond);
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+      for (RestoreEvent& e : rt.DrainEvents()) {
+        if (e.task == nullptr) continue;
+        if (e.task->state() != TaskState::kSuspended) e.task->TransitionTo(TaskState::kSuspended);
+        ASSERT_TRUE(e.task->state_manager().Close(/*clean=*/true).ok());
+        e.task->TransitionTo(TaskState::kClosed);
+      }
+    }, seed);
+    EXPECT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+  }
+}
+
+}  // namespace
+}  // namespace restoresim::properties

@@ -1,0 +1,159 @@
+// Pause and resume (KIP-834: KafkaStreams.pause/resume, the state updater's paused tasks):
+// an instance's topology is paused while its actives restore and its standbys update, the
+// assignment moves tasks under it, and it is resumed. Two instances a and b (a Fleet, one
+// stream thread each, each instance a client with a pause of its own).
+#include <fmt/format.h>
+
+#include "core/util/check.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_fleet.h"
+
+namespace restoresim::scenarios {
+namespace {
+
+using sim::RunEnv;
+using testing::RuntimeWorld;
+
+constexpr size_t kA = 0;  // fleet member of instance a
+constexpr size_t kB = 1;  // fleet member of instance b
+
+// Parameters drawn from the seed (env.Choose; 0 = smallest, fewest, none, earliest).
+struct PauseParams {
+  int32_t partitions = 1;      // 1 + Choose(3)
+  int changelog_records = 30;  // per partition before the application runs: 30 + Choose(150)
+  int32_t restore_batch = 2;   // restore.max_poll_records: 2 + Choose(9)
+  int input_records = 0;       // per partition and burst: Choose(20)
+  // After a handed its tasks to its restore thread: Choose(15) ms, ten times that when drawn
+  // late (Choose(2) == 1: most tasks restored and running by then).
+  TimeNs pause_after_ns = 0;
+  int paused = 0;              // who pauses: Choose(3): 0 both instances, 1 a, 2 b
+  int event = 0;               // while paused: Choose(4): 0 none, 1 recycle, 2 revoke, 3 both
+  TimeNs paused_ns = 0;        // paused this long after the event: Choose(10) * 20 ms
+
+  static PauseParams Draw(RunEnv& env) {
+    PauseParams p;
+    p.partitions = 1 + static_cast<int32_t>(env.Choose(3));
+    p.changelog_records = 30 + static_cast<int>(env.Choose(150));
+    p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
+    p.input_records = static_cast<int>(env.Choose(20));
+    p.pause_after_ns = static_cast<TimeNs>(env.Choose(15)) * kMillisecond;
+    if (env.Choose(2) == 1) p.pause_after_ns *= 10;
+    p.paused = static_cast<int>(env.Choose(3));
+    p.event = static_cast<int>(env.Choose(4));
+    p.paused_ns = static_cast<TimeNs>(env.Choose(10)) * 20 * kMillisecond;
+    return p;
+  }
+  bool Pauses(size_t member) const {
+    return paused == 0 || (paused == 1 && member == kA) || (paused == 2 && member == kB);
+  }
+  std::string ToString() const {
+    static constexpr const char* kWho[] = {"a and b", "a", "b"};
+    static constexpr const char* kEvent[] = {"none", "recycle", "revoke", "recycle and revoke"};
+    return fmt::format(
+        "partitions={} changelog_records={} restore_batch={} input_records={} "
+        "pause_after_ms={} paused={} event={} paused_ms={}",
+        partitions, changelog_records, restore_batch, input_records,
+        pause_after_ns / kMillisecond, kWho[paused], kEvent[event], paused_ns / kMillisecond);
+  }
+};
+
+void ProduceAll(RuntimeWorld& w, RunEnv& env, const PauseParams& p) {
+  for (int32_t q = 0; q < p.partitions; ++q) ProduceInput(w, env.random, q, p.input_records);
+}
+
+void SetPaused(Fleet& fleet, const PauseParams& p, bool paused) {
+  for (size_t m : {kA, kB}) {
+    if (p.Pauses(m)) fleet.SetPaused(fleet.instance_of(m), paused);
+  }
+}
+
+// Partition 0 moves: its active goes to the other member, and the member that held it keeps
+// nothing of it (its task is revoked and closed: a paused one is handed back by its restore
+// thread, or, running, closed by its stream thread).
+Generation MovePartitionZero(const Generation& g) {
+  Generation next = g;
+  const size_t from = g[kA].actives.contains(0) ? kA : kB;
+  const size_t to = from == kA ? kB : kA;
+  next[from].actives.erase(0);
+  next[from].standbys.erase(0);
+  next[to].standbys.erase(0);
+  next[to].actives.insert(0);
+  return next;
+}
+
+// scenario.pause_resume_during_restoration_and_recycle
+//   a holds every task active and restores its long changelogs in small batches; b holds
+//   standbys of them and updates them. Once a's restore thread has the tasks and pause_after
+//   later (early: most still restoring; late: most running), a, b or both pause. While
+//   paused, input arrives and maybe the assignment moves tasks under the pause: a recycle
+//   (the roles swap: a's paused actives become standbys over the same stores, b's paused
+//   standbys become actives), a revocation (partition 0 moves away: a paused task is closed),
+//   or both. Then everything resumes.
+//   Must hold: at every step the oracle's invariants — paused_tasks above all (a paused task
+//   gets no restored batch and processes nothing; every thread takes the pause up at its next
+//   iteration), single owner (the restore thread's paused set handed back at close, recycle
+//   and shutdown), no double registration (a resumed task registers once, its CLOSE still
+//   unregisters it), no_wasted_work (restoration resumes from where it stopped: nothing
+//   restored again below a checkpoint); while paused a paused instance processes nothing; at
+//   the end every task runs with counts equal to the reference model and the standbys caught
+//   up.
+void PauseResumeDuringRestorationAndRecycle(RunEnv& env) {
+  const PauseParams p = PauseParams::Draw(env);
+  NoteParams(p.ToString());
+  RuntimeWorld w(/*faults=*/false, p.partitions);
+  for (int32_t q = 0; q < p.partitions; ++q) w.WriteChangelog(q, p.changelog_records);
+  ProduceAll(w, env, p);
+  const Baselines baselines = BaselinesNow(w, p.partitions);
+  Fleet fleet(w, {.restore_max_poll_records = p.restore_batch});
+  fleet.Start();
+  Generation g = fleet.AllOn(kA, p.partitions, /*standbys=*/true);
+  RS_CHECK(fleet.Rebalance(g).ok());
+  std::set<int32_t> all;
+  for (int32_t q = 0; q < p.partitions; ++q) all.insert(q);
+  fleet.AwaitHandedOver(env, kA, all);
+  w.clock.SleepFor(p.pause_after_ns);
+  SetPaused(fleet, p, true);
+  ProduceAll(w, env, p);
+  // Every thread has taken the pause up well within this (one poll, one idle wait): from here
+  // a paused instance processes nothing until it resumes.
+  w.clock.SleepFor(150 * kMillisecond);
+  std::vector<int64_t> processed;
+  for (size_t m : {kA, kB}) processed.push_back(fleet.thread(m).records_processed());
+  if (p.event == 1 || p.event == 3) {
+    g = fleet.AllOn(kB, p.partitions, /*standbys=*/true);  // the roles swap: recycles
+    RS_CHECK(fleet.Rebalance(g).ok());
+    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(10)) * 10 * kMillisecond);
+  }
+  if (p.event == 2 || p.event == 3) {
+    g = MovePartitionZero(g);
+    RS_CHECK(fleet.Rebalance(g).ok());
+  }
+  ProduceAll(w, env, p);
+  w.clock.SleepFor(p.paused_ns);
+  for (size_t m : {kA, kB}) {
+    if (!p.Pauses(m)) continue;
+    RS_CHECK_EQ(fleet.thread(m).records_processed(), processed[m],
+                "{} processed records while paused", fleet.thread(m).name());
+  }
+  SetPaused(fleet, p, false);
+  ProduceAll(w, env, p);
+  FinishFleet(env, w, fleet, p.partitions, baselines);
+}
+
+}  // namespace
+
+absl::Status RegisterPauseScenarios(sim::ProgramRegistry& registry) {
+  return AddAll(
+      registry,
+      {
+          sim::Program{.name = "scenario.pause_resume_during_restoration_and_recycle",
+                       .description = "a, b or both pause while actives restore and standbys "
+                                      "update; a recycle and/or revocation while paused; "
+                                      "resume",
+                       .steps_hint = 6'000,
+                       .steps_max = 2'000'000,
+                       .body = PauseResumeDuringRestorationAndRecycle},
+      });
+}
+
+}  // namespace restoresim::scenarios
