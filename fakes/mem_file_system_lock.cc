@@ -3,6 +3,7 @@
 // successor process takes it again; the dead holder's release then leaves the new one alone.
 #include <fmt/format.h>
 
+#include "core/port/sim_hooks.h"
 #include "core/util/check.h"
 #include "fakes/mem_file_system.h"
 
@@ -14,7 +15,10 @@ class MemFileSystem::Lock final : public FileLock {
       : fs_(fs), path_(std::move(path)), token_(token) {
     RS_CHECK(fs_ != nullptr && token_ != 0);
   }
-  ~Lock() override { fs_->UnlockFile(path_, token_); }
+  ~Lock() override {
+    SimNoAbortScope no_abort;  // a destructor that locks: see core/port/sim_hooks.h
+    fs_->UnlockFile(path_, token_);
+  }
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 

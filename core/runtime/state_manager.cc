@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/port/sim_hooks.h"
 #include "core/runtime/count_topology.h"
 #include "core/runtime/mutation.h"
 #include "core/util/check.h"
@@ -21,6 +22,7 @@ StateManager::StateManager(TaskId id, TaskType type, StateManagerConfig config)
 }
 
 StateManager::~StateManager() {
+  SimNoAbortScope no_abort;  // a destructor that locks the directory: see core/port/sim_hooks.h
   RS_OBSERVE(OnStoresReleased, *this);
   if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
 }

@@ -268,7 +268,8 @@ absl::StatusOr<TaskAssignment> AssignTasks(const std::map<std::string, AssignorC
   }
   Balance(states, &State::actives);
   // 2: standbys on the least loaded clients without the task.
-  for (const auto& [task, end] : end_offset_sums) {
+  for (const auto& entry : end_offset_sums) {
+    const TaskId& task = entry.first;  // not a structured binding: a lambda captures it
     for (int32_t r = 0; r < config.num_standby_replicas; ++r) {
       const std::string* c =
           LeastLoaded(states, [&](const std::string& id) { return !states.at(id).Has(task); });
