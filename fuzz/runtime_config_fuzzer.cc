@@ -23,23 +23,8 @@ namespace restoresim::fuzz {
 namespace {
 
 std::map<std::string, std::string> Render(const RuntimeConfig& c) {
-  return {
-      {"application.id", c.application_id},
-      {"input.topic", c.input_topic},
-      {"num.stream.threads", std::to_string(c.num_stream_threads)},
-      {"num.standby.replicas", std::to_string(c.num_standby_replicas)},
-      {"state.dir", c.state_dir},
-      {"processing.guarantee", c.processing_guarantee},
-      {"commit.interval.ms", std::to_string(c.commit_interval_ms)},
-      {"poll.ms", std::to_string(c.poll_ms)},
-      {"main.consumer.max.poll.records", std::to_string(c.max_poll_records)},
-      {"restore.consumer.max.poll.records", std::to_string(c.restore_max_poll_records)},
-      {"task.timeout.ms", std::to_string(c.task_timeout_ms)},
-      {"max.warmup.replicas", std::to_string(c.max_warmup_replicas)},
-      {"acceptable.recovery.lag", std::to_string(c.acceptable_recovery_lag)},
-      {"probing.rebalance.interval.ms", std::to_string(c.probing_rebalance_interval_ms)},
-      {"restoresim.group.assignor", c.group_assignor},
-  };
+  const std::vector<std::pair<std::string, std::string>> settings = c.ToProperties();
+  return {settings.begin(), settings.end()};
 }
 
 void CheckConfig(std::string_view text) {

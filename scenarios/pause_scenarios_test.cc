@@ -8,6 +8,7 @@
 #include "core/runtime/runtime.h"
 #include "core/runtime/stream_thread.h"
 #include "core/state/checkpoint_file.h"
+#include "scenarios/restore_thread_test_util.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
@@ -15,6 +16,8 @@ namespace restoresim {
 namespace {
 
 using testing::Changelog;
+using testing::Create;
+using testing::Items;
 using testing::Input;
 using testing::RuntimeWorld;
 
@@ -39,30 +42,10 @@ struct CountingListener final : StateRestoreListener {
   int suspended = 0;
 };
 
-TaskItem Create(std::unique_ptr<Task> task) {
-  TaskItem item;
-  item.kind = TaskItem::Kind::kCreate;
-  item.incarnation = task->incarnation();
-  item.task = std::move(task);
-  return item;
-}
-
-std::vector<TaskItem> Round(TaskItem a) {
-  std::vector<TaskItem> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
 // Drains events until `n` arrived or virtual time passes `timeout_ns`.
-std::vector<RestoreEvent> WaitEvents(RuntimeWorld& w, RestoreThread& rt, size_t n,
+std::vector<RestoreEvent> AwaitEvents(RuntimeWorld& w, RestoreThread& rt, size_t n,
                                      TimeNs timeout_ns = 30 * kSecond) {
-  std::vector<RestoreEvent> events;
-  const TimeNs deadline = w.clock.NowNs() + timeout_ns;
-  while (events.size() < n && w.clock.NowNs() < deadline) {
-    for (RestoreEvent& e : rt.DrainEvents()) events.push_back(std::move(e));
-    if (events.size() < n) w.clock.SleepFor(5 * kMillisecond);
-  }
-  return events;
+  return testing::WaitEvents(w, rt, n, timeout_ns, /*poll_ns=*/5 * kMillisecond);
 }
 
 // Closes what came back (the oracle wants every task closed at the end).
@@ -94,7 +77,7 @@ TEST(RestoreThreadPauseTest, PausedTaskLeavesTheReaderAndKeepsItsStores) {
       CountingListener listener;
       RestoreThread rt(w.broker, w.clock, &listener, PausableConfig(pause));
       rt.Start();
-      ASSERT_TRUE(rt.AddItems(Round(Create(w.NewTask(0, TaskType::kActive))), nullptr));
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(0, TaskType::kActive))), nullptr));
       w.clock.SleepFor(10 * kMillisecond);
       pause.Set(true, {"restore"});
       w.clock.SleepFor(200 * kMillisecond);  // long enough for the pause to be taken up
@@ -130,7 +113,7 @@ TEST(RestoreThreadPauseTest, PausedTaskIsCheckpointed) {
       rt.Start();
       std::unique_ptr<Task> task = w.NewTask(1, TaskType::kStandby);
       const std::string path = task->state_manager().checkpoint_path();
-      ASSERT_TRUE(rt.AddItems(Round(Create(std::move(task))), nullptr));
+      ASSERT_TRUE(rt.AddItems(Items(Create(std::move(task))), nullptr));
       w.clock.SleepFor(10 * kMillisecond);
       pause.Set(true, {"restore"});
       w.clock.SleepFor(200 * kMillisecond);
@@ -157,7 +140,7 @@ TEST(RestoreThreadPauseTest, ResumedTaskRestoresFromWhereItPaused) {
       CountingListener listener;
       RestoreThread rt(w.broker, w.clock, &listener, PausableConfig(pause));
       rt.Start();
-      ASSERT_TRUE(rt.AddItems(Round(Create(w.NewTask(2, TaskType::kActive))), nullptr));
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(2, TaskType::kActive))), nullptr));
       w.clock.SleepFor(15 * kMillisecond);
       pause.Set(true, {"restore"});
       w.clock.SleepFor(200 * kMillisecond);
@@ -165,7 +148,7 @@ TEST(RestoreThreadPauseTest, ResumedTaskRestoresFromWhereItPaused) {
       ASSERT_GT(restored_when_paused, 0) << "it restored something before the pause";
       ASSERT_LT(restored_when_paused, kLong);
       pause.Set(false, {"restore"});
-      std::vector<RestoreEvent> events = WaitEvents(w, rt, 1);
+      std::vector<RestoreEvent> events = AwaitEvents(w, rt, 1);
       ASSERT_EQ(events.size(), 1u);
       ASSERT_EQ(events[0].kind, RestoreEvent::Kind::kRestored);
       EXPECT_EQ(*events[0].task->state_manager().StoreForChangelog(Changelog(2))->ReadAll(),
@@ -201,8 +184,8 @@ TEST(RestoreThreadPauseTest, RemovingAPausedTaskHandsItBack) {
       TaskItem close;
       close.kind = TaskItem::Kind::kClose;
       close.incarnation = standby;
-      ASSERT_TRUE(rt.AddItems(Round(std::move(close)), nullptr));
-      std::vector<RestoreEvent> events = WaitEvents(w, rt, 1);
+      ASSERT_TRUE(rt.AddItems(Items(std::move(close)), nullptr));
+      std::vector<RestoreEvent> events = AwaitEvents(w, rt, 1);
       ASSERT_EQ(events.size(), 1u);
       EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kRemoved);
       EXPECT_EQ(events[0].incarnation, standby);
@@ -228,13 +211,13 @@ TEST(RestoreThreadPauseTest, TaskAddedWhilePausedWaitsUnregisteredUntilResumed) 
       CountingListener listener;
       RestoreThread rt(w.broker, w.clock, &listener, PausableConfig(pause));
       rt.Start();
-      ASSERT_TRUE(rt.AddItems(Round(Create(w.NewTask(3, TaskType::kActive))), nullptr));
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(3, TaskType::kActive))), nullptr));
       w.clock.SleepFor(1 * kSecond);
       EXPECT_EQ(listener.restored, 0);
       EXPECT_TRUE(listener.starts.empty()) << "never registered while paused";
       EXPECT_EQ(rt.PausedActives(), 1);
       pause.Set(false, {"restore"});
-      std::vector<RestoreEvent> events = WaitEvents(w, rt, 1);
+      std::vector<RestoreEvent> events = AwaitEvents(w, rt, 1);
       ASSERT_EQ(events.size(), 1u);
       EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kRestored);
       EXPECT_EQ(listener.restored, 50);

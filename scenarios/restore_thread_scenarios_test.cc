@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scenarios/restore_thread_test_util.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
@@ -13,15 +14,10 @@ namespace restoresim {
 namespace {
 
 using testing::Changelog;
+using testing::Create;
+using testing::Items;
+using testing::WaitEvents;
 using testing::RuntimeWorld;
-
-TaskItem Create(std::unique_ptr<Task> task) {
-  TaskItem item;
-  item.kind = TaskItem::Kind::kCreate;
-  item.incarnation = task->incarnation();
-  item.task = std::move(task);
-  return item;
-}
 
 TaskItem Close(TaskIncarnation who, std::vector<TopicPartition> changelogs = {}) {
   TaskItem item;
@@ -29,24 +25,6 @@ TaskItem Close(TaskIncarnation who, std::vector<TopicPartition> changelogs = {})
   item.incarnation = who;
   item.changelogs = std::move(changelogs);
   return item;
-}
-
-std::vector<TaskItem> Items(TaskItem a) {
-  std::vector<TaskItem> v;
-  v.push_back(std::move(a));
-  return v;
-}
-
-// Drains events until `n` arrived or virtual time passes `timeout_ns`.
-std::vector<RestoreEvent> WaitEvents(RuntimeWorld& w, RestoreThread& rt, size_t n,
-                                     TimeNs timeout_ns = 60 * kSecond) {
-  std::vector<RestoreEvent> events;
-  const TimeNs deadline = w.clock.NowNs() + timeout_ns;
-  while (events.size() < n && w.clock.NowNs() < deadline) {
-    for (RestoreEvent& e : rt.DrainEvents()) events.push_back(std::move(e));
-    if (events.size() < n) w.clock.SleepFor(10 * kMillisecond);
-  }
-  return events;
 }
 
 void ExpectOk(const sim::TestRun& r) { ASSERT_TRUE(r.outcome.ok()) << r.outcome.message; }

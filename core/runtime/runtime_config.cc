@@ -133,6 +133,26 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
   return c;
 }
 
+std::vector<std::pair<std::string, std::string>> RuntimeConfig::ToProperties() const {
+  return {
+      {"application.id", application_id},
+      {"input.topic", input_topic},
+      {"state.dir", state_dir},
+      {"processing.guarantee", processing_guarantee},
+      {"num.stream.threads", std::to_string(num_stream_threads)},
+      {"num.standby.replicas", std::to_string(num_standby_replicas)},
+      {"commit.interval.ms", std::to_string(commit_interval_ms)},
+      {"poll.ms", std::to_string(poll_ms)},
+      {"main.consumer.max.poll.records", std::to_string(max_poll_records)},
+      {"restore.consumer.max.poll.records", std::to_string(restore_max_poll_records)},
+      {"task.timeout.ms", std::to_string(task_timeout_ms)},
+      {"max.warmup.replicas", std::to_string(max_warmup_replicas)},
+      {"acceptable.recovery.lag", std::to_string(acceptable_recovery_lag)},
+      {"probing.rebalance.interval.ms", std::to_string(probing_rebalance_interval_ms)},
+      {"restoresim.group.assignor", group_assignor},
+  };
+}
+
 absl::StatusOr<RuntimeConfig> RuntimeConfig::FromPropertiesText(
     std::string_view text, std::vector<std::string>* warnings) {
   absl::StatusOr<std::map<std::string, std::string>> properties = ParseJavaProperties(text);

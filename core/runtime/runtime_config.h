@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -60,6 +61,9 @@ struct RuntimeConfig {
   static absl::StatusOr<RuntimeConfig> FromProperties(
       const std::map<std::string, std::string>& properties,
       std::vector<std::string>* warnings = nullptr);
+  // Every setting FromProperties reads, under its key, with this config's value as text (in
+  // the order `restoresim config` prints them): FromProperties of it gives this config back.
+  std::vector<std::pair<std::string, std::string>> ToProperties() const;
   // FromProperties over the text of a Java properties file (core/util/java_properties.h).
   static absl::StatusOr<RuntimeConfig> FromPropertiesText(std::string_view text,
                                                           std::vector<std::string>* warnings);

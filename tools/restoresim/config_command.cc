@@ -20,27 +20,6 @@
 namespace restoresim::tools {
 namespace {
 
-// The settings a config takes, under Kafka's names (what the runtime will use).
-std::vector<std::pair<std::string, std::string>> Settings(const RuntimeConfig& c) {
-  return {
-      {"application.id", c.application_id},
-      {"input.topic", c.input_topic},
-      {"state.dir", c.state_dir},
-      {"processing.guarantee", c.processing_guarantee},
-      {"num.stream.threads", std::to_string(c.num_stream_threads)},
-      {"num.standby.replicas", std::to_string(c.num_standby_replicas)},
-      {"commit.interval.ms", std::to_string(c.commit_interval_ms)},
-      {"poll.ms", std::to_string(c.poll_ms)},
-      {"main.consumer.max.poll.records", std::to_string(c.max_poll_records)},
-      {"restore.consumer.max.poll.records", std::to_string(c.restore_max_poll_records)},
-      {"task.timeout.ms", std::to_string(c.task_timeout_ms)},
-      {"max.warmup.replicas", std::to_string(c.max_warmup_replicas)},
-      {"acceptable.recovery.lag", std::to_string(c.acceptable_recovery_lag)},
-      {"probing.rebalance.interval.ms", std::to_string(c.probing_rebalance_interval_ms)},
-      {"restoresim.group.assignor", c.group_assignor},
-  };
-}
-
 absl::StatusOr<std::string> ReadText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(fmt::format("cannot open {}", Shown(path)));
@@ -74,13 +53,13 @@ Command AddConfigCommand(CLI::App& app) {
     }
     if (*json) {
       nlohmann::json settings = nlohmann::json::object();
-      for (const auto& [key, value] : Settings(*config)) settings[key] = value;
+      for (const auto& [key, value] : config->ToProperties()) settings[key] = value;
       const nlohmann::json out = {
           {"file", *path}, {"settings", settings}, {"warnings", warnings}};
       std::printf("%s\n", out.dump(2).c_str());
       return kExitOk;
     }
-    for (const auto& [key, value] : Settings(*config)) {
+    for (const auto& [key, value] : config->ToProperties()) {
       std::printf("%s\n", fmt::format("{}={}", key, Shown(value, kPropertiesBytesMax)).c_str());
     }
     for (const std::string& w : warnings) {
