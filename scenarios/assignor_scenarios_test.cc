@@ -1,4 +1,4 @@
-// The Streams assignor's inputs from a live stream thread (task_manager_offsets.cc): the task
+// The Streams assignor's inputs from a live stream thread (offset_sums.cc): the task
 // offset sums its subscription reports, run against the fake broker under the simulator —
 // tasks the restore thread owns (restoring actives, standbys) count, running actives report
 // the latest-offset sentinel, and task directories left on disk report their checkpoints.

@@ -10,21 +10,6 @@
 
 namespace restoresim {
 
-bool IsFatalStepError(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kUnauthenticated:
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kUnimplemented:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kDataLoss:
-      return true;
-    default:
-      return false;
-  }
-}
-
 RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreListener* listener,
                              RestoreThreadConfig config)
     : transport_(transport),
@@ -36,6 +21,7 @@ RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreLis
       completed_({}, "completed_changelogs"),
       metrics_snapshot_(StateUpdaterMetricsSnapshot(config_.name, config_.metrics),
                         "state_updater_metrics"),
+      tasks_(config_.name),
       metrics_(config_.name, config_.metrics) {}
 
 RestoreThread::~RestoreThread() {
@@ -128,6 +114,22 @@ void RestoreThread::Emit(RestoreEvent event) {
   if (!events_.Push(std::move(event))) RS_CHECK(false, "restore event queue closed");
 }
 
+void RestoreThread::HandBack(RestoreEvent event, bool from_queue) {
+  ObserveHandBack(event, from_queue);
+  Emit(std::move(event));
+}
+
+void RestoreThread::ObserveHandBack(const RestoreEvent& event, bool from_queue) {
+  CheckHandedBack(event);  // as the stream thread will when it drains it
+  if (event.task == nullptr) return;
+  RS_INVARIANT("single_owner", event.incarnation.ToString(), !tasks_.Owns(event.incarnation),
+               "restore thread '{}' hands {} back and still owns it", config_.name,
+               event.incarnation.ToString());
+  RS_OBSERVE(OnHandOff, config_.name, event.incarnation,
+             from_queue ? TaskHolder::kToRestore : TaskHolder::kRestoreThread,
+             TaskHolder::kFromRestore);
+}
+
 void RestoreThread::Run() {
   // Its clients are its own: only this thread calls them (the oracle checks it).
   RS_OBSERVE(OnClientOwner, config_.name + "-consumer", config_.name);
@@ -146,7 +148,7 @@ void RestoreThread::Run() {
     metrics_.BeginIteration(clock_.NowNs());  // restore_thread_metrics.cc
     std::vector<std::vector<TaskItem>> rounds;
     items_.DrainTo(rounds);
-    if (rounds.empty() && owned_.empty()) MeasuredIdleWait(rounds);
+    if (rounds.empty() && tasks_.updating().empty()) MeasuredIdleWait(rounds);
     RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
     ReadTopologyPause();
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
@@ -263,9 +265,9 @@ void RestoreThread::CloseItem(TaskItem& item) {
       changelogs.push_back(tp);
     }
   }
-  const bool owns = Owns(item.incarnation);  // updating or paused
-  if (owns && owned_.contains(item.incarnation.id) &&
-      owned_.at(item.incarnation.id)->type() == TaskType::kActive &&
+  const bool owns = tasks_.Owns(item.incarnation);  // updating or paused
+  const Task* updating = tasks_.Updating(item.incarnation);
+  if (updating != nullptr && updating->type() == TaskType::kActive &&
       reader_->RemainingOf(item.incarnation) > 0) {
     TraceMark("cover", "active removed while restoring");
   }
@@ -275,51 +277,43 @@ void RestoreThread::CloseItem(TaskItem& item) {
             static_cast<int64_t>(changelogs.size()));
   RS_OBSERVE(OnCloseApplied, config_.name, item.incarnation);
   if (!owns) return;
-  std::unique_ptr<Task> task = TakeTask(item.incarnation);
-  task_deadline_ns_.erase(item.incarnation.id);
+  std::unique_ptr<Task> task = tasks_.Take(item.incarnation);
   task->TransitionTo(TaskState::kSuspended);
   CheckpointBeforeHandBack(*task);
-  RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kRestoreThread,
-             TaskHolder::kFromRestore);
-  Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
-                    .task = std::move(task)});
+  HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
+                        .task = std::move(task)});
 }
 
 void RestoreThread::CreateItem(TaskItem& item) {
-  RS_CHECK(item.task != nullptr && item.task->incarnation() == item.incarnation,
-           "CREATE item for {} without its task", item.incarnation.ToString());
-  RS_CHECK(!owned_.contains(item.incarnation.id) && !paused_.contains(item.incarnation.id),
-           "CREATE of {} while the restore thread still owns an incarnation of it",
-           item.incarnation.ToString());
-  Task& task = *item.task;
-  RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
-             TaskHolder::kRestoreThread);
+  CheckTaskItem(item);  // as the stream thread did when it sent it
+  RS_CHECK(item.kind == TaskItem::Kind::kCreate);
+  // Received paused while its topology is paused (registered once resumed), else updating.
+  Task& task = tasks_.Receive(std::move(item.task), topology_paused_
+                                                        ? UpdaterTasks::Place::kPaused
+                                                        : UpdaterTasks::Place::kUpdating);
   // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
   // applied first), before they are registered again.
   task.state_manager().MaybeCompleteTaskTypeConversion();
-  if (ParkIfPaused(item.task)) return;  // its topology is paused: registered once resumed
+  if (topology_paused_) {
+    ParkPaused(task);
+    return;
+  }
   for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
     reader_->Register(tp, &task.state_manager(), task.incarnation());
   }
   task.TransitionTo(TaskState::kRestoring);
-  RS_CHECK(!task_deadline_ns_.contains(task.id()), "new incarnation {} inherits a task timeout",
-           task.incarnation().ToString());
   TraceMark("restore", "register " + task.incarnation().ToString(),
             task.type() == TaskType::kActive ? 1 : 0);
-  owned_.emplace(task.id(), std::move(item.task));
 }
 
 void RestoreThread::HandleStep(RestoreStep& step) {
   for (auto& [who, changelogs] : step.corrupted) {
     RestoreEvent event{.kind = RestoreEvent::Kind::kCorrupted, .incarnation = who,
                        .corrupted_changelogs = changelogs};
-    event.task = TakeTask(who);  // (a report kept across a failed step may name a paused one)
-    if (event.task != nullptr) {
-      task_deadline_ns_.erase(who.id);
-      event.task->TransitionTo(TaskState::kSuspended);  // it stops restoring here
-      RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
-                 TaskHolder::kFromRestore);
-    }
+    // (A report kept across a failed step may name a paused task.)
+    event.task = tasks_.Take(who);
+    if (event.task != nullptr) event.task->TransitionTo(TaskState::kSuspended);  // stops here
+    ObserveHandBack(event);  // (HandBack in two: the mark between, where the traces have it)
     TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
     Emit(std::move(event));
   }
@@ -337,41 +331,30 @@ void RestoreThread::HandleStep(RestoreStep& step) {
   if (config_.publish_offset_sums) PublishOffsetSums();
 }
 
-void RestoreThread::PublishOffsetSums() {
-  std::map<TaskIncarnation, int64_t> sums;
-  for (const auto& [id, task] : owned_) {
-    int64_t sum = 0;
-    for (const auto& [tp, offset] : task->state_manager().pending_offsets()) sum += offset;
-    sums[task->incarnation()] = sum;
-  }
-  owned_offset_sums_.Publish(std::move(sums));
-}
+void RestoreThread::PublishOffsetSums() { owned_offset_sums_.Publish(tasks_.OffsetSums()); }
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.
 void RestoreThread::HandOverRestored() {
   const std::set<TopicPartition> completed = reader_->Completed();
-  for (auto it = owned_.begin(); it != owned_.end();) {
+  for (auto it = tasks_.updating().begin(); it != tasks_.updating().end();) {
     Task& task = *it->second;
     const std::vector<TopicPartition> changelogs = task.state_manager().ChangelogPartitions();
     const bool done = task.type() == TaskType::kActive &&
                       std::all_of(changelogs.begin(), changelogs.end(),
                                   [&](const TopicPartition& tp) { return completed.contains(tp); });
-    if (!done) {
-      ++it;
-      continue;
-    }
+    const TaskId id = it->first;
+    ++it;  // (before the task leaves the map)
+    if (!done) continue;
     TraceMark("restore", "restored " + task.incarnation().ToString(), 0);
     // Forced checkpoint of a completed restoration (KAFKA-12634) — skipped by the mutation
     // no-checkpoint-after-restoration.
     if (!RS_MUTANT(kNoCheckpointAfterRestoration)) CheckpointBeforeHandBack(task);
     // Mutation resume-on-restore-thread: the input is resumed from here, not the stream thread.
     if (RS_MUTANT(kResumeOnRestoreThread) && on_restored_) on_restored_(task.input());
-    RS_OBSERVE(OnHandOff, config_.name, task.incarnation(), TaskHolder::kRestoreThread,
-               TaskHolder::kFromRestore);
-    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = task.incarnation(),
-                      .task = std::move(it->second)});
-    task_deadline_ns_.erase(it->first);
-    it = owned_.erase(it);
+    std::unique_ptr<Task> restored = tasks_.TakeUpdating(id);
+    const TaskIncarnation who = restored->incarnation();
+    HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRestored, .incarnation = who,
+                          .task = std::move(restored)});
   }
 }
 
@@ -380,27 +363,23 @@ void RestoreThread::ReturnAllTasks() {
   items_.DrainTo(late);  // CREATEs that arrived during shutdown: their tasks go back too
   for (std::vector<TaskItem>& round : late) {
     for (TaskItem& item : round) {
-      if (item.task != nullptr) {
-        RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
-                   TaskHolder::kFromRestore);
-        Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
-                          .task = std::move(item.task)});
-      }
+      if (item.task == nullptr) continue;
+      HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
+                            .task = std::move(item.task)},
+               /*from_queue=*/true);
     }
   }
-  for (auto& [id, task] : owned_) {
+  while (!tasks_.updating().empty()) {
+    std::unique_ptr<Task> task = tasks_.TakeUpdating(tasks_.updating().begin()->first);
     reader_->Unregister(task->state_manager().ChangelogPartitions(), UnregisterReason::kShutdown);
     task->TransitionTo(TaskState::kSuspended);
     CheckpointBeforeHandBack(*task);
     const TaskIncarnation who = task->incarnation();
-    RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
-               TaskHolder::kFromRestore);
-    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
-                      .task = std::move(task)});
+    HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
+                          .task = std::move(task)});
   }
-  owned_.clear();
-  task_deadline_ns_.clear();
   ReturnPausedTasks();
+  RS_CHECK(tasks_.empty(), "restore thread '{}' kept tasks at shutdown", config_.name);
 }
 
 }  // namespace restoresim

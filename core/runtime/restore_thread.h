@@ -13,7 +13,9 @@
 //        closed dirty and revived), a failed task with its error (handed back to be closed
 //        dirty; the stream thread then fails: Kafka's exceptions-and-failed-tasks), or a
 //        warning (an error that fails nothing: a checkpoint it could not write). Tasks move
-//        with the events: every open task has exactly one owner.
+//        with the events: every open task has exactly one owner. (restore_handover.h: the
+//        items and events, asserted by both ends; updater_tasks.h: the tasks it owns, moved
+//        only by moves that assert it.)
 // Failures (Kafka's DefaultStateUpdater; docs/DESIGN.md, "Kafka fidelity"): a task-scoped
 // error fails that task only; a retryable error that holds a task back starts its
 // task.timeout.ms (task_timeout_ns; 0: the first such error fails it), progress clears it, and
@@ -48,39 +50,17 @@
 #include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
 #include "core/runtime/hold_point.h"
+#include "core/runtime/restore_handover.h"
 #include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
 #include "core/runtime/topology_pause.h"
+#include "core/runtime/updater_tasks.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
 #include "core/sync/shared_cell.h"
 #include "core/sync/thread.h"
 
 namespace restoresim {
-
-struct TaskItem {
-  enum class Kind { kCreate, kClose };
-  Kind kind = Kind::kCreate;
-  TaskIncarnation incarnation;
-  std::unique_ptr<Task> task;  // CREATE: the task, ownership moving in
-  // CLOSE: the changelogs to unregister, captured by the stream thread before it cleared the
-  // task's stores. Changelogs of a task the restore thread itself owns are added to them.
-  std::vector<TopicPartition> changelogs;
-  // CLOSE of a standby the assignment now wants as an active (KIP-988's PROMOTED; otherwise
-  // its standby update listener hears MIGRATED).
-  bool promoted = false;
-};
-
-struct RestoreEvent {
-  // kFailed: the task (null for a task-less failure) failed with `error`; kWarning: `error`
-  // fails nothing (the task, if named, stays with the restore thread).
-  enum class Kind { kRestored, kRemoved, kCorrupted, kFailed, kWarning };
-  Kind kind = Kind::kWarning;
-  TaskIncarnation incarnation;
-  std::unique_ptr<Task> task;  // ownership moving out (null for kWarning)
-  std::set<TopicPartition> corrupted_changelogs;
-  absl::Status error;
-};
 
 // Whether an error of a changelog reader's step (not about one task) fails every task of the
 // restore thread: the broker refuses (permission, authentication), a topic or partition is
@@ -136,7 +116,7 @@ class RestoreThread {
   int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
   // Per task it owns, the sum of its changelog positions (what its stores hold), as of the
   // last step: the task offset sums its stream thread reports for tasks the restore thread
-  // owns (task_manager_offsets.cc). Keyed by incarnation, so a stale entry is never mistaken.
+  // owns (offset_sums.h). Keyed by incarnation, so a stale entry is never mistaken.
   std::shared_ptr<const std::map<TaskIncarnation, int64_t>> OwnedOffsetSums() const {
     return owned_offset_sums_.Snapshot();
   }
@@ -182,6 +162,12 @@ class RestoreThread {
   // Waits for the next round while there is nothing to do; returns what it got.
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
   void Emit(RestoreEvent event);
+  // Hands a task back to the stream thread with its event: emits the hand-off to the queue
+  // (from this thread, or `from_queue`: a CREATE never applied, returned at shutdown),
+  // asserting the event as the receiver will, and the event.
+  void HandBack(RestoreEvent event, bool from_queue = false);
+  // HandBack's checks and hand-off observation, without the event.
+  void ObserveHandBack(const RestoreEvent& event, bool from_queue = false);
   void ReturnAllTasks();
   // restore_thread_metrics.cc: the loop's timing for the KIP-869 ratios, and the gauges.
   void MeasuredIdleWait(std::vector<std::vector<TaskItem>>& rounds);
@@ -189,7 +175,6 @@ class RestoreThread {
   void MeasuredMaybeCheckpoint();
   // Records the iteration and publishes the metrics' snapshot.
   void EndIterationMetrics();
-  UpdaterTaskCounts TaskCounts() const;
   // restore_thread_pause.cc: pause and resume.
   // Reads the topology's pause once per iteration (before the rounds are applied).
   void ReadTopologyPause();
@@ -197,11 +182,8 @@ class RestoreThread {
   void SyncPause();
   void PauseTask(Task& task);
   void ResumeTask(Task& task);
-  // A CREATE while paused: the task is parked paused, never registered. Whether it was.
-  bool ParkIfPaused(std::unique_ptr<Task>& task);
-  // Whether it owns `who` (updating or paused), and takes it out (null if it does not).
-  bool Owns(const TaskIncarnation& who) const;
-  std::unique_ptr<Task> TakeTask(const TaskIncarnation& who);
+  // A CREATE while paused: the task, received paused, is never registered.
+  void ParkPaused(Task& task);
   // At shutdown: the paused tasks go back (as Kafka's removeUpdatingAndPausedTasks).
   void ReturnPausedTasks();
   void PublishPausedCounts();
@@ -230,14 +212,11 @@ class RestoreThread {
   std::unique_ptr<RestoreConsumer> consumer_;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ChangelogReader> reader_;
-  std::map<TaskId, std::unique_ptr<Task>> owned_;  // updating (registered in the reader)
-  // Paused: owned, stores open, nothing registered (restore_thread_pause.cc).
-  std::map<TaskId, std::unique_ptr<Task>> paused_;
+  // The tasks it owns, updating or paused, with their task.timeout.ms deadlines.
+  UpdaterTasks tasks_;
   bool topology_paused_ = false;  // as read at the top of this iteration
   std::pair<int64_t, int64_t> published_paused_{0, 0};  // (actives, standbys) last published
   TimeNs next_checkpoint_ns_ = 0;
-  // Per owned task held back by retryable errors: when its task.timeout.ms runs out.
-  std::map<TaskId, TimeNs> task_deadline_ns_;
   int64_t last_remaining_ = 0;
   StateUpdaterMetrics metrics_;
 };

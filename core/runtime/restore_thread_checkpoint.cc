@@ -17,7 +17,7 @@ void RestoreThread::MaybeCheckpoint() {
   if (clock_.NowNs() < next_checkpoint_ns_) return;
   next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
   RS_CHECK(config_.checkpoint_offset_delta_min >= 0);
-  for (auto& [id, task] : owned_) {
+  for (auto& [id, task] : tasks_.updating()) {
     StateManager& sm = task->state_manager();
     if (!sm.CheckpointNeeded(/*enforce=*/false, config_.checkpoint_offset_delta_min)) continue;
     absl::Status s = sm.Flush();
@@ -31,7 +31,7 @@ void RestoreThread::MaybeCheckpoint() {
 
 absl::Status RestoreThread::CheckpointOwned() {
   absl::Status first;
-  for (auto& [id, task] : owned_) {
+  for (auto& [id, task] : tasks_.updating()) {
     StateManager& sm = task->state_manager();
     absl::Status s = sm.Flush();
     if (s.ok()) {
@@ -50,9 +50,9 @@ absl::Status RestoreThread::CheckpointOwned() {
 void RestoreThread::MaybeHold() {
   HoldPoint* hold = config_.hold;
   if (hold == nullptr || !hold->requested()) return;
-  const size_t owned_before = owned_.size();
+  const size_t owned_before = tasks_.updating().size();
   if (!hold->Hold([this]() { return CheckpointOwned(); })) return;
-  RS_CHECK_EQ(owned_.size(), owned_before, "restore thread '{}' lost tasks while held",
+  RS_CHECK_EQ(tasks_.updating().size(), owned_before, "restore thread '{}' lost tasks while held",
               config_.name);
   TraceMark("cover", "restore thread held at a checkpoint");
   // The broker moved on while the instance was frozen: restore to today's end offsets.

@@ -9,6 +9,21 @@
 
 namespace restoresim {
 
+bool IsFatalStepError(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnimplemented:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kDataLoss:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void RestoreThread::HandleFailures(RestoreStep& step) {
   RS_CHECK_LE(step.failed.size() + step.stalled.size(), RestoreThreadConfig::kFailuresPerStepMax,
               "restore thread '{}': more failures in one step than tasks can have",
@@ -16,29 +31,25 @@ void RestoreThread::HandleFailures(RestoreStep& step) {
   for (const auto& [who, error] : step.failed) FailTask(who, error);
   for (const TaskIncarnation& who : step.progressed) {
     RS_CHECK(!step.stalled.contains(who), "{} both progressed and stalled", who.ToString());
-    auto it = owned_.find(who.id);
-    if (it != owned_.end() && it->second->incarnation() == who) {
-      task_deadline_ns_.erase(who.id);  // Kafka's clearTaskTimeout
-    }
+    if (tasks_.Updating(who) != nullptr) tasks_.ClearDeadline(who.id);  // clearTaskTimeout
   }
   for (const auto& [who, cause] : step.stalled) MaybeInitTaskTimeoutOrFail(who, cause);
 }
 
 void RestoreThread::MaybeInitTaskTimeoutOrFail(const TaskIncarnation& who,
                                                 const absl::Status& cause) {
-  auto owned = owned_.find(who.id);
-  if (owned == owned_.end() || owned->second->incarnation() != who) return;  // gone since
+  if (tasks_.Updating(who) == nullptr) return;  // gone since
   const TimeNs now = clock_.NowNs();
   const TimeNs timeout_ns = config_.task_timeout_ns;
   RS_CHECK_GE(timeout_ns, 0, "negative task.timeout.ms");
-  auto it = task_deadline_ns_.find(who.id);
-  if (timeout_ns > 0 && it == task_deadline_ns_.end()) {
-    task_deadline_ns_[who.id] = DeadlineAfter(now, timeout_ns);
+  const std::optional<TimeNs> deadline_ns = tasks_.Deadline(who.id);
+  if (timeout_ns > 0 && !deadline_ns.has_value()) {
+    tasks_.StartDeadline(who.id, DeadlineAfter(now, timeout_ns));
     TraceMark("cover", "task timeout started by a retryable error");
     return;
   }
-  if (timeout_ns > 0 && now <= it->second) return;  // retried at the next step
-  const TimeNs stalled_ns = timeout_ns == 0 ? 0 : now - it->second + timeout_ns;
+  if (timeout_ns > 0 && now <= *deadline_ns) return;  // retried at the next step
+  const TimeNs stalled_ns = timeout_ns == 0 ? 0 : now - *deadline_ns + timeout_ns;
   TraceMark("cover", timeout_ns == 0 ? "task failed at once: task.timeout.ms is 0"
                                      : "task failed: task.timeout.ms expired");
   FailTask(who, absl::DeadlineExceededError(fmt::format(
@@ -49,9 +60,8 @@ void RestoreThread::MaybeInitTaskTimeoutOrFail(const TaskIncarnation& who,
 
 void RestoreThread::FailTask(const TaskIncarnation& who, const absl::Status& error) {
   RS_CHECK(!error.ok(), "task {} failed with OK", who.ToString());
-  std::unique_ptr<Task> task = TakeTask(who);  // updating or paused
+  std::unique_ptr<Task> task = tasks_.Take(who);  // updating or paused; its deadline goes
   if (task == nullptr) return;
-  task_deadline_ns_.erase(who.id);
   // Whatever the reader still has of it goes (a timeout leaves its changelogs registered).
   reader_->Unregister(reader_->ChangelogsOf(who));
   RS_CHECK(reader_->ChangelogsOf(who).empty(), "failed task {} keeps changelogs registered",
@@ -60,23 +70,22 @@ void RestoreThread::FailTask(const TaskIncarnation& who, const absl::Status& err
   // thread, whose checkpoint on disk stays the last one written.
   task->TransitionTo(TaskState::kSuspended);
   TraceMark("restore", "failed " + who.ToString(), 0);
-  RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread, TaskHolder::kFromRestore);
-  Emit(RestoreEvent{.kind = RestoreEvent::Kind::kFailed, .incarnation = who,
-                    .task = std::move(task), .error = error});
+  HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kFailed, .incarnation = who,
+                        .task = std::move(task), .error = error});
 }
 
 void RestoreThread::FailAllOwned(const absl::Status& error) {
   RS_CHECK(!error.ok(), "task-less failure with OK");
   TraceMark("cover", "restoration failed: task-less error");
   TraceMark("restore", "task-less failure: " + error.ToString(), 0);
-  if (owned_.empty()) {
+  if (tasks_.updating().empty()) {
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kFailed, .error = error});
     return;
   }
   std::vector<TaskIncarnation> owned;
-  for (const auto& [id, task] : owned_) owned.push_back(task->incarnation());
+  for (const auto& [id, task] : tasks_.updating()) owned.push_back(task->incarnation());
   for (const TaskIncarnation& who : owned) FailTask(who, error);
-  RS_CHECK(owned_.empty(), "restore thread '{}' kept tasks after a task-less failure",
+  RS_CHECK(tasks_.updating().empty(), "restore thread '{}' kept tasks after a task-less failure",
            config_.name);
 }
 

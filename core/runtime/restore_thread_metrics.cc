@@ -1,7 +1,7 @@
 // RestoreThread, its KIP-869 metrics (state_updater_metrics.h): the loop's timing, as Kafka's
 // DefaultStateUpdater.runOnce measures it — the whole iteration, the wait for work, the
-// checkpoints (periodic and forced) — the gauges of the tasks it owns, and the snapshot it
-// publishes for readers on other threads. All time from the clock port.
+// checkpoints (periodic and forced) — the gauges of the tasks it owns (UpdaterTasks::Counts),
+// and the snapshot it publishes for readers on other threads. All time from the clock port.
 #include "core/runtime/restore_thread.h"
 #include "core/util/check.h"
 
@@ -25,33 +25,12 @@ void RestoreThread::MeasuredMaybeCheckpoint() {
   metrics_.AddCheckpoint(clock_.NowNs() - start_ns);
 }
 
-UpdaterTaskCounts RestoreThread::TaskCounts() const {
-  UpdaterTaskCounts counts;
-  // The paused set (restore_thread_pause.cc): the gauges active- and standby-paused-tasks.
-  for (const auto& [id, task] : paused_) {
-    RS_CHECK(task != nullptr, "restore thread pauses an empty slot for {}", id.ToString());
-    ++(task->type() == TaskType::kActive ? counts.active_paused : counts.standby_paused);
-  }
-  for (const auto& [id, task] : owned_) {
-    RS_CHECK(task != nullptr, "restore thread owns an empty slot for {}", id.ToString());
-    if (task->type() == TaskType::kActive) {
-      ++counts.active_restoring;
-    } else {
-      ++counts.standby_updating;
-    }
-  }
-  RS_CHECK_LE(counts.active_restoring + counts.standby_updating,
-              static_cast<int64_t>(owned_.size()));
-  return counts;
-}
-
 void RestoreThread::EndIterationMetrics() {
   // Kafka's reader restores actives unless only standbys are left: an empty reader counts as
   // restoring actives (StoreChangelogReader starts, and returns to, ACTIVE_RESTORING).
-  bool any_standby = false;
-  for (const auto& [id, task] : owned_) any_standby |= task->type() == TaskType::kStandby;
-  const bool restoring_active = reader_->mode() == ReaderMode::kActiveRestoring || !any_standby;
-  metrics_.EndIteration(clock_.NowNs(), restoring_active, TaskCounts(),
+  const bool restoring_active =
+      reader_->mode() == ReaderMode::kActiveRestoring || !tasks_.AnyStandbyUpdating();
+  metrics_.EndIteration(clock_.NowNs(), restoring_active, tasks_.Counts(),
                         reader_->RestorationByOwner());
   metrics_snapshot_.Publish(metrics_.state());
 }

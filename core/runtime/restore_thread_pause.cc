@@ -21,22 +21,11 @@ void RestoreThread::ReadTopologyPause() {
 
 void RestoreThread::SyncPause() {
   if (topology_paused_) {
-    for (auto it = owned_.begin(); it != owned_.end();) {
-      PauseTask(*it->second);
-      const TaskId id = it->first;
-      paused_.emplace(id, std::move(it->second));
-      it = owned_.erase(it);
-    }
+    while (!tasks_.updating().empty()) PauseTask(tasks_.Pause(tasks_.updating().begin()->first));
   } else {
-    for (auto it = paused_.begin(); it != paused_.end();) {
-      RS_CHECK(!owned_.contains(it->first), "task {} both paused and updating",
-               it->first.ToString());
-      ResumeTask(*it->second);
-      owned_.emplace(it->first, std::move(it->second));
-      it = paused_.erase(it);
-    }
+    while (!tasks_.paused().empty()) ResumeTask(tasks_.Resume(tasks_.paused().begin()->first));
   }
-  RS_CHECK(topology_paused_ ? owned_.empty() : paused_.empty(),
+  RS_CHECK(topology_paused_ ? tasks_.updating().empty() : tasks_.paused().empty(),
            "restore thread '{}' left tasks {} its topology's pause", config_.name,
            topology_paused_ ? "updating during" : "paused after");
   PublishPausedCounts();
@@ -51,8 +40,7 @@ void RestoreThread::PauseTask(Task& task) {
   reader_->Unregister(changelogs);
   RS_CHECK(reader_->ChangelogsOf(who).empty(), "paused task {} keeps changelogs registered",
            who.ToString());
-  // Its task.timeout.ms starts afresh after the pause: nothing holds a paused task back.
-  task_deadline_ns_.erase(who.id);
+  // (Its task.timeout.ms starts afresh after the pause: UpdaterTasks::Pause dropped it.)
   CheckpointBeforeHandBack(task);  // flushed and checkpointed: its progress is on disk
   TraceMark("restore", "paused " + who.ToString(), static_cast<int64_t>(changelogs.size()));
   if (task.type() == TaskType::kActive && !changelogs.empty()) {
@@ -79,66 +67,34 @@ void RestoreThread::ResumeTask(Task& task) {
   RS_OBSERVE(OnTaskPaused, config_.name, who, /*paused=*/false);
 }
 
-bool RestoreThread::ParkIfPaused(std::unique_ptr<Task>& task) {
-  if (!topology_paused_) return false;
-  RS_CHECK(task != nullptr && reader_->ChangelogsOf(task->incarnation()).empty(),
+void RestoreThread::ParkPaused(Task& task) {
+  const TaskIncarnation who = task.incarnation();
+  RS_CHECK(topology_paused_ && reader_->ChangelogsOf(who).empty(),
            "a task parked paused has changelogs registered");
-  task->TransitionTo(TaskState::kRestoring);
-  const TaskIncarnation who = task->incarnation();
+  task.TransitionTo(TaskState::kRestoring);
   TraceMark("restore", "added paused " + who.ToString(), 0);
   TraceMark("cover", "task added while its topology is paused");
   RS_OBSERVE(OnTaskPaused, config_.name, who, /*paused=*/true);
-  paused_.emplace(who.id, std::move(task));
-  return true;
-}
-
-bool RestoreThread::Owns(const TaskIncarnation& who) const {
-  for (const auto* tasks : {&owned_, &paused_}) {
-    auto it = tasks->find(who.id);
-    if (it != tasks->end() && it->second->incarnation() == who) return true;
-  }
-  return false;
-}
-
-std::unique_ptr<Task> RestoreThread::TakeTask(const TaskIncarnation& who) {
-  for (auto* tasks : {&owned_, &paused_}) {
-    auto it = tasks->find(who.id);
-    if (it == tasks->end() || it->second->incarnation() != who) continue;
-    if (tasks == &paused_) TraceMark("cover", "paused task leaves the restore thread");
-    std::unique_ptr<Task> task = std::move(it->second);
-    tasks->erase(it);
-    RS_CHECK(!Owns(who), "{} owned twice by restore thread '{}'", who.ToString(), config_.name);
-    return task;
-  }
-  return nullptr;
 }
 
 // Kafka's removeUpdatingAndPausedTasks hands paused tasks back without a checkpoint: they were
 // checkpointed when they paused, and nothing was restored into them since.
 void RestoreThread::ReturnPausedTasks() {
-  for (auto& [id, task] : paused_) {
+  for (std::unique_ptr<Task>& task : tasks_.TakeAllPaused()) {
     RS_CHECK(reader_->ChangelogsOf(task->incarnation()).empty(),
              "paused task {} registered at shutdown", task->incarnation().ToString());
     task->TransitionTo(TaskState::kSuspended);
     const TaskIncarnation who = task->incarnation();
-    RS_OBSERVE(OnHandOff, config_.name, who, TaskHolder::kRestoreThread,
-               TaskHolder::kFromRestore);
-    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
-                      .task = std::move(task)});
+    HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
+                          .task = std::move(task)});
   }
-  paused_.clear();
   PublishPausedCounts();
 }
 
 // Published only when a count changed: a run that never pauses publishes nothing (a publish
 // is a scheduling point).
 void RestoreThread::PublishPausedCounts() {
-  std::pair<int64_t, int64_t> counts{0, 0};
-  for (const auto& [id, task] : paused_) {
-    ++(task->type() == TaskType::kActive ? counts.first : counts.second);
-  }
-  RS_CHECK_EQ(counts.first + counts.second, static_cast<int64_t>(paused_.size()),
-              "paused counts of '{}'", config_.name);
+  const std::pair<int64_t, int64_t> counts = tasks_.PausedCounts();
   if (counts == published_paused_) return;
   published_paused_ = counts;
   paused_actives_.Publish(counts.first);

@@ -1,7 +1,7 @@
 // TaskManager, part 1: tasks from assignments — rebalance callbacks, reconciling what the
 // stream thread holds with what it is assigned, creating, recycling and closing tasks.
-// (Hand-over to and from the restore thread: task_manager_handover.cc; processing, commits
-// and observation: task_manager_commit.cc.)
+// (Hand-over to and from the restore thread: task_manager_handover.cc; shutdown and
+// observation: task_manager_close.cc.)
 #include "core/runtime/task_manager.h"
 
 #include <fmt/format.h>
@@ -19,8 +19,19 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
     : config_(std::move(config)),
       restore_thread_(restore_thread),
       consumer_(consumer),
-      producer_(producer),
-      incarnations_(incarnations) {
+      incarnations_(incarnations),
+      tasks_(config_.thread_name),
+      executor_(TaskExecutorConfig{.thread_name = config_.thread_name,
+                                   .exactly_once = config_.exactly_once,
+                                   .producer_flush_timeout_ns = config_.producer_flush_timeout_ns,
+                                   .clock = config_.clock,
+                                   .close_commit_timeout_ns = config_.close_commit_timeout_ns,
+                                   .close_commit_backoff_ns = config_.close_commit_backoff_ns,
+                                   .checkpoint_offset_delta_min =
+                                       config_.checkpoint_offset_delta_min,
+                                   .pause = config_.pause},
+                tasks_, consumer, producer, errors_),
+      init_backoff_(config_.clock, config_.init_backoff_ns, config_.init_backoff_ns_max) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
 }
 
@@ -102,7 +113,10 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
     const TaskId id{0, tp.partition};
     wanted_active_.insert(id);
     // Not running yet, or running paused (its pause survives the rebalance).
-    if (!running_.contains(id) || IsPausedRunning(*running_.at(id))) to_pause.push_back(tp);
+    const auto running = tasks_.running().find(id);
+    if (running == tasks_.running().end() || executor_.IsPausedRunning(*running->second)) {
+      to_pause.push_back(tp);
+    }
   }
   wanted_standby_.clear();
   for (const TaskId& id : info->standby_tasks) {
@@ -125,11 +139,11 @@ void TaskManager::OnPartitionsRevoked(const std::vector<TopicPartition>& partiti
     if (tp.topic != config_.input_topic) continue;
     const TaskId id{0, tp.partition};
     wanted_active_.erase(id);
-    auto it = running_.find(id);
-    if (it == running_.end()) continue;
+    auto it = tasks_.running().find(id);
+    if (it == tasks_.running().end()) continue;
     // Commit while the partition is still owned; what becomes of the task is decided by the
     // assignment that follows (close, recycle to a standby, or keep).
-    absl::Status s = CommitForClose(*it->second);
+    absl::Status s = executor_.CommitForClose(*it->second);
     if (!s.ok()) errors_.push_back(s);
     it->second->DropBuffered();
     revoked_running_[id] = s.ok();
@@ -152,7 +166,7 @@ void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions
   for (const TopicPartition& tp : partitions) {
     const TaskId id{0, tp.partition};
     revoked_running_.erase(id);
-    if (tp.topic == config_.input_topic && running_.contains(id)) {
+    if (tp.topic == config_.input_topic && tasks_.Has(TasksRegistry::Place::kRunning, id)) {
       CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost);  // no commit: not owned
     }
   }
@@ -162,65 +176,71 @@ void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions
 // ---- reconciling owned tasks with the assignment ----
 
 void TaskManager::Reconcile() {
-  std::set<TaskId> ids(wanted_active_.begin(), wanted_active_.end());
+  using Place = TasksRegistry::Place;
+  std::set<TaskId> ids = tasks_.Ids();
+  ids.insert(wanted_active_.begin(), wanted_active_.end());
   ids.insert(wanted_standby_.begin(), wanted_standby_.end());
-  for (const auto& [id, t] : running_) ids.insert(id);
-  for (const auto& [id, t] : restored_) ids.insert(id);
-  for (const auto& [id, t] : pending_init_) ids.insert(id);
-  for (const auto& [id, t] : in_restore_) ids.insert(id);
-  for (const std::unique_ptr<Task>& t : ready_) ids.insert(t->id());
   for (const TaskId& id : ids) {
     const std::optional<TaskType> want = Wanted(id);
-    if (awaiting_.contains(id)) continue;  // decided when the task comes back
-    if (restored_.contains(id)) {
-      if (want == TaskType::kActive) continue;  // retried at the next drain
-      CloseRestored(id);
-      if (want) pending_init_[id] = NewTask(id, *want);
+    const std::optional<Place> where = tasks_.Where(id);
+    if (!where.has_value()) {
+      if (want) tasks_.AddPendingInit(NewTask(id, *want));
       continue;
     }
-    if (running_.contains(id)) {
-      // A revoked running task waits for the assignment of its rebalance.
-      if (!(in_revocation_ && revoked_running_.contains(id))) ReconcileRunning(id, want);
-      continue;
+    switch (*where) {
+      case Place::kAwaiting: break;  // decided when the task comes back
+      case Place::kRestored:
+        if (want == TaskType::kActive) break;  // retried at the next drain
+        CloseRestored(id);
+        if (want) tasks_.AddPendingInit(NewTask(id, *want));
+        break;
+      case Place::kRunning:
+        // A revoked running task waits for the assignment of its rebalance.
+        if (!(in_revocation_ && revoked_running_.contains(id))) ReconcileRunning(id, want);
+        break;
+      case Place::kPendingInit: ReconcilePendingInit(id, want); break;
+      case Place::kInRestore: ReconcileInRestore(id, want); break;
+      case Place::kReady: ReconcileReady(id, want); break;
     }
-    if (auto it = pending_init_.find(id); it != pending_init_.end()) {
-      if (want == it->second->effective_type()) continue;
-      Decided(it->second->incarnation(), TaskDecision::kClose, it->second->effective_type());
-      it->second->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
-      pending_init_.erase(it);
-      init_backoff_.erase(id);  // a new incarnation starts without one
-      if (want) pending_init_[id] = NewTask(id, *want);
-      continue;
-    }
-    if (auto it = in_restore_.find(id); it != in_restore_.end()) {
-      if (want == it->second.second) continue;
-      Decided(it->second.first, TaskDecision::kSendClose, it->second.second);
-      SendClose(it->second.first, {},
-                /*promoted=*/it->second.second == TaskType::kStandby && want == TaskType::kActive);
-      awaiting_[id] = it->second.first;
-      in_restore_.erase(it);
-      continue;
-    }
-    auto ready = std::find_if(ready_.begin(), ready_.end(),
-                              [&](const std::unique_ptr<Task>& t) { return t->id() == id; });
-    if (ready != ready_.end()) {
-      if (want == (*ready)->effective_type()) continue;
-      std::unique_ptr<Task> task = std::move(*ready);
-      ready_.erase(ready);
-      // A task resumed by TakeBack waits here SUSPENDED already (found by
-      // scenario.two_rebalances_between_polls: "illegal transition SUSPENDED -> SUSPENDED" when
-      // the next poll's generation changed its type before the hand-over).
-      if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
-      if (want) {
-        ready_.push_back(Recycle(std::move(task), *want));
-      } else {
-        CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
-      }
-      continue;
-    }
-    if (want) pending_init_[id] = NewTask(id, *want);
   }
   ReportView();
+}
+
+void TaskManager::ReconcilePendingInit(TaskId id, std::optional<TaskType> want) {
+  const Task& held = *tasks_.pending_init().at(id);
+  if (want == held.effective_type()) return;
+  std::unique_ptr<Task> task = tasks_.TakePendingInit(id);
+  Decided(task->incarnation(), TaskDecision::kClose, task->effective_type());
+  task->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
+  task.reset();  // (destroyed before its successor is created, as the trace hashes have it)
+  init_backoff_.Clear(id);  // a new incarnation starts without one
+  if (want) tasks_.AddPendingInit(NewTask(id, *want));
+}
+
+void TaskManager::ReconcileInRestore(TaskId id, std::optional<TaskType> want) {
+  const TaskType held = tasks_.in_restore().at(id).second;
+  if (want == held) return;
+  const auto [who, type] = tasks_.AwaitClose(id);
+  RS_CHECK(type == held);
+  Decided(who, TaskDecision::kSendClose, type);
+  SendClose(who, {}, /*promoted=*/type == TaskType::kStandby && want == TaskType::kActive);
+}
+
+void TaskManager::ReconcileReady(TaskId id, std::optional<TaskType> want) {
+  auto ready = std::find_if(tasks_.ready().begin(), tasks_.ready().end(),
+                            [&](const std::unique_ptr<Task>& t) { return t->id() == id; });
+  RS_CHECK(ready != tasks_.ready().end(), "task {} not ready", id.ToString());
+  if (want == (*ready)->effective_type()) return;
+  std::unique_ptr<Task> task = tasks_.TakeReady(id);
+  // A task resumed by TakeBack waits here SUSPENDED already (found by
+  // scenario.two_rebalances_between_polls: "illegal transition SUSPENDED -> SUSPENDED" when
+  // the next poll's generation changed its type before the hand-over).
+  if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
+  if (want) {
+    tasks_.AddReady(Recycle(std::move(task), *want));
+  } else {
+    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+  }
 }
 
 void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
@@ -238,16 +258,15 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   }
   // Active -> standby: commit, suspend, and recycle keeping the stores; the CLOSE of the old
   // incarnation and the CREATE of the new one travel in the same round.
-  std::unique_ptr<Task> task = std::move(running_.at(id));
-  running_.erase(id);
+  std::unique_ptr<Task> task = tasks_.TakeRunning(id);
   if (!revoked.has_value()) {
-    if (absl::Status s = CommitForClose(*task); !s.ok()) errors_.push_back(s);
+    if (absl::Status s = executor_.CommitForClose(*task); !s.ok()) errors_.push_back(s);
   }
   task->TransitionTo(TaskState::kSuspended);
   const TaskIncarnation old = task->incarnation();
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
   TraceMark("cover", "running active recycled to a standby");
-  ready_.push_back(Recycle(std::move(task), TaskType::kStandby));
+  tasks_.AddReady(Recycle(std::move(task), TaskType::kStandby));
   SendClose(old, std::move(captured));
 }
 
@@ -259,13 +278,12 @@ void TaskManager::SettleRevoked() {
 }
 
 void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit) {
-  std::unique_ptr<Task> task = std::move(running_.at(id));
-  running_.erase(id);
+  std::unique_ptr<Task> task = tasks_.TakeRunning(id);
   revoked_running_.erase(id);
   RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
            task->incarnation().ToString(), TaskStateName(task->state()));
   if (clean && commit) {
-    if (absl::Status s = CommitForClose(*task); !s.ok()) {
+    if (absl::Status s = executor_.CommitForClose(*task); !s.ok()) {
       errors_.push_back(s);
       clean = false;
     }

@@ -1,30 +1,22 @@
-// TaskManager: a stream thread's tasks. It turns assignments (through the main consumer's
-// rebalance callbacks) into tasks to create, close, recycle or resume; hands tasks to the
-// restore thread and takes them back; handles corruption; processes and commits the running
-// tasks.
-//
-// Single ownership: every open task of this stream thread is in exactly one of
-//   running_        active tasks the stream thread processes (RUNNING), owned here;
-//   restored_       restored, waiting to read their input's committed offset (a retryable
-//                   failure of that read is retried at the next drain), owned here;
-//   pending_init_   created here, stores not yet registered, owned here;
-//   ready_          initialised, to be sent to the restore thread this round, owned here;
-//   in_restore_     owned by the restore thread (bookkeeping only: incarnation and type);
-// and a CLOSE sent for a task the restore thread owns is remembered in awaiting_ until the
-// task comes back (removed, restored or corrupted) — whatever the assignment says by then
-// decides what happens to it.
+// TaskManager: a stream thread's policy for its tasks (Kafka's TaskManager). It turns
+// assignments (through the main consumer's rebalance callbacks) into tasks to create, close,
+// recycle or resume; hands tasks to the restore thread and takes them back; handles
+// corruption and failures. It decides; it holds nothing itself:
+//   TasksRegistry (tasks_registry.h)  where every task is, moved only by named moves that
+//                                     assert the one-owner rule;
+//   TaskExecutor (task_executor.h)    processing and committing the running tasks, and the
+//                                     pause of a paused topology's running actives (KIP-834);
+//   OffsetSums (offset_sums.h)        the task offset sums its member reports;
+//   InitBackoff (init_backoff.h)      the backoff of tasks whose directory is locked.
+// A CLOSE sent for a task the restore thread owns leaves it awaiting until the task comes
+// back (removed, restored or corrupted) — whatever the assignment says by then decides what
+// happens to it.
 //
 // Revocation, as Kafka Streams' handleRevocation/handleAssignment do it: a running active
 // whose partition is revoked commits at once (its partition is still owned) and its fate waits
 // for the assignment that follows in the same poll — closed if nothing of it is wanted,
 // recycled in place if a standby of it is (its CLOSE and its standby's CREATE then share one
 // round), kept if it is assigned again.
-//
-// Pause (KIP-834; task_manager_pause.cc): while its topology is paused (config.pause, read at
-// each Process) a running active processes nothing — its input partition is paused on the main
-// consumer, as Kafka's TaskExecutor skips the tasks of paused topologies — but it is still
-// committed, revoked, recycled and closed as any other. (Its restore thread pauses the tasks
-// it owns.)
 //
 // Input partitions (Kafka's updateInputPartitions): a task's input is fixed — the topology has
 // one source topic and a task per partition — so no assignment can change it; a partition of
@@ -41,10 +33,14 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/init_backoff.h"
+#include "core/runtime/offset_sums.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/task.h"
+#include "core/runtime/task_executor.h"
+#include "core/runtime/tasks_registry.h"
 #include "core/runtime/topology_pause.h"
 #include "core/sync/atomic.h"
 
@@ -97,7 +93,7 @@ struct TaskManagerStats {
 
 class TaskManager final : public RebalanceListener {
  public:
-  static constexpr int kCloseCommitAttemptsMax = 1000;
+  static constexpr int kCloseCommitAttemptsMax = TaskExecutor::kCloseCommitAttemptsMax;
 
   TaskManager(TaskManagerConfig config, RestoreThread& restore_thread, MainConsumer& consumer,
               Producer& producer, Atomic<uint64_t>& incarnations);
@@ -116,23 +112,26 @@ class TaskManager final : public RebalanceListener {
   // drain handled together). Failed ones are closed dirty, and then the first failure is
   // returned (Kafka's handleExceptionsFromStateUpdater rethrowing): the stream thread fails.
   [[nodiscard]] absl::Status HandleRestoreEvents();
-  void Buffer(PollResult records);
+  void Buffer(PollResult records) { executor_.Buffer(std::move(records)); }
   // Processes up to records_per_task_max buffered records of every running task.
-  absl::StatusOr<size_t> Process(size_t records_per_task_max);
+  absl::StatusOr<size_t> Process(size_t records_per_task_max) {
+    return executor_.Process(records_per_task_max);
+  }
   // Whether a running task has input buffered that the next Process would take.
-  bool HasBuffered() const;
+  bool HasBuffered() const { return executor_.HasBuffered(); }
   // Flushes the producer, advances changelog offsets, flushes stores, checkpoints (at least
   // once) and commits the input offsets.
-  [[nodiscard]] absl::Status Commit();
+  [[nodiscard]] absl::Status Commit() { return executor_.Commit(); }
   // Closes every task: running ones here, the others once the restore thread (already shut
   // down) returned them through its events.
   [[nodiscard]] absl::Status CloseAll(bool clean);
 
   // ---- observation (oracle, tests) ----
-  std::set<TaskId> running() const;
+  std::set<TaskId> running() const { return tasks_.RunningIds(); }
   // Running actives it holds paused (processing nothing), as of the last Process.
-  std::set<TaskId> paused_running() const;
-  std::set<TaskId> in_restore() const;
+  std::set<TaskId> paused_running() const { return executor_.paused_running(); }
+  std::set<TaskId> in_restore() const { return tasks_.InRestoreIds(); }
+  const TasksRegistry& tasks() const { return tasks_; }
   std::set<TaskId> wanted_active() const { return wanted_active_; }
   std::set<TaskId> wanted_standby() const { return wanted_standby_; }
   const TaskManagerStats& stats() const { return stats_; }
@@ -151,17 +150,15 @@ class TaskManager final : public RebalanceListener {
   // handed over): the condition for its thread to be RUNNING.
   bool AllAssignedActivesRunning() const;
   // Whether its restore thread holds an active task (restoring it).
-  bool RestoreThreadHoldsActives() const;
+  bool RestoreThreadHoldsActives() const { return tasks_.RestoreThreadHoldsActives(); }
 
-  // ---- the Streams assignor's inputs and outputs (task_manager_offsets.cc) ----
-  // Kafka's TaskManager.getTaskOffsetSums: per task this thread has state for, the sum of its
-  // changelog positions — kLatestOffset for a running active; the restore thread's published
-  // sums for the tasks it owns (restoring actives and standbys are never left out), their
-  // sums at hand-over until it published; and for task directories it does not own, the
-  // checkpoint found at ScanStateDirectory or the sum a task had when this thread last held it.
-  std::map<TaskId, int64_t> TaskOffsetSums();
+  // ---- the Streams assignor's inputs and outputs ----
+  // Kafka's TaskManager.getTaskOffsetSums (offset_sums.h).
+  std::map<TaskId, int64_t> TaskOffsetSums() {
+    return offset_sums_.Compute(tasks_, restore_thread_);
+  }
   // Reads the checkpoints of the task directories under state_dir (once, before joining).
-  void ScanStateDirectory();
+  void ScanStateDirectory() { offset_sums_.ScanStateDirectory(*config_.fs, config_.state_dir); }
   // When the last assignment asked this member to trigger a probing rebalance (clock ms).
   std::optional<int64_t> probing_rebalance_at_ms() const { return probing_rebalance_at_ms_; }
   void ClearProbingRebalance() { probing_rebalance_at_ms_.reset(); }
@@ -171,6 +168,10 @@ class TaskManager final : public RebalanceListener {
   std::unique_ptr<Task> NewTask(TaskId id, TaskType type);
   std::unique_ptr<Task> Recycle(std::unique_ptr<Task> task, TaskType type);
   void Reconcile();
+  // Reconcile, one task in a place: whatever is held of `id` against what is wanted.
+  void ReconcilePendingInit(TaskId id, std::optional<TaskType> want);
+  void ReconcileInRestore(TaskId id, std::optional<TaskType> want);
+  void ReconcileReady(TaskId id, std::optional<TaskType> want);
   void ReconcileRunning(TaskId id, std::optional<TaskType> want);
   // Decides revoked running actives still waiting for the assignment (there was none).
   void SettleRevoked();
@@ -181,13 +182,22 @@ class TaskManager final : public RebalanceListener {
   // `promoted`: a standby closed to become an active (its update listener hears PROMOTED).
   void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
                  bool promoted = false);
+  // Registers the stores of the tasks pending initialisation (not backing off); those that
+  // succeed become ready.
+  void InitializePending();
   void TakeBack(std::unique_ptr<Task> task);
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
+  // One drained event: its task taken back and handled; corruption collected for the drain's
+  // end, the first failure kept in `failure`.
+  void HandleRestoreEvent(RestoreEvent& e, absl::Status& failure);
+  // All corruption reports of one drain together.
+  void HandleCorrupted(std::map<TaskIncarnation, std::set<TopicPartition>>& corrupted,
+                       std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks);
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
   void StartRunning(std::unique_ptr<Task> task);
   // Reads the input's committed offset (Kafka initialises a task's offsets from it) and starts
-  // the task, or parks it in restored_ when the read fails.
+  // the task, or parks it restored when the read fails.
   void TryStartRunning(std::unique_ptr<Task> task);
   // Retries parked restored tasks still wanted; closes the others.
   void RetryRestored();
@@ -196,66 +206,38 @@ class TaskManager final : public RebalanceListener {
   bool StartTimedOut(TaskId id, const absl::Status& cause);
   void FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause);
   void CloseRestored(TaskId id);
-  absl::Status CommitTask(Task& task);
-  // CommitTask for a clean close or recycle: retries retryable failures (see
-  // TaskManagerConfig::close_commit_timeout_ns).
-  absl::Status CommitForClose(Task& task);
-  // `enforce_checkpoint`: a close or recycle (always checkpointed under at-least-once); else
-  // a periodic commit (checkpointed only past checkpoint_offset_delta_min).
-  absl::Status CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint);
   TopicPartition InputOf(TaskId id) const;
   // Observation: the assignment, a decision, every task held (no-ops without an observer).
   void ReportAssignment() const;
   void Decided(const TaskIncarnation& who, TaskDecision decision, TaskType type) const;
   void ReportView() const;
-  // task_manager_pause.cc: takes up the topology's pause (or resume) for the running actives.
-  void ApplyTopologyPause();
-  bool IsPausedRunning(const Task& task) const;
 
   const TaskManagerConfig config_;
   RestoreThread& restore_thread_;
   MainConsumer& consumer_;
-  Producer& producer_;
   Atomic<uint64_t>& incarnations_;
 
   std::set<TaskId> wanted_active_;
   std::set<TaskId> wanted_standby_;
-  std::map<TaskId, std::unique_ptr<Task>> running_;
-  std::map<TaskId, std::unique_ptr<Task>> restored_;
-  // Parked in restored_ after retryable committed-offset errors: when task.timeout.ms runs out.
+  TasksRegistry tasks_;
+  std::vector<absl::Status> errors_;
+  TaskExecutor executor_;
+  OffsetSums offset_sums_;
+  InitBackoff init_backoff_;
+  // Restored tasks parked after retryable committed-offset errors: when task.timeout.ms runs
+  // out.
   std::map<TaskId, TimeNs> start_deadline_ns_;
   absl::Status start_failure_;  // a task timed out before running, for the drain to return
-  std::map<TaskId, std::unique_ptr<Task>> pending_init_;
-  // Per task waiting for a locked directory: when to try again, and the backoff used last.
-  struct InitBackoff {
-    TimeNs next_attempt_ns = 0;
-    TimeNs backoff_ns = 0;
-  };
-  std::map<TaskId, InitBackoff> init_backoff_;
-  // Whether `id`'s initialisation waits out its backoff; NoteLocked starts or doubles it.
-  bool InitBackingOff(TaskId id) const;
-  void NoteLocked(TaskId id);
-  std::vector<std::unique_ptr<Task>> ready_;
-  std::map<TaskId, std::pair<TaskIncarnation, TaskType>> in_restore_;
-  std::map<TaskId, TaskIncarnation> awaiting_;
   std::vector<TaskItem> close_items_;
-  // Offset sums: of tasks at hand-over (until the restore thread publishes theirs), and the
-  // last known of every task directory (task_manager_offsets.cc).
-  std::map<TaskId, std::pair<TaskIncarnation, int64_t>> handed_over_sums_;
-  std::map<TaskId, int64_t> last_known_sums_;
   std::optional<int64_t> probing_rebalance_at_ms_;
-  void NoteHandedOver(const Task& task);
   // Running actives whose partition was revoked, committed (true) or not (the commit failed:
   // they close dirty), waiting for the assignment of the same rebalance.
   std::map<TaskId, bool> revoked_running_;
-  // Running actives paused (their input paused on the consumer), by the incarnation paused.
-  std::map<TaskId, TaskIncarnation> paused_running_;
   bool in_revocation_ = false;
   // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
   std::vector<std::unique_ptr<Task>> parked_;
   int64_t rebalances_handled_ = 0;
   TaskManagerStats stats_;
-  std::vector<absl::Status> errors_;
   std::atomic<int64_t> stores_wiped_on_open_{0};
 };
 

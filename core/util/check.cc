@@ -23,4 +23,13 @@ void CheckFailed(const char* file, int line, const char* condition, const std::s
   std::abort();
 }
 
+void InvariantFailed(const char* invariant, std::string who, const std::string& message) {
+  Failure failure = InvariantFailure(invariant, who, message);
+  if (SimHooks* sim = CurrentSim(); sim != nullptr) sim->Fail(std::move(failure));
+  const std::string text = failure.Render();
+  std::fprintf(stderr, "restoresim: %s\n", text.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
 }  // namespace restoresim

@@ -1,0 +1,193 @@
+#include "core/runtime/task_executor.h"
+
+#include <fmt/format.h>
+
+#include "core/runtime/runtime_observer.h"
+#include "core/util/check.h"
+
+namespace restoresim {
+
+TaskExecutor::TaskExecutor(TaskExecutorConfig config, TasksRegistry& tasks,
+                           MainConsumer& consumer, Producer& producer,
+                           std::vector<absl::Status>& errors)
+    : config_(std::move(config)),
+      tasks_(tasks),
+      consumer_(consumer),
+      producer_(producer),
+      errors_(errors) {
+  RS_CHECK(config_.close_commit_timeout_ns >= 0 && config_.close_commit_backoff_ns >= 0,
+           "{}: negative commit timeouts", config_.thread_name);
+}
+
+void TaskExecutor::Buffer(PollResult records) {
+  for (PartitionRecords& batch : records.partitions) {
+    auto it = tasks_.running().find(TaskId{0, batch.partition.partition});
+    if (it != tasks_.running().end()) {
+      it->second->Buffer(std::move(batch.records));
+    } else if (!batch.records.empty()) {
+      // Fetched just before the partition was paused: fetch it again once the task runs.
+      if (absl::Status s = consumer_.Seek(batch.partition, batch.records.front().offset);
+          !s.ok()) {
+        errors_.push_back(s);
+      }
+    }
+  }
+}
+
+absl::StatusOr<size_t> TaskExecutor::Process(size_t records_per_task_max) {
+  ApplyTopologyPause();
+  size_t total = 0;
+  for (auto& [id, task] : tasks_.running()) {
+    RS_CHECK(task->state() == TaskState::kRunning && task->type() == TaskType::kActive,
+             "task {} in the running registry is {} {}", task->incarnation().ToString(),
+             TaskTypeName(task->type()), TaskStateName(task->state()));
+    if (IsPausedRunning(*task)) continue;  // its topology is paused: nothing processed
+    absl::StatusOr<size_t> n = task->Process(producer_, records_per_task_max);
+    if (!n.ok()) return n.status();
+    RS_CHECK(*n <= records_per_task_max, "task {} processed {} records, more than {}",
+             task->incarnation().ToString(), *n, records_per_task_max);
+    total += *n;
+  }
+  return total;
+}
+
+bool TaskExecutor::HasBuffered() const {
+  for (const auto& [id, task] : tasks_.running()) {
+    if (task->buffered() > 0 && !IsPausedRunning(*task)) return true;
+  }
+  return false;
+}
+
+// Waits for the producer's acknowledgements and moves each task's changelog position past what
+// it wrote; only then may a checkpoint name those offsets (after the stores flushed).
+absl::Status TaskExecutor::FlushProducer(const std::vector<Task*>& tasks) {
+  absl::StatusOr<std::map<TopicPartition, int64_t>> acked =
+      producer_.Flush(config_.producer_flush_timeout_ns);
+  if (!acked.ok()) return acked.status();
+  for (const auto& [changelog, last] : *acked) {
+    const TaskId id{0, changelog.partition};
+    Task* owner = nullptr;
+    for (Task* t : tasks) {
+      if (t->id() == id) owner = t;
+    }
+    if (owner == nullptr) {
+      auto it = tasks_.running().find(id);
+      if (it == tasks_.running().end()) continue;  // closed since: its close committed it
+      owner = it->second.get();
+    }
+    RS_CHECK(last >= 0, "producer acknowledged {} at offset {}", changelog.ToString(), last);
+    owner->state_manager().Advance(changelog, last + 1);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TaskExecutor::CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint) {
+  if (absl::Status s = FlushProducer(tasks); !s.ok()) return s;
+  std::map<TopicPartition, int64_t> offsets;
+  for (Task* task : tasks) {
+    StateManager& sm = task->state_manager();
+    // At-least-once, as Kafka's StreamTask.postCommit: a periodic commit flushes and
+    // checkpoints a task only once its stores moved more than checkpoint_offset_delta_min
+    // records since its last checkpoint (a close or recycle enforces it); the input offsets
+    // are committed either way, since the changelog holds every acknowledged write.
+    const bool checkpoint =
+        !config_.exactly_once &&
+        sm.CheckpointNeeded(enforce_checkpoint, config_.checkpoint_offset_delta_min);
+    if (config_.exactly_once || checkpoint) {
+      if (absl::Status s = sm.Flush(); !s.ok()) return s;
+    }
+    if (checkpoint) {
+      // As Kafka's ProcessorStateManager: a checkpoint that cannot be written is a warning —
+      // the last one written stays, behind the data, and the commit goes on.
+      if (absl::Status s = sm.Checkpoint(); !s.ok()) errors_.push_back(s);
+    }
+    if (task->consumed_offset().has_value()) offsets[task->input()] = *task->consumed_offset();
+  }
+  if (offsets.empty()) return absl::OkStatus();
+  return consumer_.CommitSync(offsets);
+}
+
+// A single transient disconnect or a leader election used to turn a close dirty, leaving
+// processed but uncommitted input to be counted twice and a store with writes its changelog did
+// not have yet for the next incarnation to open (found by scenario.swarm under broker faults).
+// Retrying is safe: a failed flush keeps the producer's queue and a failed commit changes
+// nothing.
+absl::Status TaskExecutor::CommitForClose(Task& task) {
+  Clock* clock = config_.clock;
+  const TimeNs deadline =
+      clock == nullptr ? 0 : DeadlineAfter(clock->NowNs(), config_.close_commit_timeout_ns);
+  absl::Status s;
+  for (int attempt = 0; attempt < kCloseCommitAttemptsMax; ++attempt) {
+    s = CommitTasks({&task}, /*enforce_checkpoint=*/true);
+    if (s.ok() || !IsRetryable(s)) return s;
+    if (clock == nullptr) continue;
+    if (clock->NowNs() >= deadline) return s;
+    clock->SleepFor(config_.close_commit_backoff_ns);
+  }
+  return s;
+}
+
+absl::Status TaskExecutor::Commit() {
+  std::vector<Task*> tasks;
+  for (auto& [id, task] : tasks_.running()) tasks.push_back(task.get());
+  return CommitTasks(tasks, /*enforce_checkpoint=*/false);
+}
+
+// ---- pause and resume of the running actives (KIP-834) ----
+
+bool TaskExecutor::IsPausedRunning(const Task& task) const {
+  auto it = paused_running_.find(task.id());
+  return it != paused_running_.end() && it->second == task.incarnation();
+}
+
+std::set<TaskId> TaskExecutor::paused_running() const {
+  std::set<TaskId> ids;
+  for (const auto& [id, who] : paused_running_) ids.insert(id);
+  return ids;
+}
+
+void TaskExecutor::ApplyTopologyPause() {
+  const bool paused = config_.pause != nullptr && config_.pause->paused();
+  // Entries of incarnations that stopped running since (closed, recycled, lost) go: whatever
+  // runs next under that id is paused anew.
+  for (auto it = paused_running_.begin(); it != paused_running_.end();) {
+    auto run = tasks_.running().find(it->first);
+    const bool stale = run == tasks_.running().end() || run->second->incarnation() != it->second;
+    it = stale ? paused_running_.erase(it) : std::next(it);
+  }
+  if (paused) {
+    PauseRunning();
+  } else if (!paused_running_.empty()) {
+    ResumeRunning();
+  }
+}
+
+void TaskExecutor::PauseRunning() {
+  for (auto& [id, task] : tasks_.running()) {
+    if (IsPausedRunning(*task)) continue;
+    RS_CHECK(task->state() == TaskState::kRunning, "pausing {} in {}",
+             task->incarnation().ToString(), TaskStateName(task->state()));
+    if (absl::Status s = consumer_.Pause({task->input()}); !s.ok()) errors_.push_back(s);
+    paused_running_.emplace(id, task->incarnation());
+    TraceMark("task", "paused " + task->incarnation().ToString());
+    TraceMark("cover", "running active paused");
+    RS_OBSERVE(OnTaskPaused, config_.thread_name, task->incarnation(), /*paused=*/true);
+  }
+  RS_CHECK_EQ(paused_running_.size(), tasks_.running().size(),
+              "{}: running actives left unpaused", config_.thread_name);
+}
+
+void TaskExecutor::ResumeRunning() {
+  for (const auto& [id, who] : paused_running_) {
+    Task& task = *tasks_.running().at(id);
+    RS_CHECK(task.incarnation() == who, "{}: resuming {} as {}", config_.thread_name,
+             task.incarnation().ToString(), who.ToString());
+    if (absl::Status s = consumer_.Resume({task.input()}); !s.ok()) errors_.push_back(s);
+    TraceMark("task", "resumed " + who.ToString());
+    TraceMark("cover", "running active resumed");
+    RS_OBSERVE(OnTaskPaused, config_.thread_name, who, /*paused=*/false);
+  }
+  paused_running_.clear();
+}
+
+}  // namespace restoresim
