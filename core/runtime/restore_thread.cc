@@ -65,6 +65,14 @@ bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>*
   return false;
 }
 
+// An empty round wakes an idle wait (found by RealBugsTest.AResumeWakesARestoreThreadWhose
+// TasksAreAllPaused: before it, the restoration began when idle_wait_ns ran out, 5 s after the
+// resume). A full queue has a round to wake it already.
+void RestoreThread::SignalResume() {
+  if (thread_ == nullptr) return;  // not started: its first iteration reads the pause anyway
+  if (items_.TryPush({})) RS_OBSERVE(OnRoundQueued, config_.name, 0);
+}
+
 std::vector<RestoreEvent> RestoreThread::DrainEvents() {
   std::vector<RestoreEvent> events;
   events_.DrainTo(events);

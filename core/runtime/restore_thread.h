@@ -104,6 +104,10 @@ class RestoreThread {
   // false if the thread is shutting down (the items, and their tasks, come back in `refused`).
   bool AddItems(std::vector<TaskItem> items, std::vector<TaskItem>* refused);
   std::vector<RestoreEvent> DrainEvents();
+  // Kafka's DefaultStateUpdater.signalResume: wakes the thread if it waits for work, so a
+  // topology resumed while every task it owns is paused restores at once, not when its idle
+  // wait runs out (an empty round; never blocks). Any thread.
+  void SignalResume();
   std::shared_ptr<const std::set<TopicPartition>> CompletedChangelogs() const;
   const std::string& name() const { return config_.name; }
   // Called on the restore thread with a restored task's input partition, only under the

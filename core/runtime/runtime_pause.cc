@@ -13,13 +13,19 @@ namespace restoresim {
 // read reads the flag at its first iteration like any other, the oracle just does not name it.
 void Runtime::SetPaused(bool paused) {
   std::vector<std::string> threads;
-  for (StreamThread* t : ThreadsSnapshot()) {
+  const std::vector<StreamThread*> snapshot = ThreadsSnapshot();
+  for (StreamThread* t : snapshot) {
     threads.push_back(t->name());
     threads.push_back(t->restore_thread().name());
   }
   pause_.Set(paused, threads);
   RS_CHECK_EQ(pause_.paused(), paused, "runtime '{}': topology '{}' not {}", Label(),
               pause_.topology(), paused ? "paused" : "resumed");
+  // Kafka's KafkaStreams.resume(): each state updater is signalled, so one that waits for work
+  // with every task paused resumes them now (issue 23, bug 2).
+  if (!paused) {
+    for (StreamThread* t : snapshot) t->restore_thread().SignalResume();
+  }
 }
 
 absl::Status Runtime::PauseTopology(std::string_view topology) {

@@ -110,13 +110,18 @@ void UpdaterTasks::StartDeadline(TaskId id, TimeNs deadline_ns) {
   deadlines_ns_[id] = deadline_ns;
 }
 
+// Paused tasks too (found by RealBugsTest.PublishedOffsetSumsIncludePausedTasks: without them
+// the member reported a paused task's sum at hand-over, stale by what it restored since).
 std::map<TaskIncarnation, int64_t> UpdaterTasks::OffsetSums() const {
   std::map<TaskIncarnation, int64_t> sums;
-  for (const auto& [id, task] : updating_) {
-    int64_t sum = 0;
-    for (const auto& [tp, offset] : task->state_manager().pending_offsets()) sum += offset;
-    sums[task->incarnation()] = sum;
+  for (const OwnedTasks* tasks : {&updating_, &paused_}) {
+    for (const auto& [id, task] : *tasks) {
+      int64_t sum = 0;
+      for (const auto& [tp, offset] : task->state_manager().pending_offsets()) sum += offset;
+      sums[task->incarnation()] = sum;
+    }
   }
+  RS_CHECK_EQ(sums.size(), updating_.size() + paused_.size());
   return sums;
 }
 

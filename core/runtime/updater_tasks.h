@@ -68,7 +68,8 @@ class UpdaterTasks {
   void ClearDeadline(TaskId id) { deadlines_ns_.erase(id); }
 
   // ---- what it publishes ----
-  // Per owned updating task, the sum of its changelog positions (what its stores hold).
+  // Per owned task, updating or paused, the sum of its changelog positions (what its stores
+  // hold).
   std::map<TaskIncarnation, int64_t> OffsetSums() const;
   // (actives, standbys) paused.
   std::pair<int64_t, int64_t> PausedCounts() const;

@@ -1,0 +1,133 @@
+// Regression tests for real bugs found by reading the runtime (issue 23, "four real bugs"), each
+// written to fail on the code before its fix (the decision log in docs/DESIGN.md ties each fix
+// to the test that showed it).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/runtime/restore_thread.h"
+#include "core/runtime/runtime.h"
+#include "scenarios/restore_thread_test_util.h"
+#include "scenarios/runtime_world.h"
+#include "sim/sim_test_util.h"
+
+namespace restoresim {
+namespace {
+
+using testing::Create;
+using testing::Items;
+using testing::RuntimeWorld;
+
+void ExpectOk(const sim::TestRun& r) { ASSERT_TRUE(r.outcome.ok()) << r.outcome.message; }
+
+// Closes what came back (the oracle wants every task closed at the end).
+void CloseAll(std::vector<RestoreEvent>& events) {
+  for (RestoreEvent& e : events) {
+    if (e.task == nullptr) continue;
+    if (e.task->state() != TaskState::kSuspended) e.task->TransitionTo(TaskState::kSuspended);
+    RS_CHECK(e.task->state_manager().Close(/*clean=*/true).ok());
+    e.task->TransitionTo(TaskState::kClosed);
+  }
+}
+
+// Bug 2: a resume sent the restore thread no wake-up. A restore thread whose every task is
+// paused has nothing to fetch and waits for work on its item queue; it saw the resume only when
+// that wait ran out (idle_wait_ns), not when it happened. Kafka's KafkaStreams.resume() signals
+// each state updater (DefaultStateUpdater.signalResume). Before the fix the restoration below
+// began idle_wait_ns (10 s) after the resume.
+TEST(RealBugsTest, AResumeWakesARestoreThreadWhoseTasksAreAllPaused) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false);
+      w.WriteChangelog(1, 30);
+      TopologyPause pause;
+      RestoreThreadConfig c{.name = "restore", .idle_wait_ns = 10 * kSecond,
+                            .max_poll_records = 10};
+      c.pause = &pause;
+      RestoreThread rt(w.broker, w.clock, /*listener=*/nullptr, c);
+      pause.Set(true, {"restore"});
+      rt.Start();
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(1, TaskType::kActive))), nullptr));
+      w.clock.SleepFor(15 * kSecond);  // long enough for it to wait idle
+      ASSERT_EQ(rt.PausedActives(), 1);
+      const TimeNs resumed_at = w.clock.NowNs();
+      pause.Set(false, {"restore"});
+      rt.SignalResume();
+      std::vector<RestoreEvent> events =
+          testing::WaitEvents(w, rt, 1, /*timeout_ns=*/30 * kSecond, /*poll_ns=*/kMillisecond);
+      ASSERT_EQ(events.size(), 1u);
+      EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kRestored);
+      EXPECT_LT(w.clock.NowNs() - resumed_at, 1 * kSecond)
+          << "restored " << (w.clock.NowNs() - resumed_at) / kMillisecond
+          << " ms after the resume: the resume did not wake the restore thread";
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+      CloseAll(events);
+    }, seed));
+  }
+}
+
+// Bug 2 through the Runtime's API: Runtime::Resume wakes its restore threads.
+TEST(RealBugsTest, RuntimeResumeRestoresWithoutWaitingOutTheIdleWait) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, /*partitions=*/1);
+      w.WriteChangelog(0, 40);
+      RuntimeConfig config{.application_id = "app", .input_topic = "input",
+                           .num_stream_threads = 1, .state_dir = "/state",
+                           .commit_interval_ms = 100, .poll_ms = 20,
+                           .restore_max_poll_records = 10};
+      Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+      runtime.Pause();
+      ASSERT_TRUE(runtime.Start().ok());
+      w.clock.SleepFor(3 * kSecond);
+      ASSERT_EQ(runtime.Metrics().records_restored, 0);
+      const TimeNs resumed_at = w.clock.NowNs();
+      runtime.Resume();
+      while (runtime.Metrics().records_restored == 0 &&
+             w.clock.NowNs() - resumed_at < 10 * kSecond) {
+        w.clock.SleepFor(kMillisecond);
+      }
+      const TimeNs delay_ns = w.clock.NowNs() - resumed_at;
+      EXPECT_GT(runtime.Metrics().records_restored, 0);
+      // The restore thread's idle wait is 100 ms: a restoration starting more than a few
+      // milliseconds after the resume waited part of it out.
+      EXPECT_LT(delay_ns, 10 * kMillisecond)
+          << "restoration began " << delay_ns / kMillisecond << " ms after the resume";
+      ASSERT_TRUE(runtime.Close(30 * kSecond).ok());
+    }, seed));
+  }
+}
+
+// Bug 4: the restore thread's published task offset sums left out its paused tasks, so while
+// they were paused the member reported, for them, the sums they had when handed over (stale:
+// what they restored since was invisible to the Streams assignor).
+TEST(RealBugsTest, PublishedOffsetSumsIncludePausedTasks) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false);
+      w.WriteChangelog(2, 400);
+      TopologyPause pause;
+      RestoreThreadConfig c{.name = "restore", .max_poll_records = 10};
+      c.pause = &pause;
+      c.publish_offset_sums = true;
+      RestoreThread rt(w.broker, w.clock, /*listener=*/nullptr, c);
+      rt.Start();
+      std::unique_ptr<Task> task = w.NewTask(2, TaskType::kActive);
+      const TaskIncarnation who = task->incarnation();
+      ASSERT_TRUE(rt.AddItems(Items(Create(std::move(task))), nullptr));
+      w.clock.SleepFor(15 * kMillisecond);
+      pause.Set(true, {"restore"});
+      w.clock.SleepFor(500 * kMillisecond);  // paused, and several iterations since
+      ASSERT_EQ(rt.PausedActives(), 1);
+      const auto sums = rt.OwnedOffsetSums();
+      ASSERT_TRUE(sums->contains(who)) << "the paused task's sum is not published";
+      EXPECT_GT(sums->at(who), 0) << "what it restored before the pause counts";
+      EXPECT_LT(sums->at(who), 400);
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+      std::vector<RestoreEvent> events = rt.DrainEvents();
+      CloseAll(events);
+    }, seed));
+  }
+}
+
+}  // namespace
+}  // namespace restoresim
