@@ -129,5 +129,42 @@ TEST(RealBugsTest, PublishedOffsetSumsIncludePausedTasks) {
   }
 }
 
+// Bug 3: Runtime::Close moved the client to NOT_RUNNING although a stream thread had not stopped
+// by the deadline, so a later close returned at once while the thread still ran. Kafka's
+// close(timeout) returns false and the client stays PENDING_SHUTDOWN until its threads stop;
+// a later close waits for them. Here the stream thread is inside a revocation whose commit
+// retries while the changelog's leader is away (for 20 s), longer than the first close's 1 s.
+TEST(RealBugsTest, ACloseThatTimesOutLeavesTheClientPendingShutdownUntilItsThreadsStop) {
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, /*partitions=*/1);
+      RuntimeConfig config{.application_id = "app", .input_topic = "input",
+                           .num_stream_threads = 1, .state_dir = "/state",
+                           .commit_interval_ms = 100, .poll_ms = 20};
+      Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+      ASSERT_TRUE(runtime.Start().ok());
+      while (runtime.state() != RuntimeState::kRunning) w.clock.SleepFor(10 * kMillisecond);
+      const TimeNs away_until = w.clock.NowNs() + 20 * kSecond;
+      w.broker.TakeLeaderAway(testing::Changelog(0), away_until);
+      for (int i = 0; i < 5; ++i) ASSERT_TRUE(w.broker.Append(testing::Input(0), "k", "1", i).ok());
+      w.clock.SleepFor(500 * kMillisecond);  // processed; its changelog writes cannot flush
+      // Revoked: the thread commits inside its poll, retrying until the leader is back.
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({}, {})}}).ok());
+      w.clock.SleepFor(200 * kMillisecond);
+      const absl::Status first = runtime.Close(1 * kSecond);
+      EXPECT_TRUE(absl::IsDeadlineExceeded(first)) << first;
+      EXPECT_THAT(std::string(first.message()), ::testing::HasSubstr("stays PENDING_SHUTDOWN"));
+      EXPECT_LT(w.clock.NowNs(), away_until) << "the first close returned before the leader";
+      EXPECT_EQ(runtime.state(), RuntimeState::kPendingShutdown)
+          << "a close that timed out leaves the client PENDING_SHUTDOWN";
+      const absl::Status second = runtime.Close(60 * kSecond);
+      EXPECT_TRUE(second.ok()) << second;
+      EXPECT_GE(w.clock.NowNs(), away_until) << "the second close waited for the thread";
+      EXPECT_EQ(runtime.state(), RuntimeState::kNotRunning);
+    }, seed));
+  }
+}
+
 }  // namespace
 }  // namespace restoresim

@@ -1,6 +1,7 @@
 #include "core/runtime/runtime.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/runtime/hold_point.h"
 #include "core/runtime/suspendable_transport.h"
@@ -201,15 +202,32 @@ absl::Status Runtime::Close(TimeNs timeout_ns) {
       if (!state_cv_.WaitUntil(mu_, clock_, deadline)) break;
     }
     failed = state_ == RuntimeState::kPendingError || state_ == RuntimeState::kError;
-    if (!failed) SetStateLocked(RuntimeState::kPendingShutdown);
+    // (PENDING_SHUTDOWN already: an earlier close timed out; this one waits for the threads.)
+    if (!failed && state_ != RuntimeState::kPendingShutdown) {
+      SetStateLocked(RuntimeState::kPendingShutdown);
+    }
   }
   absl::Status first;
+  std::vector<std::string> running;  // threads that did not stop by the deadline
   for (StreamThread* t : ThreadsSnapshot()) {
     const TimeNs now = clock_.NowNs();
     absl::Status s = t->Shutdown(deadline > now ? deadline - now : 0);
     if (first.ok() && !s.ok()) first = s;
+    if (t->state() != StreamThreadState::kDead) running.push_back(t->name());
   }
   MutexLock lock(mu_);
+  if (!running.empty()) {
+    // Kafka's close(timeout) returning false: the client stays PENDING_SHUTDOWN (or
+    // PENDING_ERROR) until its threads stop, and a later close waits for them again. Moving to
+    // NOT_RUNNING here let a later close return at once while a thread still ran (found by
+    // RealBugsTest.ACloseThatTimesOutLeavesTheClientPendingShutdownUntilItsThreadsStop).
+    RS_CHECK(!first.ok(), "runtime '{}': threads still running after a clean shutdown", Label());
+    return absl::DeadlineExceededError(fmt::format(
+        "runtime '{}': stream threads {} did not stop within {} ms; the client stays {} (close "
+        "again to wait for them): {}",
+        Label(), fmt::join(running, ", "), timeout_ns / kMillisecond,
+        RuntimeStateName(state_), std::string(first.message())));
+  }
   if (!failed) SetStateLocked(RuntimeState::kNotRunning);
   // As Kafka's close: the state directory is released once every thread stopped (also after
   // ERROR), so the next instance may take it.

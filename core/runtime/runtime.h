@@ -3,7 +3,9 @@
 //
 // States (runtime_state.h, Kafka's KafkaStreams.State): Start enters REBALANCING; the threads'
 // states move it between REBALANCING and RUNNING (RUNNING: every thread RUNNING, so no
-// assigned active restores); Close: PENDING_SHUTDOWN -> NOT_RUNNING. A stream thread that
+// assigned active restores); Close: PENDING_SHUTDOWN -> NOT_RUNNING once every thread stopped (a
+// close that times out returns DEADLINE_EXCEEDED and leaves PENDING_SHUTDOWN; a later close
+// waits for the threads again, as Kafka's close(timeout) returning false). A stream thread that
 // fails (its loop stopped on an error: a failed task, a fatal client error) closes its own
 // tasks dirty, and the uncaught-exception handler answers (default SHUTDOWN_CLIENT, as Kafka
 // 4.x's default handler):
