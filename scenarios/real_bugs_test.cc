@@ -6,6 +6,7 @@
 
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime.h"
+#include "fakes/fake_broker.h"
 #include "scenarios/restore_thread_test_util.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
@@ -26,6 +27,58 @@ void CloseAll(std::vector<RestoreEvent>& events) {
     if (e.task->state() != TaskState::kSuspended) e.task->TransitionTo(TaskState::kSuspended);
     RS_CHECK(e.task->state_manager().Close(/*clean=*/true).ok());
     e.task->TransitionTo(TaskState::kClosed);
+  }
+}
+
+// Bug 1: a changelog whose end offset cannot be read (its leader gone) stalled its whole
+// restore thread when it arrived after another task was already restoring: the reader assigned
+// the unprepared changelog to the restore consumer, every poll then failed for want of its
+// position, the restore thread backed off as for a warning and dropped the step's stalled set,
+// so the new task never started (or expired) its task.timeout.ms and the other task stopped
+// restoring. Kafka adds a changelog to the restore consumer only once it is initialised.
+TEST(RealBugsTest, AChangelogWithoutAnEndOffsetStallsOnlyItsOwnTask) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, /*partitions=*/2);
+      w.WriteChangelog(0, 400);
+      w.WriteChangelog(1, 10);
+      RestoreThreadConfig c{.name = "restore", .task_timeout_ns = 2 * kSecond,
+                            .max_poll_records = 10};
+      RestoreThread rt(w.broker, w.clock, /*listener=*/nullptr, c);
+      rt.Start();
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(0, TaskType::kActive))), nullptr));
+      w.clock.SleepFor(10 * kMillisecond);  // 0_0 restores
+      w.broker.TakeLeaderAway(testing::Changelog(1), fakes::FakeBroker::kLeaderNeverBack);
+      ASSERT_TRUE(rt.AddItems(Items(Create(w.NewTask(1, TaskType::kActive))), nullptr));
+      std::vector<RestoreEvent> events;  // the tasks handed back (warnings counted apart)
+      int warnings = 0;
+      const TimeNs deadline = w.clock.NowNs() + 20 * kSecond;
+      while (events.size() < 2 && w.clock.NowNs() < deadline) {
+        for (RestoreEvent& e : rt.DrainEvents()) {
+          if (e.task == nullptr) {
+            ++warnings;
+          } else {
+            events.push_back(std::move(e));
+          }
+        }
+        w.clock.SleepFor(10 * kMillisecond);
+      }
+      std::map<int32_t, RestoreEvent::Kind> kinds;
+      for (const RestoreEvent& e : events) kinds[e.incarnation.id.partition] = e.kind;
+      EXPECT_EQ(warnings, 0) << "failed steps: the restore consumer's polls failed";
+      EXPECT_EQ(kinds.count(0), 1u) << "0_0 never finished restoring: the thread stalled";
+      if (kinds.contains(0)) EXPECT_EQ(kinds.at(0), RestoreEvent::Kind::kRestored);
+      EXPECT_EQ(kinds.count(1), 1u) << "0_1 never failed: its task.timeout.ms never ran";
+      if (kinds.contains(1)) EXPECT_EQ(kinds.at(1), RestoreEvent::Kind::kFailed);
+      for (const RestoreEvent& e : events) {
+        if (e.kind == RestoreEvent::Kind::kFailed) {
+          EXPECT_TRUE(absl::IsDeadlineExceeded(e.error)) << e.error;
+        }
+      }
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+      for (RestoreEvent& e : rt.DrainEvents()) events.push_back(std::move(e));
+      CloseAll(events);
+    }, seed));
   }
 }
 

@@ -119,12 +119,18 @@ int64_t ChangelogReader::RemainingRecords() const {
   return remaining;
 }
 
-// Assigned: every changelog not completed. Paused: standbys while an active restores.
-absl::Status ChangelogReader::UpdateAssignment() {
+// Assigned: every changelog restoring (and those being positioned). Paused: standbys while an
+// active restores. Found by RealBugsTest.AChangelogWithoutAnEndOffsetStallsOnlyItsOwnTask:
+// assigning every changelog not completed put one whose end offset could not be read (so never
+// positioned) in the consumer's assignment, and every poll failed for want of its position —
+// the other tasks stopped restoring and its own task.timeout.ms never ran (196 failed steps in
+// 20 s). Kafka adds a changelog to the restore consumer once it is initialised.
+absl::Status ChangelogReader::UpdateAssignment(const std::set<TopicPartition>& preparing) {
   std::vector<TopicPartition> wanted;
   std::vector<TopicPartition> standbys;
   for (const auto& [tp, c] : changelogs_) {
-    if (c.status == State::kCompleted) continue;
+    if (c.status != State::kRestoring && !preparing.contains(tp)) continue;
+    RS_CHECK(c.status != State::kCompleted, "completed changelog {} assigned", tp.ToString());
     wanted.push_back(tp);
     if (c.type == TaskType::kStandby) standbys.push_back(tp);
   }
@@ -165,7 +171,6 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
     if (c.type == TaskType::kActive) fresh_actives.push_back(tp);
   }
   if (!any_fresh) return absl::OkStatus();
-  if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
   std::map<TopicPartition, int64_t> end_offsets;
   if (!fresh_actives.empty()) {
     absl::StatusOr<std::map<TopicPartition, int64_t>> ends = admin_.EndOffsets(fresh_actives);
@@ -184,9 +189,17 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
       }
     }
   }
-  for (auto& [tp, c] : changelogs_) {
+  // Only what can be positioned now joins the consumer's assignment; the rest retry later.
+  std::set<TopicPartition> seekable;
+  for (const auto& [tp, c] : changelogs_) {
     if (c.status != State::kRegistered) continue;
-    if (c.type == TaskType::kActive && !end_offsets.contains(tp)) continue;  // retry later
+    if (c.type != TaskType::kActive || end_offsets.contains(tp)) seekable.insert(tp);
+  }
+  if (seekable.empty()) return absl::OkStatus();
+  if (absl::Status s = UpdateAssignment(seekable); !s.ok()) return s;
+  for (const TopicPartition& tp : seekable) {
+    Changelog& c = changelogs_.at(tp);
+    RS_CHECK(c.status == State::kRegistered, "{} prepared twice", tp.ToString());
     const std::optional<int64_t> start = c.state->StartOffset(tp);
     absl::Status s = start ? consumer_.Seek(tp, *start) : consumer_.SeekToBeginning({tp});
     if (!s.ok()) return s;

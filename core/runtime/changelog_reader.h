@@ -152,7 +152,11 @@ class ChangelogReader {
   void NotifySuspended(const TopicPartition& tp, const Changelog& c, UnregisterReason reason);
 
   absl::Status Prepare(RestoreStep& step);
-  absl::Status UpdateAssignment();
+  // Assigns the restore consumer every changelog restoring, and those in `preparing` (about to
+  // be positioned); pauses standbys while actives restore. A changelog registered but not yet
+  // positioned is never assigned: the consumer's poll would fail as a whole for want of its
+  // position (issue 23, bug 1).
+  absl::Status UpdateAssignment(const std::set<TopicPartition>& preparing = {});
   // Moves the records' keys and values into the store.
   absl::Status Apply(PartitionRecords& records, RestoreStep& step);
   absl::Status CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
