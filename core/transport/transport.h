@@ -201,6 +201,9 @@ struct ConsumerGroupMetadata {
   std::string group_id;
   int32_t generation_id = -1;  // -1: unknown (no check of the generation)
   std::string member_id;       // empty: unknown (no check of the membership)
+  // Backend-private bytes that carry what the fields cannot (librdkafka exposes its metadata
+  // only serialized, the generation included); pass them back unchanged. Empty for the fake.
+  std::string opaque;
 };
 
 // A group member: Kafka Streams' main consumer (input topics, group membership, commits).

@@ -38,6 +38,8 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__RETRY:
     case RD_KAFKA_RESP_ERR__WAIT_CACHE:
     case RD_KAFKA_RESP_ERR__OUTDATED:
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
       return C::kUnavailable;
     case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
@@ -53,6 +55,7 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__FENCED:
     case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING:
     case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
+    case RD_KAFKA_RESP_ERR_TRANSACTION_COORDINATOR_FENCED:
       return C::kAborted;
     case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
     case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
@@ -62,6 +65,7 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__STATE:
     case RD_KAFKA_RESP_ERR__DESTROY:
     case RD_KAFKA_RESP_ERR__UNKNOWN_GROUP:
+    case RD_KAFKA_RESP_ERR_INVALID_TXN_STATE:
       return C::kFailedPrecondition;
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
     case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
@@ -71,6 +75,7 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_INVALID_REQUEST:
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR__BAD_MSG:
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
       return C::kInvalidArgument;
     default:
       return C::kInternal;
@@ -88,8 +93,16 @@ absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context) {
   if (error == nullptr) return absl::OkStatus();
   const rd_kafka_resp_err_t err = rd_kafka_error_code(error);
   absl::StatusCode code = StatusCodeOf(err);
-  // A fatal error (an idempotent producer that lost its sequence) is final whatever its code.
-  if (rd_kafka_error_is_fatal(error)) code = absl::StatusCode::kAborted;
+  // A fatal error (an idempotent producer that lost its sequence, a fenced transactional one)
+  // is final whatever its code; an abortable one says what the transaction must do; a
+  // retriable one may be retried whatever its code.
+  if (rd_kafka_error_is_fatal(error)) {
+    code = absl::StatusCode::kAborted;
+  } else if (rd_kafka_error_txn_requires_abort(error)) {
+    code = absl::StatusCode::kCancelled;
+  } else if (rd_kafka_error_is_retriable(error) && code != absl::StatusCode::kDeadlineExceeded) {
+    code = absl::StatusCode::kUnavailable;
+  }
   const std::string message =
       fmt::format("{}: {}: {}", context, rd_kafka_error_name(error), rd_kafka_error_string(error));
   rd_kafka_error_destroy(error);
