@@ -65,6 +65,26 @@ absl::Status FakeTransactionalProducer::MaybeInjectFence(std::string_view call) 
   return error_;
 }
 
+absl::Status FakeTransactionalProducer::MaybeCoordinatorMoved(std::string_view call) {
+  if (!broker_.injector_.MoveCoordinator()) return absl::OkStatus();
+  return InjectedError(absl::StatusCode::kUnavailable,
+                       fmt::format("{}: coordinator moved: NOT_COORDINATOR for transactional id {}",
+                                   call, transactional_id_));
+}
+
+absl::Status FakeTransactionalProducer::MaybeTimeOut() {
+  FakeBroker::TransactionState& state = Coordinator();
+  if (!state.ongoing || !broker_.injector_.TimeOutTransaction()) return absl::OkStatus();
+  ++state.aborted_by_timeout;
+  broker_.BumpEpochLocked(transactional_id_, state, "injected: transaction timed out");
+  state_ = State::kFatal;
+  queue_.clear();
+  error_ = InjectedError(absl::StatusCode::kAborted,
+                         fmt::format("commit: transaction of {} timed out: producer fenced",
+                                     transactional_id_));
+  return error_;
+}
+
 absl::Status FakeTransactionalProducer::InitTransactions(TimeNs timeout_ns) {
   if (absl::Status s = Enter("txn_producer.init_transactions"); !s.ok()) return s;
   if (transactional_id_.empty()) {
@@ -82,6 +102,7 @@ absl::Status FakeTransactionalProducer::InitTransactions(TimeNs timeout_ns) {
     return s;
   }
   MutexLock lock(broker_.mu_);
+  if (absl::Status s = MaybeCoordinatorMoved("init transactions"); !s.ok()) return s;
   FakeBroker::TransactionState& state =
       broker_.InitProducerIdLocked(transactional_id_, transaction_timeout_ns_);
   producer_id_ = state.producer_id;
@@ -193,6 +214,7 @@ absl::Status FakeTransactionalProducer::SendOffsetsToTransaction(
     return s;
   }
   MutexLock lock(broker_.mu_);
+  if (absl::Status s = MaybeCoordinatorMoved("send offsets"); !s.ok()) return s;
   if (absl::Status s = CheckNotFenced(); !s.ok()) return s;
   if (absl::Status s = ValidateGroup(group); !s.ok()) {
     // Kafka: the TxnOffsetCommit failed, the transaction can only be aborted.
@@ -221,8 +243,10 @@ absl::Status FakeTransactionalProducer::CommitTransaction(TimeNs timeout_ns) {
     return s;
   }
   MutexLock lock(broker_.mu_);
+  if (absl::Status s = MaybeCoordinatorMoved("commit"); !s.ok()) return s;
   if (absl::Status s = CheckNotFenced(); !s.ok()) return s;
   if (absl::Status s = MaybeInjectFence("commit"); !s.ok()) return s;
+  if (absl::Status s = MaybeTimeOut(); !s.ok()) return s;
   FakeBroker::TransactionState& state = Coordinator();
   if (state.ongoing) broker_.EndTransactionLocked(transactional_id_, state, /*commit=*/true);
   state_ = State::kReady;
@@ -242,6 +266,7 @@ absl::Status FakeTransactionalProducer::AbortTransaction(TimeNs timeout_ns) {
     return s;
   }
   MutexLock lock(broker_.mu_);
+  if (absl::Status s = MaybeCoordinatorMoved("abort"); !s.ok()) return s;
   if (absl::Status s = CheckNotFenced(); !s.ok()) return s;
   FakeBroker::TransactionState& state = Coordinator();
   if (state.ongoing) broker_.EndTransactionLocked(transactional_id_, state, /*commit=*/false);

@@ -21,9 +21,11 @@
 //     abortable state: Send, Flush, SendOffsets and Commit then fail kCancelled until
 //     AbortTransaction.
 //   - Faults (broker_faults.h): the request faults of every network call (init, flush,
-//     offsets, commit, abort) fail before the broker acts, so a retry is safe; the drawn
-//     "producer fenced" fault, at a flush or a commit, fences the transactional id as a newer
-//     producer of it would (its open transaction aborted).
+//     offsets, commit, abort) and the drawn "coordinator moved" (kUnavailable) fail before the
+//     broker acts, so a retry is safe; the drawn "producer fenced" fault, at a flush or a
+//     commit, fences the transactional id as a newer producer of it would (its open
+//     transaction aborted); the drawn "transaction timeout", at a commit, aborts the
+//     transaction and fences the producer as the broker's time-out does.
 //   - Close drops what is queued: records of a transaction that never commits. The broker
 //     aborts the open transaction when it times out or the id is initialised again.
 // Not modelled: the coordinator's own partition (__transaction_state) and its moves, markers
@@ -86,6 +88,11 @@ class FakeTransactionalProducer final : public TransactionalProducer {
   absl::Status CheckNotFenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   // The drawn "producer fenced" fault: fences the id and makes the producer fatal.
   absl::Status MaybeInjectFence(std::string_view call) ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // The drawn "coordinator moved" fault: kUnavailable, before the coordinator acts.
+  absl::Status MaybeCoordinatorMoved(std::string_view call)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // The drawn "transaction timeout" fault at a commit: aborted and fenced by the broker.
+  absl::Status MaybeTimeOut() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   FakeBroker::TransactionState& Coordinator() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   // Appends the queue inside the transaction; returns the last offset per partition.
   std::map<TopicPartition, int64_t> AppendQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);

@@ -13,6 +13,8 @@
 #include "fakes/fake_broker.h"
 #include "fakes/fake_broker_test_util.h"
 #include "fakes/fake_log.h"
+#include "core/port/file_system.h"
+#include "core/port/random.h"
 #include "sim/sim_test_util.h"
 #include "sim/virtual_clock.h"
 
@@ -297,6 +299,78 @@ TEST(FakeTransactionsTest, CallsInTheWrongStateAreMisuse) {
     EXPECT_EQ(broker.NewTransactionalProducer(no_id)->InitTransactions(kSecond).code(),
               absl::StatusCode::kInvalidArgument);
   });
+}
+
+TEST(FakeTransactionsTest, AMovedCoordinatorIsRetryableAndActsOnNothing) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    ScriptedRandom random;
+    BrokerFaults faults;
+    faults.coordinator_moved_per_mille = 1;
+    FakeBroker broker(clock, &random, faults);
+    ASSERT_TRUE(broker.CreateTopic("t", 1).ok());
+    const TopicPartition tp{"t", 0};
+    auto producer = NewInitialised(broker, "app-0");  // draws 0: no fault
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->Send(tp, "a", "1", 0).ok());
+    random.Push(999);  // the commit's draw hits
+    absl::Status commit = producer->CommitTransaction(kSecond);
+    EXPECT_EQ(commit.code(), absl::StatusCode::kUnavailable);
+    EXPECT_THAT(commit.message(), HasSubstr("NOT_COORDINATOR"));
+    EXPECT_TRUE(IsInjected(commit));
+    EXPECT_EQ(*broker.LastStableOffset(tp), 0) << "flushed, not committed";
+    ASSERT_TRUE(producer->CommitTransaction(kSecond).ok()) << "the retry commits";
+    EXPECT_EQ(*broker.LastStableOffset(tp), 2);
+    EXPECT_EQ(broker.faults_injected().coordinator_moved, 1u);
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(FakeTransactionsTest, AnInjectedTimeOutAbortsTheTransactionAndFencesTheProducer) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    ScriptedRandom random;
+    BrokerFaults faults;
+    faults.transaction_timeout_per_mille = 1;
+    FakeBroker broker(clock, &random, faults);
+    ASSERT_TRUE(broker.CreateTopic("t", 1).ok());
+    const TopicPartition tp{"t", 0};
+    auto producer = NewInitialised(broker, "app-0");
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->Send(tp, "a", "1", 0).ok());
+    random.Push(999);
+    absl::Status commit = producer->CommitTransaction(kSecond);
+    EXPECT_EQ(commit.code(), absl::StatusCode::kAborted);
+    EXPECT_THAT(commit.message(), HasSubstr("timed out"));
+    EXPECT_EQ(*broker.LastStableOffset(tp), 2) << "record, abort marker";
+    EXPECT_EQ(broker.Transaction("app-0")->aborted_by_timeout, 1);
+    auto successor = NewInitialised(broker, "app-0");
+    ASSERT_TRUE(successor->BeginTransaction().ok());
+    ASSERT_TRUE(successor->Send(tp, "b", "2", 0).ok());
+    ASSERT_TRUE(successor->CommitTransaction(kSecond).ok()) << "a new producer goes on";
+    auto committed = broker.NewRestoreConsumer(Config(IsolationLevel::kReadCommitted));
+    ASSERT_TRUE(committed->Assign({tp}).ok());
+    ASSERT_TRUE(committed->Seek(tp, 0).ok());
+    std::vector<ConsumerRecord> got = PollAll(*committed);
+    ASSERT_THAT(OffsetsOf(got), ElementsAre(2));
+    EXPECT_EQ(got[0].key, "b");
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(FakeTransactionsTest, SwarmWithTransactionsLeavesSwarmsDrawsAlone) {
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    SeededRandom a(seed);
+    SeededRandom b(seed);
+    const BrokerFaults plain = BrokerFaults::Swarm(a);
+    const BrokerFaults with = BrokerFaults::SwarmWithTransactions(b);
+    EXPECT_EQ(with.request_timeout_per_mille, plain.request_timeout_per_mille);
+    EXPECT_EQ(with.empty_poll_per_mille, plain.empty_poll_per_mille);
+    EXPECT_EQ(with.transaction_timeout_per_mille, 0u) << "fatal: only with include_fatal";
+    EXPECT_EQ(plain.coordinator_moved_per_mille, 0u);
+    EXPECT_EQ(plain.ToString().find("coordinator_moved"), std::string::npos)
+        << "profiles without the transaction faults print as before";
+  }
 }
 
 TEST(FakeTransactionsTest, ScriptedFenceAndMarkersShowInTheTrace) {
