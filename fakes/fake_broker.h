@@ -108,8 +108,11 @@ class FakeBroker final : public Transport {
   // without taking the broker's lock, so observing adds no scheduling point and does not
   // change the schedule. REQUIRES: under the simulator (one simulated thread runs at a time;
   // the broker's state is consistent at every scheduling point). Empty for an unknown
-  // partition.
-  std::vector<ConsumerRecord> PeekLog(const TopicPartition& partition) const
+  // partition. Control records are left out; kReadCommitted also leaves out aborted records
+  // and stops at the LSO (as of the last time-out check: Peek changes nothing).
+  std::vector<ConsumerRecord> PeekLog(
+      const TopicPartition& partition,
+      IsolationLevel isolation_level = IsolationLevel::kReadUncommitted) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // The log start offset, read the same way (0 for an unknown partition).
   int64_t PeekLogStartOffset(const TopicPartition& partition) const

@@ -7,8 +7,8 @@
 // next Position or poll. A position outside [log start, end] is reported out of range (reset
 // kNone) or reset (kEarliest/kLatest). Under read_committed a fetch reads up to the last stable
 // offset and skips aborted records; SeekToEnd and a kLatest reset go to the LSO. Control
-// records are never returned and positions move past them. Polls rotate the partition they start with, so that
-// max_poll_records does not starve the last partitions.
+// records are never returned and positions move past them. Polls rotate the partition they
+// start with, so that max_poll_records does not starve the last partitions.
 //
 // Thread-safety: owned by one consumer and used by its thread; methods that read the logs
 // need the broker's mutex.

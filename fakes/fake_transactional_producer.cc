@@ -93,7 +93,8 @@ absl::Status FakeTransactionalProducer::InitTransactions(TimeNs timeout_ns) {
   if (transaction_timeout_ns_ <= 0 || transaction_timeout_ns_ > kTransactionTimeoutNsMax) {
     return absl::InvalidArgumentError(fmt::format(
         "init transactions: transaction timeout {} ms outside (0, {}] (INVALID_TRANSACTION_"
-        "TIMEOUT)", transaction_timeout_ns_ / kMillisecond, kTransactionTimeoutNsMax / kMillisecond));
+        "TIMEOUT)", transaction_timeout_ns_ / kMillisecond,
+        kTransactionTimeoutNsMax / kMillisecond));
   }
   if (state_ != State::kUninitialized) return WrongState("init transactions");
   if (timeout_ns < 0) return absl::InvalidArgumentError("init transactions: negative timeout");
@@ -220,7 +221,8 @@ absl::Status FakeTransactionalProducer::SendOffsetsToTransaction(
     // Kafka: the TxnOffsetCommit failed, the transaction can only be aborted.
     state_ = State::kAbortable;
     error_ = absl::CancelledError(
-        fmt::format("transaction of {} must be aborted: {}", transactional_id_, std::string(s.message())));
+        fmt::format("transaction of {} must be aborted: {}", transactional_id_,
+                    std::string(s.message())));
     return s;
   }
   FakeBroker::TransactionState& state = Coordinator();

@@ -149,6 +149,8 @@ TEST(FakeTransactionsTest, ReadCommittedStopsAtTheLsoAndSkipsAbortedRecords) {
     EXPECT_EQ(*uncommitted->Position(tp), 5);
     EXPECT_THAT(OffsetsOf(*broker.ReadLog(tp, 0, 10)), ElementsAre(0, 1, 3))
         << "ReadLog leaves out control records";
+    EXPECT_THAT(OffsetsOf(broker.PeekLog(tp)), ElementsAre(0, 1, 3));
+    EXPECT_THAT(OffsetsOf(broker.PeekLog(tp, IsolationLevel::kReadCommitted)), ElementsAre(3));
   });
 }
 

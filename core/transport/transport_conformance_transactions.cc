@@ -36,14 +36,15 @@ ConsumerConfig ReaderConfig(const std::string& client_id, IsolationLevel isolati
   return config;
 }
 
-std::unique_ptr<TransactionalProducer> NewInitialised(TransportTestEnv& env,
-                                                      const std::string& transactional_id,
-                                                      TimeNs transaction_timeout_ns = 60 * kSecond) {
+std::unique_ptr<TransactionalProducer> NewInitialised(
+    TransportTestEnv& env, const std::string& transactional_id,
+    TimeNs transaction_timeout_ns = 60 * kSecond) {
   TransactionalProducerConfig config;
   config.client_id = "conformance-" + transactional_id;
   config.transactional_id = transactional_id;
   config.transaction_timeout_ns = transaction_timeout_ns;
-  std::unique_ptr<TransactionalProducer> producer = env.transport().NewTransactionalProducer(config);
+  std::unique_ptr<TransactionalProducer> producer =
+      env.transport().NewTransactionalProducer(config);
   absl::Status init = RetryUntilOk(env.clock(), [&]() {
     return producer->InitTransactions(kTxnCallTimeoutNs);
   });

@@ -2,10 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace restoresim::rdkafka {
+
+namespace {
+
+// The transactional rows of the table (issue 21).
+std::optional<absl::StatusCode> TransactionalCodeOf(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
+      return absl::StatusCode::kUnavailable;
+    case RD_KAFKA_RESP_ERR_TRANSACTION_COORDINATOR_FENCED:
+      return absl::StatusCode::kAborted;
+    case RD_KAFKA_RESP_ERR_INVALID_TXN_STATE:
+      return absl::StatusCode::kFailedPrecondition;
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
+      return absl::StatusCode::kInvalidArgument;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
 
 absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
   using C = absl::StatusCode;
+  if (std::optional<C> code = TransactionalCodeOf(err)) return *code;
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
       return C::kOk;
@@ -38,8 +62,6 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__RETRY:
     case RD_KAFKA_RESP_ERR__WAIT_CACHE:
     case RD_KAFKA_RESP_ERR__OUTDATED:
-    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
-    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
       return C::kUnavailable;
     case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
@@ -55,7 +77,6 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__FENCED:
     case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_ID_MAPPING:
     case RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER:
-    case RD_KAFKA_RESP_ERR_TRANSACTION_COORDINATOR_FENCED:
       return C::kAborted;
     case RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION:
     case RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID:
@@ -65,7 +86,6 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__STATE:
     case RD_KAFKA_RESP_ERR__DESTROY:
     case RD_KAFKA_RESP_ERR__UNKNOWN_GROUP:
-    case RD_KAFKA_RESP_ERR_INVALID_TXN_STATE:
       return C::kFailedPrecondition;
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
     case RD_KAFKA_RESP_ERR_INVALID_PARTITIONS:
@@ -75,7 +95,6 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR_INVALID_REQUEST:
     case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
     case RD_KAFKA_RESP_ERR__BAD_MSG:
-    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
       return C::kInvalidArgument;
     default:
       return C::kInternal;
