@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/suspendable_transport.h"
 #include "fakes/fake_broker.h"
 #include "fakes/fake_broker_test_util.h"
 #include "fakes/fake_log.h"
@@ -300,6 +301,67 @@ TEST(FakeTransactionsTest, CallsInTheWrongStateAreMisuse) {
     TransactionalProducerConfig no_id;
     EXPECT_EQ(broker.NewTransactionalProducer(no_id)->InitTransactions(kSecond).code(),
               absl::StatusCode::kInvalidArgument);
+  });
+}
+
+TEST(FakeTransactionsTest, AReadCommittedMainConsumerSkipsAbortedRecords) {
+  WithBroker([](FakeBroker& broker, sim::VirtualClock&) {
+    const TopicPartition tp{"t", 0};
+    auto producer = NewInitialised(broker, "app-0");
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->Send(tp, "aborted", "1", 0).ok());
+    ASSERT_TRUE(producer->Flush(kSecond).ok());
+    ASSERT_TRUE(producer->AbortTransaction(kSecond).ok());  // 0, marker 1
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->Send(tp, "kept", "2", 0).ok());
+    ASSERT_TRUE(producer->CommitTransaction(kSecond).ok());  // 2, marker 3
+    auto consumer = broker.NewMainConsumer("g", Config(IsolationLevel::kReadCommitted));
+    ASSERT_TRUE(consumer->Subscribe({"t"}, nullptr).ok());
+    std::vector<std::string> keys;
+    for (int i = 0; i < 5; ++i) {
+      absl::StatusOr<PollResult> polled = consumer->Poll(0);
+      ASSERT_TRUE(polled.ok()) << polled.status();
+      for (const PartitionRecords& p : polled->partitions) {
+        for (const ConsumerRecord& r : p.records) keys.push_back(r.key);
+      }
+    }
+    EXPECT_THAT(keys, ElementsAre("kept"));
+    EXPECT_EQ(*consumer->Position(tp), 4);
+  });
+}
+
+TEST(FakeTransactionsTest, TheSuspendableTransportForwardsTheTransactionalCalls) {
+  WithBroker([](FakeBroker& broker, sim::VirtualClock&) {
+    const TopicPartition tp{"t", 0};
+    SuspendableTransport::Options options;
+    options.application_id = "app";
+    options.process_id = "p1";
+    SuspendableTransport transport(broker, options);
+    TransactionalProducerConfig config;
+    config.client_id = "producer";
+    config.transactional_id = "app-0_0";
+    auto producer = transport.NewTransactionalProducer(config);
+    ASSERT_TRUE(producer->InitTransactions(kSecond).ok());
+    EXPECT_TRUE(broker.Transaction("app-0_0").has_value());
+    auto consumer = transport.NewMainConsumer("g", Config(IsolationLevel::kReadCommitted));
+    ASSERT_TRUE(consumer->Subscribe({"t"}, nullptr).ok());
+    ASSERT_TRUE(consumer->Poll(0).ok());
+    const ConsumerGroupMetadata group = consumer->GroupMetadata();
+    EXPECT_EQ(group.generation_id, broker.Generation("g"));
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->Send(tp, "k", "v", 0).ok());
+    ASSERT_TRUE(producer->SendOffsetsToTransaction({{tp, 5}}, group).ok());
+    auto admin = transport.NewAdmin("admin");
+    using Offsets = std::map<TopicPartition, int64_t>;
+    ASSERT_TRUE(producer->Flush(kSecond).ok());
+    EXPECT_EQ(*admin->EndOffsetsFor({tp}, IsolationLevel::kReadCommitted), (Offsets{{tp, 0}}));
+    ASSERT_TRUE(producer->CommitTransaction(kSecond).ok());
+    EXPECT_EQ(*admin->EndOffsetsFor({tp}, IsolationLevel::kReadCommitted), (Offsets{{tp, 2}}));
+    EXPECT_EQ(broker.CommittedOffsets("g"), (Offsets{{tp, 5}}));
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->AbortTransaction(kSecond).ok());
+    producer->Close();
+    consumer->Close();
   });
 }
 
