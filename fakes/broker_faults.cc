@@ -31,6 +31,12 @@ constexpr std::array<SwarmCap, 7> kSwarmCaps = {{
     {&BrokerFaults::producer_fenced_per_mille, 5, true},
 }};
 
+// The transaction faults: not in kSwarmCaps, so Swarm's draws are unchanged.
+constexpr std::array<SwarmCap, 2> kTransactionCaps = {{
+    {&BrokerFaults::coordinator_moved_per_mille, 200, false},
+    {&BrokerFaults::transaction_timeout_per_mille, 5, true},
+}};
+
 int64_t Millis(TimeNs ns) { return ns / kMillisecond; }
 
 }  // namespace
@@ -61,6 +67,18 @@ BrokerFaults BrokerFaults::Swarm(RandomSource& random, bool include_fatal) {
   return f;
 }
 
+BrokerFaults BrokerFaults::SwarmWithTransactions(RandomSource& random, bool include_fatal) {
+  BrokerFaults f = Swarm(random, include_fatal);
+  for (const SwarmCap& c : kTransactionCaps) {
+    if (c.fatal && !include_fatal) continue;
+    if (random.Uniform(2) == 1) {
+      f.*c.rate = 1 + static_cast<uint32_t>(random.Uniform(c.cap_per_mille));
+    }
+  }
+  RS_CHECK(f.any());
+  return f;
+}
+
 BrokerFaults BrokerFaults::Moderate() {
   BrokerFaults f;
   f.request_timeout_per_mille = 20;
@@ -76,21 +94,31 @@ bool BrokerFaults::any() const {
   for (const SwarmCap& c : kSwarmCaps) {
     if (this->*c.rate > 0) return true;
   }
+  for (const SwarmCap& c : kTransactionCaps) {
+    if (this->*c.rate > 0) return true;
+  }
   return false;
 }
 
 std::string BrokerFaults::ToString() const {
+  // The transaction faults are printed only when on: profiles without them print as before.
+  std::string transactions;
+  if (transaction_timeout_per_mille > 0 || coordinator_moved_per_mille > 0) {
+    transactions = fmt::format(" transaction_timeout={} coordinator_moved={} (per mille)",
+                               transaction_timeout_per_mille, coordinator_moved_per_mille);
+  }
   return fmt::format(
       "request_timeout={} disconnect={} slow_fetch={} (<= {} ms) partial_fetch={} "
       "empty_poll={} leader_unavailable={} (<= {} ms) producer_fenced={} (per mille)",
       request_timeout_per_mille, disconnect_per_mille, slow_fetch_per_mille,
       Millis(slow_fetch_latency_ns_max), partial_fetch_per_mille, empty_poll_per_mille,
-      leader_unavailable_per_mille, Millis(leader_unavailable_ns_max), producer_fenced_per_mille);
+      leader_unavailable_per_mille, Millis(leader_unavailable_ns_max),
+      producer_fenced_per_mille) + transactions;
 }
 
 uint64_t FaultCounts::Total() const {
   return request_timeout + disconnect + slow_fetch + partial_fetch + empty_poll +
-         leader_unavailable + producer_fenced;
+         leader_unavailable + producer_fenced + transaction_timeout + coordinator_moved;
 }
 
 absl::Status InjectedError(absl::StatusCode code, std::string_view what) {
@@ -104,6 +132,9 @@ FaultInjector::FaultInjector(RandomSource* random, const BrokerFaults& faults)
 
 void FaultInjector::SetFaults(const BrokerFaults& faults) {
   for (const SwarmCap& c : kSwarmCaps) {
+    RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
+  }
+  for (const SwarmCap& c : kTransactionCaps) {
     RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
   }
   faults_ = faults;
@@ -177,6 +208,20 @@ bool FaultInjector::FenceProducer() {
   if (!Hit(faults_.producer_fenced_per_mille)) return false;
   ++counts_.producer_fenced;
   TraceMark("fault", "producer_fenced");
+  return true;
+}
+
+bool FaultInjector::TimeOutTransaction() {
+  if (!Hit(faults_.transaction_timeout_per_mille)) return false;
+  ++counts_.transaction_timeout;
+  TraceMark("fault", "transaction_timeout");
+  return true;
+}
+
+bool FaultInjector::MoveCoordinator() {
+  if (!Hit(faults_.coordinator_moved_per_mille)) return false;
+  ++counts_.coordinator_moved;
+  TraceMark("fault", "coordinator_moved");
   return true;
 }
 

@@ -13,9 +13,19 @@
 //   leader unavailable  one partition a call touches has no leader for up to
 //                       leader_unavailable_ns_max: polls skip it, and offset lookups and
 //                       flushes that touch it fail with kUnavailable "leader not available";
-//   producer fenced     a producer is fenced for good: every later Send/Flush is kAborted.
+//   producer fenced     a producer is fenced for good: every later Send/Flush is kAborted. A
+//                       transactional producer is fenced at a flush or a commit as a newer
+//                       producer of its transactional.id would fence it: the epoch goes up and
+//                       its open transaction is aborted (abort markers written);
+//   transaction timeout at a commit, the broker finds the transaction past its timeout: it
+//                       aborts it, bumps the epoch, and the commit fails kAborted (fenced);
+//   coordinator moved   a transactional call (init, send offsets, commit, abort) fails with
+//                       kUnavailable (Kafka's NOT_COORDINATOR) before the coordinator acts.
+// The two transaction faults are never drawn by Swarm (whose draws stay as they were): a test
+// or scenario sets their rates, or takes SwarmWithTransactions.
 // Not random: out of range after truncation. It comes from DeleteRecords moving a log start past
-// a consumer's position, which scenarios drive explicitly.
+// a consumer's position, which scenarios drive explicitly. Nor are the transaction time-outs of
+// the virtual clock (fake_broker.h) or FakeBroker::FenceTransactionalId.
 //
 // Kept recoverable (the properties may rely on these):
 //   - a failed call fails before the broker acts: no half-applied commit, append or delete, so
@@ -23,7 +33,10 @@
 //   - acknowledged records (a successful Flush) and committed offsets are never lost;
 //   - a poll never skips an offset: positions advance only past records it returned;
 //   - timeouts, slow fetches and leaderless periods are bounded, so a retrying client makes
-//     progress; only fencing is permanent, and only for the fenced producer.
+//     progress; only fencing is permanent, and only for the fenced producer (a new producer of
+//     the same transactional.id goes on);
+//   - a transaction is committed whole or not at all: an injected fault never commits part of
+//     it, and records of an aborted transaction are never returned under read_committed.
 //
 // Every injected error status is tagged with TagInjected and says "injected"; every injected
 // fault is a TraceMark("fault", <name>, arg), so it shows in traces and timelines.
@@ -55,11 +68,16 @@ struct BrokerFaults {
   uint32_t leader_unavailable_per_mille = 0;
   TimeNs leader_unavailable_ns_max = 2 * kSecond;
   uint32_t producer_fenced_per_mille = 0;
+  uint32_t transaction_timeout_per_mille = 0;
+  uint32_t coordinator_moved_per_mille = 0;
 
   // Swarm testing (Groce et al., ISSTA 2012): each fault is on with probability 1/2, at a rate
   // drawn up to its cap; at least one is on. Producer fencing, the one fatal fault, is drawn
   // only with include_fatal: a run without it must see no non-retryable error.
   static BrokerFaults Swarm(RandomSource& random, bool include_fatal = false);
+  // Swarm's profile, then the transaction faults each on with probability 1/2 (the moved
+  // coordinator up to 200 per mille; the time-out, fatal, up to 5 with include_fatal only).
+  static BrokerFaults SwarmWithTransactions(RandomSource& random, bool include_fatal = false);
   // A fixed profile where every retryable fault happens now and then.
   static BrokerFaults Moderate();
 
@@ -77,6 +95,8 @@ struct FaultCounts {
   uint64_t empty_poll = 0;
   uint64_t leader_unavailable = 0;
   uint64_t producer_fenced = 0;
+  uint64_t transaction_timeout = 0;
+  uint64_t coordinator_moved = 0;
   uint64_t Total() const;
 };
 
@@ -109,6 +129,10 @@ class FaultInjector {
   std::optional<LeaderLoss> LoseLeader(size_t partition_count);
   // Whether a producer gets fenced now.
   bool FenceProducer();
+  // Whether a committing transaction is found timed out now.
+  bool TimeOutTransaction();
+  // Whether a transactional call finds its coordinator moved.
+  bool MoveCoordinator();
 
   // Replaces the rates from now on (counts are kept). REQUIRES: each rate <= 1000.
   void SetFaults(const BrokerFaults& faults);

@@ -96,7 +96,8 @@ absl::StatusOr<std::vector<ConsumerRecord>> FakeBroker::ReadLog(const TopicParti
   return Log(partition).Read(from_offset, max_records);
 }
 
-std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition) const
+std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition,
+                                                IsolationLevel isolation_level) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   auto topic = topics_.find(partition.topic);
   if (topic == topics_.end() || partition.partition < 0 ||
@@ -104,6 +105,12 @@ std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition)
     return {};
   }
   const PartitionLog& log = topic->second[static_cast<size_t>(partition.partition)];
+  if (isolation_level == IsolationLevel::kReadCommitted) {
+    return log
+        .Fetch(log.log_start_offset(), log.last_stable_offset(),
+               static_cast<size_t>(log.record_count()), /*skip_aborted=*/true)
+        .records;
+  }
   absl::StatusOr<std::vector<ConsumerRecord>> records =
       log.Read(log.log_start_offset(), static_cast<size_t>(log.record_count()));
   return records.ok() ? std::move(*records) : std::vector<ConsumerRecord>();

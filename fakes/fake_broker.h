@@ -10,6 +10,19 @@
 // the clock and is where the faults of broker_faults.h are injected. Polls wait on the clock
 // (a CondVar notified by appends, deletions and rebalances) up to their timeout.
 //
+// Transactions (Kafka's TransactionCoordinator and ProducerStateManager, paraphrased; the
+// model in full, with what the fake leaves out, is in fake_transactional_producer.h): each
+// transactional.id has a producer id and an epoch; InitTransactions bumps the epoch, aborts
+// the id's open transaction and fences every older producer of the id. A transaction starts
+// on the broker with its first flushed record or offsets; its records go to the partition
+// logs at once (PartitionLog's transactions: the LSO holds read_committed consumers before
+// them); commit or abort writes a marker to every partition it wrote to, and a commit makes
+// its group offsets visible (they are invisible before). A transaction open longer than its
+// transaction.timeout.ms on the clock is aborted by the broker, which bumps the epoch (the
+// producer is fenced); the check is lazy, made by every call that reads a partition's LSO or
+// acts on a transaction, so it needs no thread of its own. Markers, aborts and fencing are
+// TraceMark("transaction", ...) points, so they show in traces and timelines.
+//
 // The scenario controls below (CreateTopic, Append, DeleteRecords, Rebalance, ...) act
 // directly: no latency, no faults. Results never depend on addresses or hash order (only
 // std::map and sorted vectors), so a run is a pure function of its schedule.
@@ -26,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +86,21 @@ class FakeBroker final : public Transport {
   // All or nothing: every entry is validated before any log changes.
   absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets);
   absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition);
+  // The last stable offset: what read_committed consumers read up to (after the lazy
+  // transaction time-out check).
+  absl::StatusOr<int64_t> LastStableOffset(const TopicPartition& partition);
+  // A transactional.id as the coordinator sees it; nullopt for an id never initialised.
+  struct TransactionInfo {
+    int64_t producer_id = -1;
+    int32_t epoch = -1;
+    bool ongoing = false;                     // a transaction is open on the broker
+    std::vector<TopicPartition> partitions;   // written by the open transaction, sorted
+    int64_t aborted_by_timeout = 0;           // transactions the broker timed out, ever
+  };
+  std::optional<TransactionInfo> Transaction(const std::string& transactional_id);
+  // Fences the current producer of `transactional_id` as a new InitTransactions of the id
+  // would (the epoch goes up, an open transaction is aborted): a zombie's successor, scripted.
+  absl::Status FenceTransactionalId(const std::string& transactional_id);
   absl::StatusOr<int64_t> LogStartOffset(const TopicPartition& partition);
   absl::StatusOr<std::vector<ConsumerRecord>> ReadLog(const TopicPartition& partition,
                                                       int64_t from_offset, size_t max_records);
@@ -79,8 +108,11 @@ class FakeBroker final : public Transport {
   // without taking the broker's lock, so observing adds no scheduling point and does not
   // change the schedule. REQUIRES: under the simulator (one simulated thread runs at a time;
   // the broker's state is consistent at every scheduling point). Empty for an unknown
-  // partition.
-  std::vector<ConsumerRecord> PeekLog(const TopicPartition& partition) const
+  // partition. Control records are left out; kReadCommitted also leaves out aborted records
+  // and stops at the LSO (as of the last time-out check: Peek changes nothing).
+  std::vector<ConsumerRecord> PeekLog(
+      const TopicPartition& partition,
+      IsolationLevel isolation_level = IsolationLevel::kReadUncommitted) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // The log start offset, read the same way (0 for an unknown partition).
   int64_t PeekLogStartOffset(const TopicPartition& partition) const
@@ -129,6 +161,8 @@ class FakeBroker final : public Transport {
                                                 const ConsumerConfig& config) override;
   std::unique_ptr<Admin> NewAdmin(const std::string& client_id) override;
   std::unique_ptr<Producer> NewProducer(const std::string& client_id) override;
+  std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
+      const TransactionalProducerConfig& config) override;
 
  private:
   friend class Fetcher;
@@ -136,6 +170,44 @@ class FakeBroker final : public Transport {
   friend class FakeMainConsumer;
   friend class FakeAdmin;
   friend class FakeProducer;
+  friend class FakeTransactionalProducer;
+
+  // One transactional.id at the coordinator.
+  struct TransactionState {
+    int64_t producer_id = -1;
+    int32_t epoch = -1;
+    TimeNs timeout_ns = 0;
+    bool ongoing = false;
+    TimeNs started_ns = 0;
+    std::set<TopicPartition> partitions;  // with records in the open transaction
+    std::map<std::string, std::map<TopicPartition, int64_t>> offsets;  // per group, pending
+    std::string fenced_why;  // why the epoch last went up (for the fenced producer's error)
+    int64_t aborted_by_timeout = 0;
+  };
+  // Kafka's transaction-state rules, in fake_broker_transactions.cc. All REQUIRE mu_.
+  // InitProducerId: a new producer id, or the id's next epoch (aborting an open transaction).
+  TransactionState& InitProducerIdLocked(const std::string& transactional_id, TimeNs timeout_ns)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // OK if (producer id, epoch) is the id's current producer, else kAborted (fenced), after
+  // timing out expired transactions.
+  absl::Status CheckProducerLocked(const std::string& transactional_id, int64_t producer_id,
+                                   int32_t epoch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bumps the epoch of `state` (aborting its open transaction): fencing its producer.
+  void BumpEpochLocked(const std::string& transactional_id, TransactionState& state,
+                       std::string why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the transaction on the broker if it has not started yet.
+  void StartTransactionLocked(TransactionState& state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> AppendTransactionalLocked(TransactionState& state,
+                                                    const TopicPartition& partition,
+                                                    std::string_view key,
+                                                    std::optional<std::string_view> value,
+                                                    int64_t timestamp_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the markers (and, on commit, the group offsets) and closes the transaction.
+  void EndTransactionLocked(const std::string& transactional_id, TransactionState& state,
+                            bool commit) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Aborts (and fences) every transaction open longer than its timeout.
+  void ExpireTransactionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- for the clients ----
   // Marks a client call as a transport scheduling point, and reports it (with the calling
@@ -183,6 +255,8 @@ class FakeBroker final : public Transport {
   FaultInjector injector_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TransactionState> transactions_ ABSL_GUARDED_BY(mu_);
+  int64_t next_producer_id_ ABSL_GUARDED_BY(mu_) = 1000;
   std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);
   // Scripted by TakeLeaderAway, checked whatever the fault rates.
   std::map<TopicPartition, TimeNs> scripted_leaderless_until_ ABSL_GUARDED_BY(mu_);

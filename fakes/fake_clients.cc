@@ -138,23 +138,34 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> FakeAdmin::EndOffsets(
   return Offsets("admin.end_offsets", partitions, true);
 }
 
+absl::StatusOr<std::map<TopicPartition, int64_t>> FakeAdmin::EndOffsetsFor(
+    const std::vector<TopicPartition>& partitions, IsolationLevel isolation_level) {
+  if (isolation_level == IsolationLevel::kReadUncommitted) {
+    return Offsets("admin.end_offsets", partitions, true);
+  }
+  return Offsets("admin.stable_end_offsets", partitions, true, /*stable=*/true);
+}
+
 absl::StatusOr<std::map<TopicPartition, int64_t>> FakeAdmin::BeginningOffsets(
     const std::vector<TopicPartition>& partitions) {
   return Offsets("admin.beginning_offsets", partitions, false);
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> FakeAdmin::Offsets(
-    std::string_view call, const std::vector<TopicPartition>& partitions, bool end) {
+    std::string_view call, const std::vector<TopicPartition>& partitions, bool end,
+    bool stable) {
   if (absl::Status s = Request(call); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
   for (const TopicPartition& tp : partitions) {
     if (absl::Status s = broker_.CheckPartition(tp); !s.ok()) return s;
   }
   if (absl::Status s = broker_.CheckLeaders(partitions); !s.ok()) return s;
+  if (stable) broker_.ExpireTransactionsLocked();
   std::map<TopicPartition, int64_t> offsets;
   for (const TopicPartition& tp : partitions) {
     const PartitionLog& log = broker_.Log(tp);
-    offsets[tp] = end ? log.end_offset() : log.log_start_offset();
+    offsets[tp] = !end ? log.log_start_offset()
+                       : (stable ? log.last_stable_offset() : log.end_offset());
   }
   return offsets;
 }

@@ -8,7 +8,8 @@
 //   - MainConsumer::Close leaves the group without rebalance callbacks;
 //   - MainConsumer::SetSubscriptionUserData takes effect at once (the next assignor run of
 //     the group reads it), EnforceRebalance starts a generation at once (fake_group.h);
-//   - Producer::Close delivers what is still queued (as Kafka's close() does), unless fenced.
+//   - Producer::Close delivers what is still queued (as Kafka's close() does), unless fenced;
+//   - the transactional producer is FakeTransactionalProducer (fake_transactional_producer.h).
 //
 // Thread-safety: as the port says, one thread at a time per client object.
 #ifndef RESTORESIM_FAKES_FAKE_CLIENTS_H_
@@ -82,6 +83,7 @@ class FakeMainConsumer final : public MainConsumer {
   std::string MemberId() const override { return member_id_; }
   absl::Status SetSubscriptionUserData(std::string user_data) override;
   absl::Status EnforceRebalance() override;
+  ConsumerGroupMetadata GroupMetadata() const override;
   void Close() override;
 
  private:
@@ -101,6 +103,7 @@ class FakeMainConsumer final : public MainConsumer {
   GroupAssignor* const assignor_;  // offered to the group at Subscribe (null: none)
   std::string user_data_;          // the subscription's, as last set
   std::string member_id_;  // empty until Subscribe
+  int32_t generation_ = -1;  // of the last rebalance event applied
   bool closed_ = false;
   bool in_callback_ = false;
 };
@@ -113,6 +116,8 @@ class FakeAdmin final : public Admin {
   absl::StatusOr<int32_t> PartitionCount(const std::string& topic) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
       const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsetsFor(
+      const std::vector<TopicPartition>& partitions, IsolationLevel isolation_level) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
       const std::vector<TopicPartition>& partitions) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
@@ -122,9 +127,10 @@ class FakeAdmin final : public Admin {
  private:
   // Transport point, latency and request faults of one admin call.
   absl::Status Request(std::string_view call);
-  // End (end = true) or log start offsets.
+  // End (end = true; the LSO when stable) or log start offsets.
   absl::StatusOr<std::map<TopicPartition, int64_t>> Offsets(
-      std::string_view call, const std::vector<TopicPartition>& partitions, bool end);
+      std::string_view call, const std::vector<TopicPartition>& partitions, bool end,
+      bool stable = false);
 
   FakeBroker& broker_;
   const std::string client_id_;

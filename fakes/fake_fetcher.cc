@@ -97,7 +97,7 @@ absl::Status Fetcher::Resolve(const TopicPartition& partition, PartitionState& s
                               const PartitionLog& log) {
   if (state.pending_seek.has_value()) {
     state.position =
-        *state.pending_seek == OffsetReset::kEarliest ? log.log_start_offset() : log.end_offset();
+        *state.pending_seek == OffsetReset::kEarliest ? log.log_start_offset() : EndOf(log);
     state.pending_seek.reset();
   }
   if (state.position.has_value()) return absl::OkStatus();
@@ -113,7 +113,7 @@ absl::Status Fetcher::Resolve(const TopicPartition& partition, PartitionState& s
       state.position = log.log_start_offset();
       return absl::OkStatus();
     case OffsetReset::kLatest:
-      state.position = log.end_offset();
+      state.position = EndOf(log);
       return absl::OkStatus();
     case OffsetReset::kNone:
       break;
@@ -141,8 +141,13 @@ bool Fetcher::Interrupted() {
   return !member_id_.empty() && broker_.Group(group_).HasEvents(member_id_);
 }
 
+int64_t Fetcher::EndOf(const PartitionLog& log) const {
+  return read_committed() ? log.last_stable_offset() : log.end_offset();
+}
+
 absl::StatusOr<PollResult> Fetcher::FetchOnce() {
   RS_CHECK_GE(config_.max_poll_records, 1, "a consumer with a bad config refuses to poll");
+  broker_.ExpireTransactionsLocked();  // the LSO read below is after the time-outs
   PollResult result;
   absl::StatusOr<std::vector<Fetchable>> candidates = Candidates(result);
   if (!candidates.ok()) return candidates.status();
@@ -158,7 +163,9 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
     });
   }
   int64_t available = 0;
-  for (const Fetchable& f : fetchable) available += f.log->end_offset() - *f.state->position;
+  for (const Fetchable& f : fetchable) {
+    available += std::max<int64_t>(0, EndOf(*f.log) - *f.state->position);
+  }
   if (broker_.injector_.EmptyPoll(available)) return PollResult{};
   int64_t budget = std::min<int64_t>(config_.max_poll_records, available);
   budget = broker_.injector_.PartialFetchBudget(budget);
@@ -180,7 +187,7 @@ absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& 
         continue;
       }
       state.position = config_.auto_offset_reset == OffsetReset::kEarliest ? log.log_start_offset()
-                                                                           : log.end_offset();
+                                                                           : EndOf(log);
     }
     fetchable.push_back(Fetchable{&tp, &state, &log});
   }
@@ -193,16 +200,20 @@ void Fetcher::Read(const std::vector<Fetchable>& fetchable, int64_t budget, Poll
   for (size_t i = 0; i < fetchable.size() && budget > 0; ++i) {
     const Fetchable& f = fetchable[(start + i) % fetchable.size()];
     const int64_t position = *f.state->position;
-    const int64_t take = std::min(budget, f.log->end_offset() - position);
-    if (take == 0) continue;
-    absl::StatusOr<std::vector<ConsumerRecord>> records =
-        f.log->Read(position, static_cast<size_t>(take));
-    RS_CHECK(records.ok() && static_cast<int64_t>(records->size()) == take,
-             "read of {} at {} (checked in range)", f.partition->ToString(), position);
-    RS_CHECK_EQ(records->front().offset, position);
-    f.state->position = position + take;
-    budget -= take;
-    result.partitions.push_back(PartitionRecords{*f.partition, std::move(*records)});
+    // Under read_committed a position may be past the LSO (it stays in range up to the end).
+    const int64_t limit = EndOf(*f.log);
+    if (position >= limit) continue;
+    PartitionLog::Fetched fetched =
+        f.log->Fetch(position, limit, static_cast<size_t>(budget), read_committed());
+    RS_CHECK(fetched.next_offset > position && fetched.next_offset <= limit,
+             "read of {} at {} went to {}", f.partition->ToString(), position,
+             fetched.next_offset);
+    RS_CHECK(fetched.records.empty() || fetched.records.front().offset >= position);
+    // Markers and skipped aborted records are read over: the position passes them.
+    f.state->position = fetched.next_offset;
+    budget -= static_cast<int64_t>(fetched.records.size());
+    if (fetched.records.empty()) continue;
+    result.partitions.push_back(PartitionRecords{*f.partition, std::move(fetched.records)});
   }
   std::sort(result.partitions.begin(), result.partitions.end(),
             [](const PartitionRecords& a, const PartitionRecords& b) {

@@ -5,8 +5,10 @@
 // Positions follow Kafka: a partition without one takes the group's committed offset (main
 // consumer), else auto_offset_reset; SeekToBeginning/SeekToEnd are resolved lazily, at the
 // next Position or poll. A position outside [log start, end] is reported out of range (reset
-// kNone) or reset (kEarliest/kLatest). Polls rotate the partition they start with, so that
-// max_poll_records does not starve the last partitions.
+// kNone) or reset (kEarliest/kLatest). Under read_committed a fetch reads up to the last stable
+// offset and skips aborted records; SeekToEnd and a kLatest reset go to the LSO. Control
+// records are never returned and positions move past them. Polls rotate the partition they
+// start with, so that max_poll_records does not starve the last partitions.
 //
 // Thread-safety: owned by one consumer and used by its thread; methods that read the logs
 // need the broker's mutex.
@@ -82,6 +84,11 @@ class Fetcher {
   void Read(const std::vector<Fetchable>& fetchable, int64_t budget, PollResult& result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   bool Interrupted() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  bool read_committed() const {
+    return config_.isolation_level == IsolationLevel::kReadCommitted;
+  }
+  // Where this consumer's reads end: the LSO under read_committed, else the end offset.
+  int64_t EndOf(const PartitionLog& log) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
 
   FakeBroker& broker_;
   const ConsumerConfig config_;

@@ -74,14 +74,99 @@ absl::StatusOr<std::vector<ConsumerRecord>> PartitionLog::Read(int64_t from_offs
     return absl::OutOfRangeError(fmt::format("offset {} outside the log [{}, {}]", from_offset,
                                              log_start_offset_, end_offset()));
   }
-  const int64_t count =
-      std::min<int64_t>(end_offset() - from_offset, static_cast<int64_t>(max_records));
-  std::vector<ConsumerRecord> records;
-  records.reserve(static_cast<size_t>(count));
-  for (int64_t offset = from_offset; offset < from_offset + count; ++offset) {
-    records.push_back(RecordAt(offset));
+  return Fetch(from_offset, end_offset(), max_records, /*skip_aborted=*/false).records;
+}
+
+PartitionLog::Fetched PartitionLog::Fetch(int64_t from_offset, int64_t limit_offset,
+                                          size_t max_records, bool skip_aborted) const {
+  RS_CHECK(log_start_offset_ <= from_offset && from_offset <= limit_offset &&
+               limit_offset <= end_offset(),
+           "fetch [{}, {}) outside the log [{}, {}]", from_offset, limit_offset,
+           log_start_offset_, end_offset());
+  Fetched fetched;
+  fetched.next_offset = from_offset;
+  if (spans_.empty()) {  // no transactions: every offset is a data record
+    const int64_t count =
+        std::min<int64_t>(limit_offset - from_offset, static_cast<int64_t>(max_records));
+    fetched.records.reserve(static_cast<size_t>(count));
+    for (int64_t offset = from_offset; offset < from_offset + count; ++offset) {
+      fetched.records.push_back(RecordAt(offset));
+    }
+    fetched.next_offset = from_offset + count;
+    return fetched;
   }
-  return records;
+  size_t hint = spans_.size();  // unknown: the first lookup searches
+  for (int64_t offset = from_offset;
+       offset < limit_offset && fetched.records.size() < max_records; ++offset) {
+    fetched.next_offset = offset + 1;
+    const Span* span = SpanAt(offset, hint);
+    if (span != nullptr && span->kind != SpanKind::kData) continue;  // a marker
+    if (span != nullptr && span->aborted && skip_aborted) continue;
+    fetched.records.push_back(RecordAt(offset));
+  }
+  RS_CHECK_LE(fetched.next_offset, limit_offset);
+  return fetched;
+}
+
+const PartitionLog::Span* PartitionLog::SpanAt(int64_t offset, size_t& hint) const {
+  if (hint >= spans_.size() || spans_[hint].first_offset > offset) {
+    // The first span ending after `offset`.
+    auto it = std::upper_bound(spans_.begin(), spans_.end(), offset,
+                               [](int64_t o, const Span& s) { return o < s.end_offset; });
+    hint = static_cast<size_t>(it - spans_.begin());
+  }
+  while (hint < spans_.size() && spans_[hint].end_offset <= offset) ++hint;
+  if (hint == spans_.size() || spans_[hint].first_offset > offset) return nullptr;
+  return &spans_[hint];
+}
+
+absl::StatusOr<int64_t> PartitionLog::AppendTransactional(int64_t producer_id,
+                                                          std::string_view key,
+                                                          std::optional<std::string_view> value,
+                                                          int64_t timestamp_ms) {
+  RS_CHECK_GE(producer_id, 0);
+  absl::StatusOr<int64_t> offset = Append(key, value, timestamp_ms);
+  if (!offset.ok()) return offset;
+  open_transactions_.try_emplace(producer_id, *offset);
+  if (!spans_.empty() && spans_.back().kind == SpanKind::kData &&
+      spans_.back().producer_id == producer_id && spans_.back().end_offset == *offset) {
+    spans_.back().end_offset = *offset + 1;
+  } else {
+    spans_.push_back(Span{*offset, *offset + 1, producer_id, SpanKind::kData, false});
+  }
+  return offset;
+}
+
+int64_t PartitionLog::WriteMarker(int64_t producer_id, bool commit, int64_t timestamp_ms) {
+  auto open = open_transactions_.find(producer_id);
+  RS_CHECK(open != open_transactions_.end(), "marker for producer {} without a transaction",
+           producer_id);
+  const int64_t first_offset = open->second;
+  open_transactions_.erase(open);
+  absl::StatusOr<int64_t> offset = Append("", std::nullopt, timestamp_ms);
+  RS_CHECK(offset.ok(), "an empty record always fits");
+  if (!commit) {
+    // Kafka's aborted-transaction index, as flags on the spans of this transaction.
+    for (auto it = spans_.rbegin(); it != spans_.rend() && it->end_offset > first_offset; ++it) {
+      if (it->kind == SpanKind::kData && it->producer_id == producer_id) it->aborted = true;
+    }
+  }
+  spans_.push_back(Span{*offset, *offset + 1, producer_id,
+                        commit ? SpanKind::kCommitMarker : SpanKind::kAbortMarker, false});
+  ++markers_written_;
+  return *offset;
+}
+
+bool PartitionLog::HasOpenTransaction(int64_t producer_id) const {
+  return open_transactions_.contains(producer_id);
+}
+
+int64_t PartitionLog::last_stable_offset() const {
+  int64_t lso = end_offset();
+  for (const auto& [producer_id, first_offset] : open_transactions_) {
+    lso = std::min(lso, first_offset);
+  }
+  return std::max(lso, log_start_offset_);
 }
 
 absl::StatusOr<int64_t> PartitionLog::DeleteRecordsBefore(int64_t offset) {
@@ -106,6 +191,11 @@ void PartitionLog::ReleaseBelowLogStart() {
   while (dead_chunks + 1 < chunks_.size() && chunks_[dead_chunks].end_offset <= log_start_offset_) {
     ++dead_chunks;
   }
+  // Spans wholly below the log start are gone with their records.
+  auto live_span = std::find_if(spans_.begin(), spans_.end(), [&](const Span& span) {
+    return span.end_offset > log_start_offset_;
+  });
+  spans_.erase(spans_.begin(), live_span);
   if (dead_chunks > 0) {
     chunks_.erase(chunks_.begin(), chunks_.begin() + static_cast<ptrdiff_t>(dead_chunks));
     first_chunk_ += static_cast<uint32_t>(dead_chunks);
@@ -123,7 +213,8 @@ void PartitionLog::ReleaseBelowLogStart() {
 }
 
 size_t PartitionLog::MemoryBytes() const {
-  size_t bytes = entries_.capacity() * sizeof(Entry) + chunks_.capacity() * sizeof(Chunk);
+  size_t bytes = entries_.capacity() * sizeof(Entry) + chunks_.capacity() * sizeof(Chunk) +
+                 spans_.capacity() * sizeof(Span);
   for (const Chunk& c : chunks_) bytes += c.capacity;
   return bytes;
 }

@@ -105,12 +105,14 @@ void FakeMainConsumer::Apply(const RebalanceEvent& event) {
   in_callback_ = true;
   if (event.kind == RebalanceEvent::Kind::kLost) {
     TraceMark("rebalance", "lost", event.generation);
+    generation_ = -1;  // Kafka resets the member's generation when it is lost
     if (listener_ != nullptr) listener_->OnPartitionsLost(event.revoked);
     fetcher_.Remove(event.revoked);
     in_callback_ = false;
     return;
   }
   TraceMark("rebalance", "generation", event.generation);
+  generation_ = event.generation;
   // Revoked partitions are still owned during the callback, so it may commit them.
   if (listener_ != nullptr && !event.revoked.empty()) listener_->OnPartitionsRevoked(event.revoked);
   if (closed_) {
@@ -121,6 +123,11 @@ void FakeMainConsumer::Apply(const RebalanceEvent& event) {
   fetcher_.SetAssignment(event.assigned.partitions);
   if (listener_ != nullptr) listener_->OnPartitionsAssigned(event.assigned);
   in_callback_ = false;
+}
+
+ConsumerGroupMetadata FakeMainConsumer::GroupMetadata() const {
+  broker_.TransportPoint(client_id_, "main.group_metadata");
+  return ConsumerGroupMetadata{group_, generation_, member_id_};
 }
 
 std::vector<TopicPartition> FakeMainConsumer::Assignment() const {

@@ -306,6 +306,10 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
     GateCall call(t_);
     return Connected().EnforceRebalance();
   }
+  ConsumerGroupMetadata GroupMetadata() const override {
+    GateCall call(t_);
+    return const_cast<MainConsumerWrapper*>(this)->Connected().GroupMetadata();
+  }
   void Close() override {
     GateCall call(t_);
     closed_ = true;
@@ -364,6 +368,11 @@ class AdminWrapper final : public Admin, public Wrapped<Admin> {
       const std::vector<TopicPartition>& p) override {
     GateCall call(t_);
     return Connected().EndOffsets(p);
+  }
+  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsetsFor(
+      const std::vector<TopicPartition>& p, IsolationLevel isolation_level) override {
+    GateCall call(t_);
+    return Connected().EndOffsetsFor(p, isolation_level);
   }
   absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
       const std::vector<TopicPartition>& p) override {
@@ -434,6 +443,79 @@ class ProducerWrapper final : public Producer, public Wrapped<Producer> {
   std::map<TopicPartition, int64_t> acked_before_;
 };
 
+// A transactional producer does not survive a checkpoint: Disconnect closes it (its open
+// transaction is left to the broker, which aborts it at the new connection's
+// InitTransactions or at its timeout), and the new connection, if the old one was initialised,
+// initialises again under the same transactional id — fencing the image's producer, as a
+// restarted Kafka Streams thread does. A transaction open across the checkpoint is lost: its
+// next call fails as the inner producer says (kFailedPrecondition: not in a transaction).
+class TransactionalProducerWrapper final : public TransactionalProducer,
+                                           public Wrapped<TransactionalProducer> {
+ public:
+  TransactionalProducerWrapper(SuspendableTransport& t, TransactionalProducerConfig config)
+      : Wrapped(t, config.client_id), config_(std::move(config)) {}
+  ~TransactionalProducerWrapper() override {
+    t_.Forget(this);
+    DropConnection();
+  }
+
+  absl::Status Send(const TopicPartition& p, std::string key, std::optional<std::string> value,
+                    int64_t timestamp_ms) override {
+    GateCall call(t_);
+    return Connected().Send(p, std::move(key), std::move(value), timestamp_ms);
+  }
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override {
+    GateCall call(t_);
+    return Connected().Flush(timeout_ns);
+  }
+  absl::Status InitTransactions(TimeNs timeout_ns) override {
+    GateCall call(t_);
+    absl::Status status = Connected().InitTransactions(timeout_ns);
+    if (status.ok()) initialised_ = true;
+    return status;
+  }
+  absl::Status BeginTransaction() override {
+    GateCall call(t_);
+    return Connected().BeginTransaction();
+  }
+  absl::Status SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& offsets,
+                                        const ConsumerGroupMetadata& group) override {
+    GateCall call(t_);
+    return Connected().SendOffsetsToTransaction(offsets, group);
+  }
+  absl::Status CommitTransaction(TimeNs timeout_ns) override {
+    GateCall call(t_);
+    return Connected().CommitTransaction(timeout_ns);
+  }
+  absl::Status AbortTransaction(TimeNs timeout_ns) override {
+    GateCall call(t_);
+    return Connected().AbortTransaction(timeout_ns);
+  }
+  void Close() override {
+    GateCall call(t_);
+    if (inner_ != nullptr) inner_->Close();
+    DropConnection();
+  }
+  void Disconnect() override {
+    if (inner_ == nullptr) return;
+    inner_->Close();
+    DropConnection();
+  }
+
+ private:
+  std::unique_ptr<TransactionalProducer> Open(const std::string& wire_id) override {
+    TransactionalProducerConfig config = config_;
+    config.client_id = wire_id;
+    return t_.inner().NewTransactionalProducer(config);
+  }
+  void AfterConnect(TransactionalProducer& p) override {
+    // A failure surfaces at the next call, as the inner producer reports it.
+    if (initialised_) (void)p.InitTransactions(30 * kSecond);
+  }
+  const TransactionalProducerConfig config_;
+  bool initialised_ = false;
+};
+
 }  // namespace
 
 std::unique_ptr<RestoreConsumer> SuspendableTransport::NewRestoreConsumer(
@@ -458,6 +540,13 @@ std::unique_ptr<Admin> SuspendableTransport::NewAdmin(const std::string& client_
 
 std::unique_ptr<Producer> SuspendableTransport::NewProducer(const std::string& client_id) {
   auto c = std::make_unique<ProducerWrapper>(*this, client_id);
+  Track(c.get());
+  return c;
+}
+
+std::unique_ptr<TransactionalProducer> SuspendableTransport::NewTransactionalProducer(
+    const TransactionalProducerConfig& config) {
+  auto c = std::make_unique<TransactionalProducerWrapper>(*this, config);
   Track(c.get());
   return c;
 }

@@ -12,7 +12,9 @@
 //                    report, the corruption path) and re-pauses; the main consumer joins the
 //                    group as a new member and first reports its old partitions lost (another
 //                    member may have owned them while it was frozen); the producer and admin
-//                    client are simply new.
+//                    client are simply new; a transactional producer is new too and, if it
+//                    had been initialised, initialises its transactional id again (fencing
+//                    the image's producer; a transaction open across the checkpoint is lost).
 //
 // Client ids on the wire are "<application.id>-<process id>-<base>", where base is the id the
 // runtime asked for minus the instance prefix (a local name that is not part of the image's
@@ -60,6 +62,8 @@ class SuspendableTransport final : public Transport, public CheckpointResource {
                                                 const ConsumerConfig& config) override;
   std::unique_ptr<Admin> NewAdmin(const std::string& client_id) override;
   std::unique_ptr<Producer> NewProducer(const std::string& client_id) override;
+  std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
+      const TransactionalProducerConfig& config) override;
 
   std::string ResourceName() const override { return "transport"; }
   absl::Status BeforeCheckpoint(CheckpointContext& context) override;

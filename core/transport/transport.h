@@ -1,17 +1,31 @@
 // The transport port: everything the restore-thread runtime says to Kafka, named as a Kafka
 // user would expect. Implementations: the in-memory fake broker (fakes/fake_broker.h), used
-// under the simulator, and librdkafka against a real broker (later).
+// under the simulator, and librdkafka against a real broker (core/transport/rdkafka/).
 //
-// Errors are values. The status code says what the caller may do:
+// Errors are values. The status code says what the caller may do (this is the port's one error
+// table; each backend maps its own errors onto it in one place, e.g. rdkafka_errors.cc):
 //   kDeadlineExceeded  request timed out                       retryable
-//   kUnavailable       disconnected, leader not available     retryable
+//   kUnavailable       disconnected, leader not available,     retryable
+//                      coordinator moving or loading, Kafka's
+//                      CONCURRENT_TRANSACTIONS (a previous
+//                      transaction of the id is still ending)
 //   kOutOfRange        offset outside [log start, end]         not retryable: the runtime turns
 //                                                              it into task corruption
 //   kNotFound          unknown topic or partition              fatal
 //   kAlreadyExists     CreateTopic of an existing topic        fatal (a retried create that
 //                                                              finds it may count it done)
-//   kAborted           producer fenced                         fatal for that producer
-//   kFailedPrecondition misuse: poll/seek of an unassigned partition, use after close
+//   kAborted           producer fenced: PRODUCER_FENCED,       fatal for that producer: close
+//                      INVALID_PRODUCER_EPOCH, a transaction   it; a new producer (a new
+//                      the coordinator timed out (it bumps     InitTransactions) may go on.
+//                      the epoch), any fatal producer error    Kafka Streams: TaskMigrated
+//   kCancelled         transaction abortable: the open         AbortTransaction, then begin a
+//                      transaction cannot commit (a send or    new one; the producer stays
+//                      offset commit in it failed for good,    usable (Kafka's abortable
+//                      TRANSACTION_ABORTABLE)                  errors, KIP-691/KIP-890)
+//   kFailedPrecondition misuse: poll/seek of an unassigned partition, use after close, a
+//                      transactional call in the wrong state (Kafka's IllegalStateException),
+//                      offsets sent to a transaction by a member not in the generation
+//                      (Kafka's CommitFailedException / ILLEGAL_GENERATION)
 //   kInvalidArgument   bad argument (negative offset, empty topic list)
 // Errors injected by a fault injector carry kInjectedFaultPayload (core/port/file_system.h).
 //
@@ -52,7 +66,9 @@ struct ConsumerRecord {
 
 struct PartitionRecords {
   TopicPartition partition;
-  std::vector<ConsumerRecord> records;  // consecutive offsets, ascending
+  // Ascending offsets; consecutive unless the partition holds transactions (control records
+  // and, under read_committed, aborted records leave gaps).
+  std::vector<ConsumerRecord> records;
 };
 
 struct PollResult {
@@ -67,12 +83,23 @@ struct PollResult {
 
 enum class OffsetReset { kNone, kEarliest, kLatest };
 
+// Kafka's isolation.level. read_uncommitted (Kafka's default) sees every data record, aborted
+// ones included, up to the high watermark; read_committed sees committed data only, up to the
+// last stable offset (LSO: the first offset of the earliest open transaction, else the high
+// watermark). Neither ever returns a control record (a commit or abort marker), but markers
+// take offsets: offsets in a poll may jump, and a position moves past the markers and skipped
+// aborted records it read over.
+enum class IsolationLevel { kReadUncommitted, kReadCommitted };
+
 class GroupAssignor;
 
 struct ConsumerConfig {
   std::string client_id;
   int32_t max_poll_records = 1000;           // max.poll.records
   OffsetReset auto_offset_reset = OffsetReset::kNone;  // for a partition without a position
+  // isolation.level: what polls return, and where SeekToEnd and a kLatest reset go (the LSO
+  // under read_committed, the high watermark otherwise).
+  IsolationLevel isolation_level = IsolationLevel::kReadUncommitted;
   // Main consumer only: the assignor this member offers its group (Kafka's
   // partition.assignment.strategy; Kafka Streams always offers its StreamsPartitionAssignor).
   // Null: the group's default. Not owned; must outlive the consumer. See GroupAssignor.
@@ -167,6 +194,18 @@ class RebalanceListener {
   virtual void OnPartitionsLost(const std::vector<TopicPartition>& partitions) = 0;
 };
 
+// What a transactional producer sends with the offsets of a transaction, so that the group
+// coordinator can refuse a member that is no longer in the generation (Kafka's
+// ConsumerGroupMetadata, KIP-447).
+struct ConsumerGroupMetadata {
+  std::string group_id;
+  int32_t generation_id = -1;  // -1: unknown (no check of the generation)
+  std::string member_id;       // empty: unknown (no check of the membership)
+  // Backend-private bytes that carry what the fields cannot (librdkafka exposes its metadata
+  // only serialized, the generation included); pass them back unchanged. Empty for the fake.
+  std::string opaque;
+};
+
 // A group member: Kafka Streams' main consumer (input topics, group membership, commits).
 class MainConsumer {
  public:
@@ -196,6 +235,9 @@ class MainConsumer {
   // Asks the group for a new rebalance (Kafka's enforceRebalance): a probing rebalance.
   // kUnimplemented where the backend cannot.
   virtual absl::Status EnforceRebalance() = 0;
+  // The member's group, generation and member id as of the last rebalance it took part in
+  // (Kafka's groupMetadata()), for TransactionalProducer::SendOffsetsToTransaction.
+  virtual ConsumerGroupMetadata GroupMetadata() const = 0;
   virtual void Close() = 0;
 };
 
@@ -206,9 +248,14 @@ class Admin {
 
   virtual absl::Status CreateTopic(const std::string& topic, int32_t partitions) = 0;
   virtual absl::StatusOr<int32_t> PartitionCount(const std::string& topic) = 0;
-  // The end offset (high watermark, read-uncommitted) of each partition.
+  // The end offset (high watermark, read-uncommitted) of each partition: markers and aborted
+  // records count. Equal to EndOffsetsFor(partitions, kReadUncommitted).
   virtual absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
       const std::vector<TopicPartition>& partitions) = 0;
+  // The end offset of each partition for an isolation level (Kafka's listOffsets(latest) with
+  // ListOffsetsOptions(isolationLevel)): the high watermark, or the last stable offset.
+  virtual absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsetsFor(
+      const std::vector<TopicPartition>& partitions, IsolationLevel isolation_level) = 0;
   // The log start offset of each partition.
   virtual absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
       const std::vector<TopicPartition>& partitions) = 0;
@@ -234,6 +281,43 @@ class Producer {
   virtual void Close() = 0;
 };
 
+struct TransactionalProducerConfig {
+  std::string client_id;
+  std::string transactional_id;  // transactional.id: required, the identity fencing is by
+  // transaction.timeout.ms: a transaction open longer is aborted by the broker (Kafka's
+  // default 60 s; Kafka Streams sets 10 s under exactly_once_v2).
+  TimeNs transaction_timeout_ns = 60 * kSecond;
+};
+
+// A transactional producer (Kafka's KafkaProducer with transactional.id): records and consumer
+// offsets committed or aborted atomically. Send and Flush behave as Producer's, but Send
+// requires an open transaction, and records sent in one are visible to read_committed
+// consumers only once it commits.
+//
+// States (Kafka's TransactionManager): uninitialised --InitTransactions--> ready
+// --BeginTransaction--> in transaction --Commit/AbortTransaction--> ready. A call in the wrong
+// state is kFailedPrecondition. After kCancelled (abortable) only AbortTransaction is allowed;
+// after kAborted (fenced, timed out) nothing is: Close it and make a new producer.
+class TransactionalProducer : public Producer {
+ public:
+  // Registers the transactional id with its coordinator and gets a producer id and a new
+  // epoch (Kafka's initTransactions): aborts a transaction the id left open and fences every
+  // older producer of the id (their next call fails kAborted).
+  virtual absl::Status InitTransactions(TimeNs timeout_ns) = 0;
+  virtual absl::Status BeginTransaction() = 0;
+  // Adds consumer offsets (the next offset to consume) to the transaction: the group sees them
+  // only when it commits (Kafka's sendOffsetsToTransaction).
+  virtual absl::Status SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& offsets,
+                                                const ConsumerGroupMetadata& group) = 0;
+  // Flushes, then commits: the records become visible to read_committed and the offsets to
+  // the group, and a commit marker is written to every partition the transaction wrote to.
+  // A retryable error may be retried with another CommitTransaction.
+  virtual absl::Status CommitTransaction(TimeNs timeout_ns) = 0;
+  // Drops what is queued and aborts: abort markers are written, the records stay in the log
+  // (read_uncommitted sees them) but read_committed never returns them.
+  virtual absl::Status AbortTransaction(TimeNs timeout_ns) = 0;
+};
+
 // Creates clients. One Transport serves a whole runtime instance.
 class Transport {
  public:
@@ -243,6 +327,8 @@ class Transport {
                                                         const ConsumerConfig& config) = 0;
   virtual std::unique_ptr<Admin> NewAdmin(const std::string& client_id) = 0;
   virtual std::unique_ptr<Producer> NewProducer(const std::string& client_id) = 0;
+  virtual std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
+      const TransactionalProducerConfig& config) = 0;
 };
 
 // Whether a caller may retry the same call.

@@ -62,9 +62,14 @@ TEST(RdKafkaSettingsTest, EveryClientsSettingsAreAcceptedAndExplained) {
   options.bootstrap_servers = "127.0.0.1:1";
   ConsumerConfig config;
   config.client_id = "c";
-  for (ClientKind kind : {ClientKind::kRestoreConsumer, ClientKind::kMainConsumer,
-                          ClientKind::kAdmin, ClientKind::kProducer}) {
-    const std::vector<Setting> settings = SettingsFor(kind, options, "c", &config, "g");
+  TransactionalProducerConfig transactional;
+  transactional.transactional_id = "t";
+  for (ClientKind kind :
+       {ClientKind::kRestoreConsumer, ClientKind::kMainConsumer, ClientKind::kAdmin,
+        ClientKind::kAdminReadCommitted, ClientKind::kProducer,
+        ClientKind::kTransactionalProducer}) {
+    const std::vector<Setting> settings =
+        SettingsFor(kind, options, "c", &config, "g", &transactional);
     std::set<std::string> names;
     for (const Setting& setting : settings) {
       EXPECT_TRUE(names.insert(setting.name).second) << setting.name << " set twice";
@@ -88,6 +93,35 @@ TEST(RdKafkaSettingsTest, ConsumersPrefetchMoreThanASecondOfRestoreThroughput) {
     EXPECT_GE(std::stoll(s.value), 1'000'000);
   }
   EXPECT_EQ(found, 1);
+}
+
+TEST(RdKafkaSettingsTest, ConsumersTakeTheIsolationLevelOfTheirConfig) {
+  RdKafkaOptions options;
+  options.bootstrap_servers = "127.0.0.1:1";
+  ConsumerConfig config;
+  for (IsolationLevel level : {IsolationLevel::kReadUncommitted, IsolationLevel::kReadCommitted}) {
+    config.isolation_level = level;
+    int found = 0;
+    for (const Setting& s : SettingsFor(ClientKind::kRestoreConsumer, options, "c", &config, "")) {
+      if (s.name != "isolation.level") continue;
+      ++found;
+      EXPECT_EQ(s.value, level == IsolationLevel::kReadCommitted ? "read_committed"
+                                                                 : "read_uncommitted");
+    }
+    EXPECT_EQ(found, 1);
+  }
+}
+
+TEST(RdKafkaErrorsTest, TransactionalErrorsAreFatalAbortableOrRetriable) {
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_PRODUCER_FENCED), absl::StatusCode::kAborted);
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH), absl::StatusCode::kAborted);
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_INVALID_TXN_STATE),
+            absl::StatusCode::kFailedPrecondition);
+  rd_kafka_error_t* abortable = rd_kafka_error_new(RD_KAFKA_RESP_ERR__STATE, "x");
+  // No public constructor marks an error abortable or fatal; the plain one keeps its code.
+  EXPECT_EQ(ToStatus(abortable, "commit").code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(RdKafkaSettingsTest, ARefusedSettingIsNamed) {

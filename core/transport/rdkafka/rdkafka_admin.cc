@@ -9,8 +9,10 @@
 
 namespace restoresim::rdkafka {
 
-RdKafkaAdmin::RdKafkaAdmin(const std::vector<Setting>& settings, const RdKafkaOptions& options)
-    : options_(options) {
+RdKafkaAdmin::RdKafkaAdmin(const std::vector<Setting>& settings,
+                           std::vector<Setting> read_committed_settings,
+                           const RdKafkaOptions& options)
+    : options_(options), read_committed_settings_(std::move(read_committed_settings)) {
   absl::StatusOr<HandlePtr> handle = NewConsumerHandle(settings);
   if (!handle.ok()) {
     init_status_ = handle.status();
@@ -22,6 +24,7 @@ RdKafkaAdmin::RdKafkaAdmin(const std::vector<Setting>& settings, const RdKafkaOp
 
 RdKafkaAdmin::~RdKafkaAdmin() {
   results_.reset();
+  read_committed_handle_.reset();
   handle_.reset();
 }
 
@@ -68,13 +71,14 @@ absl::StatusOr<int32_t> RdKafkaAdmin::PartitionCount(const std::string& topic) {
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::ListOffsets(
-    const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call) {
+    const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call,
+    rd_kafka_t* rk) {
   if (!init_status_.ok()) return init_status_;
   std::map<TopicPartition, int64_t> offsets;
   if (partitions.empty()) return offsets;
   ListPtr list = ToList(partitions, which);  // the "offset" is the ListOffsets timestamp
-  const rd_kafka_resp_err_t err =
-      rd_kafka_offsets_for_times(handle_.get(), list.get(), TimeoutMs(options_.request_timeout_ns));
+  const rd_kafka_resp_err_t err = rd_kafka_offsets_for_times(
+      rk != nullptr ? rk : handle_.get(), list.get(), TimeoutMs(options_.request_timeout_ns));
   if (absl::Status s = ToStatus(err, call); !s.ok()) return s;
   for (int i = 0; i < list->cnt; ++i) {
     const rd_kafka_topic_partition_t& e = list->elems[i];
@@ -89,6 +93,21 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::ListOffsets(
 absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::EndOffsets(
     const std::vector<TopicPartition>& partitions) {
   return ListOffsets(partitions, RD_KAFKA_OFFSET_END, "end offsets");
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::EndOffsetsFor(
+    const std::vector<TopicPartition>& partitions, IsolationLevel isolation_level) {
+  if (isolation_level == IsolationLevel::kReadUncommitted) return EndOffsets(partitions);
+  if (!init_status_.ok()) return init_status_;
+  // ListOffsets takes its isolation level from the handle's isolation.level: a second handle,
+  // built at the first read_committed query (librdkafka 2.0.2 has no ListOffsets options).
+  if (read_committed_handle_ == nullptr) {
+    absl::StatusOr<HandlePtr> handle = NewConsumerHandle(read_committed_settings_);
+    if (!handle.ok()) return handle.status();
+    read_committed_handle_ = std::move(*handle);
+  }
+  return ListOffsets(partitions, RD_KAFKA_OFFSET_END, "stable end offsets",
+                     read_committed_handle_.get());
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::BeginningOffsets(

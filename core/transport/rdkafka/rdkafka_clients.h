@@ -96,6 +96,10 @@ class RdKafkaMainConsumer final : public MainConsumer {
   // broker the group's own assignor places no standbys: docs/DESIGN.md, "Kafka fidelity").
   absl::Status SetSubscriptionUserData(std::string user_data) override;
   absl::Status EnforceRebalance() override;
+  // group_id and member_id, generation_id -1 (librdkafka 2.0.2 has no getter for it), and
+  // librdkafka's own metadata serialized in `opaque` (generation included), which
+  // RdKafkaTransactionalProducer reads back.
+  ConsumerGroupMetadata GroupMetadata() const override;
   void Close() override;
 
  private:
@@ -113,6 +117,7 @@ class RdKafkaMainConsumer final : public MainConsumer {
   std::unique_ptr<ConsumerCore> core_;
   RebalanceListener* listener_ = nullptr;
   const std::string assignor_name_;  // of ConsumerConfig::assignor; empty: none
+  std::string group_;                 // group.id, from the settings
   bool subscribed_ = false;
   bool closed_ = false;
   bool closing_ = false;      // inside rd_kafka_consumer_close: no listener calls
@@ -122,14 +127,18 @@ class RdKafkaMainConsumer final : public MainConsumer {
 
 class RdKafkaAdmin final : public Admin {
  public:
-  // A failure to build the client is reported by every call.
-  RdKafkaAdmin(const std::vector<Setting>& settings, const RdKafkaOptions& options);
+  // A failure to build the client is reported by every call. `read_committed_settings` build
+  // the second handle EndOffsetsFor(read_committed) needs, at its first use.
+  RdKafkaAdmin(const std::vector<Setting>& settings, std::vector<Setting> read_committed_settings,
+               const RdKafkaOptions& options);
   ~RdKafkaAdmin() override;
 
   absl::Status CreateTopic(const std::string& topic, int32_t partitions) override;
   absl::StatusOr<int32_t> PartitionCount(const std::string& topic) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
       const std::vector<TopicPartition>& partitions) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsetsFor(
+      const std::vector<TopicPartition>& partitions, IsolationLevel isolation_level) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
       const std::vector<TopicPartition>& partitions) override;
   absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
@@ -137,15 +146,19 @@ class RdKafkaAdmin final : public Admin {
   absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before_offsets) override;
 
  private:
-  // ListOffsets of every partition at once: `which` is RD_KAFKA_OFFSET_END or _BEGINNING.
+  // ListOffsets of every partition at once: `which` is RD_KAFKA_OFFSET_END or _BEGINNING, on
+  // `rk` (null: the read_uncommitted handle).
   absl::StatusOr<std::map<TopicPartition, int64_t>> ListOffsets(
-      const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call);
+      const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call,
+      rd_kafka_t* rk = nullptr);
   rd_kafka_AdminOptions_t* Options(rd_kafka_admin_op_t op) const;
 
   absl::Status init_status_;
   HandlePtr handle_;
   const RdKafkaOptions options_;
   QueuePtr results_;  // admin results arrive here
+  const std::vector<Setting> read_committed_settings_;
+  HandlePtr read_committed_handle_;  // null until the first read_committed end offsets
 };
 
 class RdKafkaProducer final : public Producer {
@@ -171,6 +184,38 @@ class RdKafkaProducer final : public Producer {
   // rd_kafka_poll / rd_kafka_flush), so no lock.
   std::map<TopicPartition, int64_t> acked_;  // last acknowledged offset since the last Flush
   absl::Status delivery_error_;              // the first failed delivery since the last Flush
+
+  friend class RdKafkaTransactionalProducer;  // drives the same handle's transactions
+};
+
+// The transactional producer: an RdKafkaProducer built with transactional.id (Send and Flush
+// are its), plus librdkafka's transactional API. librdkafka enforces the state machine (a call
+// in the wrong state is __STATE: kFailedPrecondition) and classifies every error as fatal,
+// abortable or retriable (rdkafka_errors.h maps them). Differences from the port's wording:
+// SendOffsetsToTransaction needs the group metadata of an RdKafkaMainConsumer (its `opaque`),
+// else it builds one from the fields; a transaction the coordinator timed out may first fail
+// locally as abortable (kCancelled), and the producer is fenced (kAborted) at the next call.
+class RdKafkaTransactionalProducer final : public TransactionalProducer {
+ public:
+  RdKafkaTransactionalProducer(const std::vector<Setting>& settings,
+                               const RdKafkaOptions& options);
+
+  absl::Status Send(const TopicPartition& partition, std::string key,
+                    std::optional<std::string> value, int64_t timestamp_ms) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override;
+  void Close() override;
+  absl::Status InitTransactions(TimeNs timeout_ns) override;
+  absl::Status BeginTransaction() override;
+  absl::Status SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& offsets,
+                                        const ConsumerGroupMetadata& group) override;
+  absl::Status CommitTransaction(TimeNs timeout_ns) override;
+  absl::Status AbortTransaction(TimeNs timeout_ns) override;
+
+ private:
+  // The handle, or why there is none (closed, failed to build).
+  absl::StatusOr<rd_kafka_t*> Handle(std::string_view call) const;
+
+  RdKafkaProducer producer_;
 };
 
 }  // namespace restoresim::rdkafka

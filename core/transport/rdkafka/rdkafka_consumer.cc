@@ -257,7 +257,14 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
   auto it = tp.has_value() ? partitions_.find(*tp) : partitions_.end();
   const bool fetching = it != partitions_.end() && !it->second.paused &&
                         !it->second.out_of_range && !it->second.needs_seek;
-  if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+  if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+    // The fetcher reached the end (the LSO under read_committed) at message->offset, past any
+    // control records and skipped aborted records after the last message: the port's position
+    // passes them too (Kafka's consumer position does). Never backwards.
+    if (fetching && it->second.position.has_value() && message->offset > *it->second.position) {
+      it->second.position = message->offset;
+    }
+  } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     const absl::Status status = ToStatus(message->err, rd_kafka_message_errstr(message));
     if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
       if (fetching) {

@@ -2,10 +2,34 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 namespace restoresim::rdkafka {
+
+namespace {
+
+// The transactional rows of the table (issue 21).
+std::optional<absl::StatusCode> TransactionalCodeOf(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_CONCURRENT_TRANSACTIONS:
+    case RD_KAFKA_RESP_ERR_UNSTABLE_OFFSET_COMMIT:
+      return absl::StatusCode::kUnavailable;
+    case RD_KAFKA_RESP_ERR_TRANSACTION_COORDINATOR_FENCED:
+      return absl::StatusCode::kAborted;
+    case RD_KAFKA_RESP_ERR_INVALID_TXN_STATE:
+      return absl::StatusCode::kFailedPrecondition;
+    case RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT:
+      return absl::StatusCode::kInvalidArgument;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
 
 absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
   using C = absl::StatusCode;
+  if (std::optional<C> code = TransactionalCodeOf(err)) return *code;
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
       return C::kOk;
@@ -88,8 +112,16 @@ absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context) {
   if (error == nullptr) return absl::OkStatus();
   const rd_kafka_resp_err_t err = rd_kafka_error_code(error);
   absl::StatusCode code = StatusCodeOf(err);
-  // A fatal error (an idempotent producer that lost its sequence) is final whatever its code.
-  if (rd_kafka_error_is_fatal(error)) code = absl::StatusCode::kAborted;
+  // A fatal error (an idempotent producer that lost its sequence, a fenced transactional one)
+  // is final whatever its code; an abortable one says what the transaction must do; a
+  // retriable one may be retried whatever its code.
+  if (rd_kafka_error_is_fatal(error)) {
+    code = absl::StatusCode::kAborted;
+  } else if (rd_kafka_error_txn_requires_abort(error)) {
+    code = absl::StatusCode::kCancelled;
+  } else if (rd_kafka_error_is_retriable(error) && code != absl::StatusCode::kDeadlineExceeded) {
+    code = absl::StatusCode::kUnavailable;
+  }
   const std::string message =
       fmt::format("{}: {}: {}", context, rd_kafka_error_name(error), rd_kafka_error_string(error));
   rd_kafka_error_destroy(error);

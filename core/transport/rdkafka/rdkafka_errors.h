@@ -9,19 +9,26 @@
 //     COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
 //     __WAIT_COORD, __QUEUE_FULL, KAFKA_STORAGE_ERROR, FENCED_LEADER_EPOCH,
 //     UNKNOWN_LEADER_EPOCH, OFFSET_NOT_AVAILABLE, __IN_PROGRESS,
-//     __PREV_IN_PROGRESS, __RETRY, __WAIT_CACHE, __OUTDATED     kUnavailable       yes
+//     __PREV_IN_PROGRESS, __RETRY, __WAIT_CACHE, __OUTDATED,
+//     CONCURRENT_TRANSACTIONS, UNSTABLE_OFFSET_COMMIT,
+//     a retriable rd_kafka_error_t (rd_kafka_error_is_retriable)  kUnavailable       yes
 //   OFFSET_OUT_OF_RANGE, __AUTO_OFFSET_RESET                    kOutOfRange        no: corruption
 //   UNKNOWN_TOPIC_OR_PART, __UNKNOWN_TOPIC, __UNKNOWN_PARTITION   kNotFound          no
 //   TOPIC_ALREADY_EXISTS                                        kAlreadyExists     no
 //   PRODUCER_FENCED, INVALID_PRODUCER_EPOCH, __FENCED,
 //     INVALID_PRODUCER_ID_MAPPING, OUT_OF_ORDER_SEQUENCE_NUMBER,
-//     any fatal error (rd_kafka_fatal_error)                    kAborted           no (producer)
+//     TRANSACTION_COORDINATOR_FENCED,
+//     any fatal error (rd_kafka_fatal_error, rd_kafka_error_is_fatal;
+//     a transaction the coordinator timed out ends here)        kAborted           no (producer)
+//   a transactional error that requires an abort
+//     (rd_kafka_error_txn_requires_abort)                       kCancelled         abort, go on
 //   ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS,
 //     FENCED_INSTANCE_ID, __ASSIGNMENT_LOST, __STATE, __DESTROY,
-//     __UNKNOWN_GROUP                                           kFailedPrecondition no: rejoin
+//     __UNKNOWN_GROUP, INVALID_TXN_STATE                        kFailedPrecondition no: rejoin
 //   __INVALID_ARG, INVALID_PARTITIONS, INVALID_REPLICATION_FACTOR,
 //     TOPIC_EXCEPTION, POLICY_VIOLATION, INVALID_REQUEST,
-//     MSG_SIZE_TOO_LARGE, __BAD_MSG                             kInvalidArgument   no
+//     MSG_SIZE_TOO_LARGE, __BAD_MSG,
+//     INVALID_TRANSACTION_TIMEOUT                               kInvalidArgument   no
 //   anything else                                               kInternal          no
 //
 // Why the splits: a retryable status is one the same call may succeed on later without the
@@ -48,8 +55,9 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err);
 // "<context>: <librdkafka name>: <librdkafka description>" with StatusCodeOf(err).
 absl::Status ToStatus(rd_kafka_resp_err_t err, std::string_view context);
 
-// An rd_kafka_error_t (admin and transactional calls): its code, its own message. Takes
-// ownership and destroys it. OK for null.
+// An rd_kafka_error_t (admin and transactional calls): its code, its own message; fatal is
+// kAborted, txn_requires_abort kCancelled, retriable kUnavailable (or kDeadlineExceeded),
+// whatever the code. Takes ownership and destroys it. OK for null.
 absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context);
 
 // The client's fatal error (an idempotent producer fenced or out of sequence), if it has one:

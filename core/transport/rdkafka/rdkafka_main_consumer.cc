@@ -15,6 +15,9 @@ RdKafkaMainConsumer::RdKafkaMainConsumer(const std::vector<Setting>& settings,
                                          const RdKafkaOptions& options, Clock& clock)
     : options_(options),
       assignor_name_(config.assignor == nullptr ? "" : config.assignor->Name()) {
+  for (const Setting& setting : settings) {
+    if (setting.name == "group.id") group_ = setting.value;
+  }
   absl::StatusOr<rd_kafka_conf_t*> conf = NewConf(settings);
   if (!conf.ok()) {
     init_status_ = conf.status();
@@ -210,6 +213,26 @@ absl::Status RdKafkaMainConsumer::EnforceRebalance() {
   return absl::UnimplementedError(
       "enforce rebalance: librdkafka has no enforceRebalance (probing rebalances need the "
       "Streams assignor, which librdkafka cannot run)");
+}
+
+ConsumerGroupMetadata RdKafkaMainConsumer::GroupMetadata() const {
+  ConsumerGroupMetadata metadata{group_, -1, "", ""};
+  if (handle_ == nullptr || closed_) return metadata;
+  metadata.member_id = MemberId();
+  rd_kafka_consumer_group_metadata_t* cgmd = rd_kafka_consumer_group_metadata(handle_.get());
+  if (cgmd == nullptr) return metadata;
+  void* bytes = nullptr;
+  size_t size = 0;
+  // On failure `opaque` stays empty and the producer builds metadata from the fields.
+  if (rd_kafka_error_t* error = rd_kafka_consumer_group_metadata_write(cgmd, &bytes, &size);
+      error != nullptr) {
+    rd_kafka_error_destroy(error);
+  } else {
+    metadata.opaque.assign(static_cast<const char*>(bytes), size);
+    rd_kafka_mem_free(handle_.get(), bytes);
+  }
+  rd_kafka_consumer_group_metadata_destroy(cgmd);
+  return metadata;
 }
 
 std::string RdKafkaMainConsumer::MemberId() const {

@@ -35,12 +35,18 @@ void Common(std::vector<Setting>& s, const RdKafkaOptions& options, const std::s
 void Consumer(std::vector<Setting>& s, const ConsumerConfig& config) {
   s.push_back({"enable.auto.commit", "false", "the runtime commits explicitly (CommitSync)"});
   s.push_back({"enable.auto.offset.store", "false", "no implicit offset bookkeeping either"});
-  s.push_back({"enable.partition.eof", "false", "the port has no end-of-partition events"});
+  s.push_back({"enable.partition.eof", "true",
+               "the adapter's position follows an end-of-partition event's offset: the port's "
+               "position passes control records (transaction markers) and, under "
+               "read_committed, aborted records, as Kafka's Java consumer's does; the port has "
+               "no end-of-partition events of its own"});
   s.push_back({"auto.offset.reset", ResetName(config.auto_offset_reset),
                "the port's auto_offset_reset; 'error' turns an out-of-range position into an "
                "event the adapter reports as PollResult::out_of_range (Kafka's reset=none)"});
-  s.push_back({"isolation.level", "read_uncommitted",
-               "the port's end offset is the high watermark (read-uncommitted)"});
+  s.push_back({"isolation.level",
+               config.isolation_level == IsolationLevel::kReadCommitted ? "read_committed"
+                                                                         : "read_uncommitted",
+               "the port's isolation_level: what fetches return, and where SeekToEnd goes"});
   s.push_back({"allow.auto.create.topics", "false",
                "a subscription or fetch never creates a topic as a side effect"});
   // librdkafka 2.0.2 stops fetching a partition whose local queue exceeds queued.min.messages
@@ -60,7 +66,8 @@ void Consumer(std::vector<Setting>& s, const ConsumerConfig& config) {
 
 std::vector<Setting> SettingsFor(ClientKind kind, const RdKafkaOptions& options,
                                  const std::string& client_id, const ConsumerConfig* consumer,
-                                 const std::string& group) {
+                                 const std::string& group,
+                                 const TransactionalProducerConfig* transactional) {
   std::vector<Setting> s;
   Common(s, options, client_id);
   switch (kind) {
@@ -83,12 +90,27 @@ std::vector<Setting> SettingsFor(ClientKind kind, const RdKafkaOptions& options,
                    "well under a third of the session timeout, as Kafka asks"});
       break;
     case ClientKind::kAdmin:
+    case ClientKind::kAdminReadCommitted:
       // A consumer-type handle that never assigns or subscribes: admin requests, metadata and
       // ListOffsets (offsets_for_times) with the consumer's isolation level.
-      s.push_back({"isolation.level", "read_uncommitted",
-                   "EndOffsets is the high watermark (read-uncommitted)"});
+      if (kind == ClientKind::kAdmin) {
+        s.push_back({"isolation.level", "read_uncommitted",
+                     "EndOffsets is the high watermark (read-uncommitted)"});
+      } else {
+        s.push_back({"isolation.level", "read_committed",
+                     "EndOffsetsFor(read_committed) is the last stable offset"});
+      }
       s.push_back({"allow.auto.create.topics", "false",
                    "asking for an unknown topic's metadata never creates it"});
+      break;
+    case ClientKind::kTransactionalProducer:
+      s.push_back({"transactional.id", transactional->transactional_id,
+                   "the identity the coordinator fences by (implies enable.idempotence)"});
+      s.push_back({"transaction.timeout.ms",
+                   fmt::format("{}", transactional->transaction_timeout_ns / kMillisecond),
+                   "the port's transaction_timeout_ns: the broker aborts a transaction open "
+                   "longer"});
+      s.push_back({"linger.ms", "5", "batches a burst of changelog writes"});
       break;
     case ClientKind::kProducer:
       s.push_back({"enable.idempotence", "true",

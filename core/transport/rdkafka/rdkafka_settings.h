@@ -23,7 +23,14 @@ struct RdKafkaOptions {
   TimeNs request_timeout_ns = 10 * kSecond;
 };
 
-enum class ClientKind { kRestoreConsumer, kMainConsumer, kAdmin, kProducer };
+enum class ClientKind {
+  kRestoreConsumer,
+  kMainConsumer,
+  kAdmin,
+  kAdminReadCommitted,  // the admin's second handle, for read_committed end offsets
+  kProducer,
+  kTransactionalProducer,
+};
 
 struct Setting {
   std::string name;
@@ -32,10 +39,12 @@ struct Setting {
 };
 
 // The settings of one client: the common ones, then those of its kind. `group` is the main
-// consumer's group.id (empty for the other kinds).
+// consumer's group.id (empty for the other kinds); `transactional` is required for
+// kTransactionalProducer only.
 std::vector<Setting> SettingsFor(ClientKind kind, const RdKafkaOptions& options,
                                  const std::string& client_id, const ConsumerConfig* consumer,
-                                 const std::string& group);
+                                 const std::string& group,
+                                 const TransactionalProducerConfig* transactional = nullptr);
 
 // A librdkafka configuration holding `settings` (kInvalidArgument naming the setting librdkafka
 // refused). The caller owns the result until rd_kafka_new takes it.

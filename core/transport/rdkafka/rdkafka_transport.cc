@@ -31,12 +31,23 @@ std::unique_ptr<MainConsumer> RdKafkaTransport::NewMainConsumer(const std::strin
 
 std::unique_ptr<Admin> RdKafkaTransport::NewAdmin(const std::string& client_id) {
   return std::make_unique<RdKafkaAdmin>(
-      SettingsFor(ClientKind::kAdmin, options_, client_id, nullptr, ""), options_);
+      SettingsFor(ClientKind::kAdmin, options_, client_id, nullptr, ""),
+      SettingsFor(ClientKind::kAdminReadCommitted, options_, client_id + "-read-committed",
+                  nullptr, ""),
+      options_);
 }
 
 std::unique_ptr<Producer> RdKafkaTransport::NewProducer(const std::string& client_id) {
   return std::make_unique<RdKafkaProducer>(
       SettingsFor(ClientKind::kProducer, options_, client_id, nullptr, ""), options_);
+}
+
+std::unique_ptr<TransactionalProducer> RdKafkaTransport::NewTransactionalProducer(
+    const TransactionalProducerConfig& config) {
+  return std::make_unique<RdKafkaTransactionalProducer>(
+      SettingsFor(ClientKind::kTransactionalProducer, options_, config.client_id, nullptr, "",
+                  &config),
+      options_);
 }
 
 std::string LibrdkafkaVersion() { return fmt::format("librdkafka {}", rd_kafka_version_str()); }

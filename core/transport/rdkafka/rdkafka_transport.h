@@ -29,6 +29,8 @@ class RdKafkaTransport final : public Transport {
                                                 const ConsumerConfig& config) override;
   std::unique_ptr<Admin> NewAdmin(const std::string& client_id) override;
   std::unique_ptr<Producer> NewProducer(const std::string& client_id) override;
+  std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
+      const TransactionalProducerConfig& config) override;
 
   const RdKafkaOptions& options() const { return options_; }
 
