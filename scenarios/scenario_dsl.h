@@ -93,7 +93,10 @@ class Draws {
     return value;
   }
   // Free text in the params line (a separator, a compound value), after the draws so far.
-  void Note(std::string_view text) { items_.emplace_back(text); }
+  void Note(std::string_view text) {
+    RS_CHECK(!noted_, "note {} after the params line was written", text);
+    items_.emplace_back(text);
+  }
 
   // The params line so far: the noted items joined by single spaces.
   std::string Params() const;
@@ -106,8 +109,8 @@ class Draws {
  private:
   template <typename T>
   void Noted(std::string_view name, const T& value) {
+    if (name.empty()) return;  // an event
     RS_CHECK(!noted_, "draw {} after the params line was written", name);
-    if (name.empty()) return;
     if constexpr (std::is_enum_v<T>) {
       items_.push_back(fmt::format("{}={}", name, static_cast<uint64_t>(value)));
     } else {
