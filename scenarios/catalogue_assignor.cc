@@ -11,7 +11,7 @@
 #include "core/runtime/state_directory.h"
 #include "core/runtime/stream_thread.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -21,33 +21,27 @@ using sim::RunEnv;
 using testing::RuntimeWorld;
 
 struct AssignorParams {
-  int32_t instances = 2;         // 2 + Choose(2): a, then the new ones
-  int32_t partitions = 2;        // instances + Choose(2): every instance gets an active
-  int changelog_records = 60;    // per partition before the application runs: 60 + Choose(140)
-  int32_t restore_batch = 2;     // restore.max_poll_records: 2 + Choose(9)
-  int64_t acceptable_lag = 5;    // acceptable.recovery.lag: 5 + Choose(10)
-  int64_t probing_ms = 300;      // probing.rebalance.interval.ms: 300 + 100 * Choose(5)
-  TimeNs join_gap_ns = 0;        // between the new instances' joins: 50 ms * Choose(3)
-  int input_records = 0;         // per partition and burst: Choose(20)
+  int32_t instances = 2;       // a, then the new ones
+  int32_t partitions = 2;      // instances or one more: every instance gets an active
+  int changelog_records = 60;  // per partition before the application runs
+  int32_t restore_batch = 2;   // restore.max_poll_records
+  int64_t acceptable_lag = 5;  // acceptable.recovery.lag
+  int64_t probing_ms = 300;    // probing.rebalance.interval.ms
+  TimeNs join_gap_ns = 0;      // between the new instances' joins
+  int input_records = 0;       // per partition and burst
 
-  static AssignorParams Draw(RunEnv& env) {
+  static AssignorParams From(Draws& draw) {
     AssignorParams p;
-    p.instances = 2 + static_cast<int32_t>(env.Choose(2));
-    p.partitions = p.instances + static_cast<int32_t>(env.Choose(2));
-    p.changelog_records = 60 + static_cast<int>(env.Choose(140));
-    p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-    p.acceptable_lag = 5 + static_cast<int64_t>(env.Choose(10));
-    p.probing_ms = 300 + 100 * static_cast<int64_t>(env.Choose(5));
-    p.join_gap_ns = static_cast<TimeNs>(env.Choose(3)) * 50 * kMillisecond;
-    p.input_records = static_cast<int>(env.Choose(20));
+    p.instances = draw.Int<int32_t>(2, 3);  // noted after partitions
+    p.partitions = draw.Int<int32_t>("partitions", p.instances, p.instances + 1);
+    draw.Fixed("instances", p.instances);
+    p.changelog_records = draw.Int("changelog_records", 60, 199);
+    p.restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+    p.acceptable_lag = draw.Int<int64_t>("acceptable_lag", 5, 14);
+    p.probing_ms = draw.Ms("probing_ms", 300, 700, 100) / kMillisecond;
+    p.join_gap_ns = draw.Ms("join_gap_ms", 0, 100, 50);
+    p.input_records = draw.Int("input_records", 0, 19);
     return p;
-  }
-  std::string ToString() const {
-    return fmt::format(
-        "partitions={} instances={} changelog_records={} restore_batch={} acceptable_lag={} "
-        "probing_ms={} join_gap_ms={} input_records={}",
-        partitions, instances, changelog_records, restore_batch, acceptable_lag, probing_ms,
-        join_gap_ns / kMillisecond, input_records);
   }
 };
 
@@ -149,8 +143,9 @@ void CheckStandbysPlaced(RunEnv& env, AssignorFleet& fleet, int32_t partitions) 
 //   probing moves happened); every task has its standby on an instance other than its
 //   active's; the counts equal the reference model and the standbys caught up.
 void StandbysPlacedByAssignor(RunEnv& env) {
-  const AssignorParams p = AssignorParams::Draw(env);
-  NoteParams(p.ToString());
+  Draws draw(env);
+  const AssignorParams p = AssignorParams::From(draw);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, p.partitions);
   for (int32_t q = 0; q < p.partitions; ++q) {
     w.WriteChangelog(q, p.changelog_records);
@@ -196,20 +191,13 @@ void StandbysPlacedByAssignor(RunEnv& env) {
   CheckChangelogs(env, w, p.partitions, baselines);
   CheckStandbys(env, w, standbys, 0);
 }
+RESTORESIM_SCENARIO({.name = "scenario.standbys_placed_by_assignor",
+                     .description = "the leader's Streams assignor places standbys and warm-ups; "
+                                    "probing rebalances move caught-up tasks to new instances",
+                     .steps_hint = 20'000,
+                     .steps_max = 4'000'000,
+                     .body = StandbysPlacedByAssignor});
 
 }  // namespace
-
-absl::Status RegisterAssignorScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(registry,
-                {
-                    sim::Program{.name = "scenario.standbys_placed_by_assignor",
-                                 .description = "the leader's Streams assignor places standbys "
-                                                "and warm-ups; probing rebalances move "
-                                                "caught-up tasks to new instances",
-                                 .steps_hint = 20'000,
-                                 .steps_max = 4'000'000,
-                                 .body = StandbysPlacedByAssignor},
-                });
-}
 
 }  // namespace restoresim::scenarios

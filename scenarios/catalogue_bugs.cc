@@ -3,7 +3,7 @@
 
 #include "core/runtime/mutation.h"
 #include "scenarios/bug_programs.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/runtime_programs.h"
 
 namespace restoresim::scenarios {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -20,11 +20,10 @@ constexpr size_t kA = 0;
 
 // A checkpoint for task 0_q in `state_dir` below a harmless truncation of its changelog(s):
 // restoring from it goes out of range. REQUIRES: records >= 20.
-void CorruptFromCheckpoint(RuntimeWorld& w, RunEnv& env, const std::string& state_dir, int32_t q,
+void CorruptFromCheckpoint(RuntimeWorld& w, Draws& draw, const std::string& state_dir, int32_t q,
                            int records, const std::vector<std::string>& truncated_stores) {
-  const int64_t checkpoint_at = 1 + static_cast<int64_t>(env.Choose(records / 2));
-  const int64_t below =
-      checkpoint_at + 1 + static_cast<int64_t>(env.Choose(records - 7 - checkpoint_at));
+  const int64_t checkpoint_at = draw.Int<int64_t>(1, records / 2);
+  const int64_t below = draw.Int<int64_t>(checkpoint_at + 1, records - 7);
   LeaveCheckpoint(w, state_dir, q, checkpoint_at);
   for (const std::string& store : truncated_stores) TruncateHarmlessly(w, q, below, store);
 }
@@ -43,27 +42,24 @@ void CorruptFromCheckpoint(RuntimeWorld& w, RunEnv& env, const std::string& stat
 //   incarnation never opens the corrupted directory (checkpoint); exact counts.
 //   Coverage: "corruption report for an incarnation no longer wanted".
 void CorruptionReportWhileRevoked(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 20 + static_cast<int>(env.Choose(40));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs change_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 2);
+  const int records = draw.Int("records", 20, 59);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs change_after_ns = draw.Ms("change_after_ms", 0, 9);
   // 0 moved to b, 1 recycled on a, 2 revoked and back, 3 moved to a's other thread
-  const uint64_t fate = env.Choose(4);
-  const TimeNs back_after_ns = (1 + static_cast<TimeNs>(env.Choose(3))) * kMillisecond;
-  const bool while_restoring = env.Choose(2) == 1;  // truncated mid-restoration from scratch
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                         "change_after_ms={} fate={} back_after_ms={} while_restoring={}",
-                         partitions, records, restore_batch, input_records,
-                         change_after_ns / kMillisecond, fate, back_after_ns / kMillisecond,
-                         while_restoring));
+  const uint64_t fate = draw.Int<uint64_t>("fate", 0, 3);
+  const TimeNs back_after_ns = draw.Ms("back_after_ms", 1, 3);
+  const bool while_restoring = draw.Bool("while_restoring");  // truncated mid-restoration
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
     ProduceInput(w, env.random, q, input_records);
   }
   const Baselines baselines = BaselinesNow(w, partitions);
-  if (!while_restoring) CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
+  if (!while_restoring) CorruptFromCheckpoint(w, draw, "/state/a/app", 0, records, {"counts"});
   Fleet fleet(w, {.threads_per_instance = 2, .restore_max_poll_records = restore_batch});
   fleet.Start();
   constexpr size_t kA2 = 1;        // a's second thread
@@ -89,6 +85,11 @@ void CorruptionReportWhileRevoked(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.corruption_report_while_revoked",
+                     .description = "a corruption report in flight while its task is moved, "
+                                    "recycled, or revoked and given back",
+                     .steps_hint = 4'000,
+                     .body = CorruptionReportWhileRevoked});
 
 // scenario.corruption_of_one_of_two_stores
 //   Tasks have two stores on two changelogs ("counts" and "latest", count_topology.h). A
@@ -102,27 +103,23 @@ void CorruptionReportWhileRevoked(RunEnv& env) {
 //   their reference models.
 //   Coverage: "corruption of one of a task's changelogs".
 void CorruptionOfOneOfTwoStores(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 20 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const uint64_t which = env.Choose(3);  // 0: counts, 1: latest, 2: both
-  const TimeNs truncate_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
-                         "input_records={} truncated={} truncate_after_ms={}",
-                         partitions, threads, records, restore_batch, input_records,
-                         which == 0 ? "counts" : which == 1 ? "latest" : "both",
-                         truncate_after_ns / kMillisecond));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 2);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 20, 79);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const size_t which = draw.Pick("truncated", {"counts", "latest", "both"});
+  const TimeNs truncate_after_ns = draw.Ms("truncate_after_ms", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions, kMillisecond, {"counts", "latest"});
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
     ProduceInput(w, env.random, q, input_records);
   }
   const Baselines baselines = BaselinesNow(w, partitions);
-  const int64_t checkpoint_at = 1 + static_cast<int64_t>(env.Choose(records / 2));
-  const int64_t below =
-      checkpoint_at + 1 + static_cast<int64_t>(env.Choose(records - 7 - checkpoint_at));
+  const int64_t checkpoint_at = draw.Int<int64_t>(1, records / 2);
+  const int64_t below = draw.Int<int64_t>(checkpoint_at + 1, records - 7);
   for (int32_t q = 0; q < partitions; ++q) {
     LeaveCheckpoint(w, "/state/app", q, q == 0 ? checkpoint_at : records / 2);
   }
@@ -141,13 +138,18 @@ void CorruptionOfOneOfTwoStores(RunEnv& env) {
   }
   FinishRuntime(env, w, runtime, config, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.corruption_of_one_of_two_stores",
+                     .description = "tasks with two stores on two changelogs, one of them "
+                                    "truncated below its checkpoint",
+                     .steps_hint = 3'000,
+                     .body = CorruptionOfOneOfTwoStores});
 
 // Stores that fail to open: the first `failures` opens of each task directory's stores fail
 // (an I/O error, not corruption: RegisterStores is retried at the next hand-over).
 StoreOpener FailingOpener(RuntimeWorld& w, int failures) {
   auto left = std::make_shared<std::map<std::string, int>>();
-  return [&w, left, failures](const std::string& dir,
-                              const std::string& name) -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+  return [&w, left, failures](const std::string& dir, const std::string& name)
+             -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
     auto [it, fresh] = left->try_emplace(dir, failures);
     if (it->second > 0) {
       --it->second;
@@ -170,23 +172,21 @@ StoreOpener FailingOpener(RuntimeWorld& w, int failures) {
 //   Coverage: "initialisation retried: directory locked", "initialisation retried: stores
 //   failed to open", and a revive.
 void InitialisationRetriedDuringCorruptionAndRebalance(RunEnv& env) {
-  const int32_t partitions = 2 + static_cast<int32_t>(env.Choose(2));
-  const int records = 20 + static_cast<int>(env.Choose(40));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const int open_failures = static_cast<int>(env.Choose(3));
-  const TimeNs move_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                         "open_failures={} move_after_ms={}",
-                         partitions, records, restore_batch, input_records, open_failures,
-                         move_after_ns / kMillisecond));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 2, 3);
+  const int records = draw.Int("records", 20, 59);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const int open_failures = draw.Int("open_failures", 0, 2);
+  const TimeNs move_after_ns = draw.Ms("move_after_ms", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
     ProduceInput(w, env.random, q, input_records);
   }
   const Baselines baselines = BaselinesNow(w, partitions);
-  CorruptFromCheckpoint(w, env, "/state/a/app", 0, records, {"counts"});
+  CorruptFromCheckpoint(w, draw, "/state/a/app", 0, records, {"counts"});
   Fleet fleet(w, {.instances = 1, .threads_per_instance = 2,
                   .restore_max_poll_records = restore_batch,
                   .open_store = FailingOpener(w, open_failures)});
@@ -198,39 +198,19 @@ void InitialisationRetriedDuringCorruptionAndRebalance(RunEnv& env) {
   Generation moved(fleet.size());
   for (int32_t q = 0; q < partitions; ++q) {
     // 0_0 stays (its revive goes on); each other task moves to the other thread, or stays.
-    const size_t owner = q == 0 || env.Choose(2) == 0 ? q % 2 : 1 - q % 2;
+    const size_t owner = q == 0 || !draw.Bool() ? q % 2 : 1 - q % 2;
     moved[owner].actives.insert(q);
   }
   RS_CHECK(fleet.Rebalance(moved).ok());
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.initialisation_retried_during_corruption_and_rebalance",
+                     .description = "stores that fail to open and locked directories while a "
+                                    "corruption is revived and tasks move between threads",
+                     .steps_hint = 4'000,
+                     .body = InitialisationRetriedDuringCorruptionAndRebalance});
 
 }  // namespace
-
-absl::Status RegisterCorruptionScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.corruption_report_while_revoked",
-                       .description = "a corruption report in flight while its task is moved, "
-                                      "recycled, or revoked and given back",
-                       .steps_hint = 4'000,
-                       .steps_max = 2'000'000,
-                       .body = CorruptionReportWhileRevoked},
-          sim::Program{.name = "scenario.corruption_of_one_of_two_stores",
-                       .description = "tasks with two stores on two changelogs, one of them "
-                                      "truncated below its checkpoint",
-                       .steps_hint = 3'000,
-                       .steps_max = 2'000'000,
-                       .body = CorruptionOfOneOfTwoStores},
-          sim::Program{.name = "scenario.initialisation_retried_during_corruption_and_rebalance",
-                       .description = "stores that fail to open and locked directories while a "
-                                      "corruption is revived and tasks move between threads",
-                       .steps_hint = 4'000,
-                       .steps_max = 2'000'000,
-                       .body = InitialisationRetriedDuringCorruptionAndRebalance},
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -11,7 +11,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/catalogue_crac.h"
 #include "scenarios/crac_notifier.h"
 #include "scenarios/scenario_fleet.h"
@@ -57,24 +57,18 @@ void FinishRuntimes(RunEnv& env, RuntimeWorld& w, const std::vector<Runtime*>& r
 namespace {
 
 struct Workload {
-  int32_t partitions = 1;  // 1 + Choose(3)
-  int32_t threads = 1;     // 1 + Choose(2)
-  int records = 0;         // changelog records per partition: 20 + Choose(200)
-  int32_t restore_batch = 2;  // 2 + Choose(9)
-  int input_records = 0;   // Choose(20)
+  int32_t partitions = 1;
+  int32_t threads = 1;
+  int records = 0;  // changelog records per partition
+  int32_t restore_batch = 2;
+  int input_records = 0;
 
-  static Workload Draw(RunEnv& env) {
-    Workload l;
-    l.partitions = 1 + static_cast<int32_t>(env.Choose(3));
-    l.threads = 1 + static_cast<int32_t>(env.Choose(2));
-    l.records = 20 + static_cast<int>(env.Choose(200));
-    l.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-    l.input_records = static_cast<int>(env.Choose(20));
-    return l;
-  }
-  std::string ToString() const {
-    return fmt::format("partitions={} threads={} records={} restore_batch={} input_records={}",
-                       partitions, threads, records, restore_batch, input_records);
+  static Workload From(Draws& draw) {
+    return {.partitions = draw.Int<int32_t>("partitions", 1, 3),
+            .threads = draw.Int<int32_t>("threads", 1, 2),
+            .records = draw.Int("records", 20, 219),
+            .restore_batch = draw.Int<int32_t>("restore_batch", 2, 10),
+            .input_records = draw.Int("input_records", 0, 19)};
   }
   Baselines Prepare(RunEnv& env, RuntimeWorld& w) const {
     for (int32_t q = 0; q < partitions; ++q) {
@@ -88,12 +82,14 @@ struct Workload {
 // One runtime, `cycles` notifications (each maybe none), then the tail.
 void OneRuntimeWithNotifier(RunEnv& env, int cycles, TimeNs delay_ms_max,
                             const std::string& story) {
-  const Workload l = Workload::Draw(env);
+  Draws draw(env);
+  const Workload l = Workload::From(draw);
   std::vector<FreezePlan> plans;
-  for (int i = 0; i < cycles; ++i) plans.push_back(FreezePlan::Draw(env, delay_ms_max, true));
-  std::string params = l.ToString();
-  for (const FreezePlan& p : plans) params += " | " + p.ToString();
-  NoteParams(params);
+  for (int i = 0; i < cycles; ++i) {
+    plans.push_back(FreezePlan::Draw(env, delay_ms_max, true));
+    draw.Note("| " + plans.back().ToString());
+  }
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, l.partitions);
   const Baselines baselines = l.Prepare(env, w);
   const RuntimeConfig config = CracConfig(l.threads, l.restore_batch, "/state");
@@ -120,15 +116,22 @@ void OneRuntimeWithNotifier(RunEnv& env, int cycles, TimeNs delay_ms_max,
 void CheckpointWhileRestoring(RunEnv& env) {
   OneRuntimeWithNotifier(env, 1, 60, "while restoring");
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_while_restoring",
+                     .description = "a restoring runtime frozen for seconds to days while the "
+                                    "broker moves on",
+                     .steps_hint = 5'000,
+                     .body = CheckpointWhileRestoring});
 
 // scenario.checkpoint_twice_in_a_row
 //   As above, with two notifications, the second at most 5 ms after the first restore.
 //   Must hold: the same, across both cycles (each restore takes a fresh identity).
 void CheckpointTwiceInARow(RunEnv& env) {
-  const Workload l = Workload::Draw(env);
+  Draws draw(env);
+  const Workload l = Workload::From(draw);
   FreezePlan first = FreezePlan::Draw(env, 60, true);
   FreezePlan second = FreezePlan::Draw(env, 5, true);
-  NoteParams(l.ToString() + " | " + first.ToString() + " | " + second.ToString());
+  draw.Note("| " + first.ToString() + " | " + second.ToString());
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, l.partitions);
   const Baselines baselines = l.Prepare(env, w);
   const RuntimeConfig config = CracConfig(l.threads, l.restore_batch, "/state");
@@ -142,6 +145,11 @@ void CheckpointTwiceInARow(RunEnv& env) {
   if (notifier.Join().frozen >= 2) TraceMark("cover", "frozen twice in a row");
   FinishRuntime(env, w, runtime, config, l.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_twice_in_a_row",
+                     .description = "two checkpoint/restore cycles, the second right after the "
+                                    "first restore",
+                     .steps_hint = 5'000,
+                     .body = CheckpointTwiceInARow});
 
 // scenario.checkpoint_during_shutdown
 //   A Runtime restores; the notifier checkpoints it at a drawn moment while the program closes
@@ -151,12 +159,13 @@ void CheckpointTwiceInARow(RunEnv& env) {
 //   Close returns within its timeout, nothing is left open; a restart over the same state
 //   directory converges with counts equal to the reference model.
 void CheckpointDuringShutdown(RunEnv& env) {
-  const Workload l = Workload::Draw(env);
+  Draws draw(env);
+  const Workload l = Workload::From(draw);
   FreezePlan plan = FreezePlan::Draw(env, 40, true);
   plan.delay_ns = std::max(plan.delay_ns, kMillisecond);
-  const TimeNs close_after_ns = static_cast<TimeNs>(env.Choose(40)) * kMillisecond;
-  NoteParams(fmt::format("{} | {} | close_after_ms={}", l.ToString(), plan.ToString(),
-                         close_after_ns / kMillisecond));
+  draw.Note("| " + plan.ToString() + " |");
+  const TimeNs close_after_ns = draw.Ms("close_after_ms", 0, 39);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, l.partitions);
   const Baselines baselines = l.Prepare(env, w);
   const RuntimeConfig config = CracConfig(l.threads, l.restore_batch, "/state");
@@ -178,6 +187,10 @@ void CheckpointDuringShutdown(RunEnv& env) {
   RS_CHECK(again.Start().ok());
   FinishRuntime(env, w, again, config, l.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_during_shutdown",
+                     .description = "a checkpoint notification races the runtime's Close",
+                     .steps_hint = 5'000,
+                     .body = CheckpointDuringShutdown});
 
 // scenario.checkpoint_around_revive
 //   While a Runtime restores, retention truncates its changelogs (harmlessly) below their
@@ -187,11 +200,12 @@ void CheckpointDuringShutdown(RunEnv& env) {
 //   Must hold: every oracle invariant; a revived task's stores and checkpoint across the
 //   freeze are the fold of its changelog; the tail converges to the reference model.
 void CheckpointAroundRevive(RunEnv& env) {
-  const Workload l = Workload::Draw(env);
+  Draws draw(env);
+  const Workload l = Workload::From(draw);
   FreezePlan plan = FreezePlan::Draw(env, 60, true);
-  const TimeNs truncate_after_ns = static_cast<TimeNs>(env.Choose(30)) * kMillisecond;
-  NoteParams(fmt::format("{} | {} | truncate_after_ms={}", l.ToString(), plan.ToString(),
-                         truncate_after_ns / kMillisecond));
+  draw.Note("| " + plan.ToString() + " |");
+  const TimeNs truncate_after_ns = draw.Ms("truncate_after_ms", 0, 29);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, l.partitions);
   const Baselines baselines = l.Prepare(env, w);
   const RuntimeConfig config = CracConfig(l.threads, l.restore_batch, "/state");
@@ -208,6 +222,11 @@ void CheckpointAroundRevive(RunEnv& env) {
   if (notifier.Join().frozen > 0) TraceMark("cover", "frozen: around a revive");
   FinishRuntime(env, w, runtime, config, l.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_around_revive",
+                     .description = "a checkpoint around a corruption (truncation) and the revive "
+                                    "it causes",
+                     .steps_hint = 5'000,
+                     .body = CheckpointAroundRevive});
 
 // A user's resource in the runtime's context that refuses the first checkpoint.
 class RefusingResource final : public CheckpointResource {
@@ -234,14 +253,16 @@ class RefusingResource final : public CheckpointResource {
 //   once, the instance running again (no freeze, nothing lost); the second cycle as in
 //   checkpoint_while_restoring; the tail converges to the reference model.
 void CheckpointFailsHalfWay(RunEnv& env) {
-  const Workload l = Workload::Draw(env);
+  Draws draw(env);
+  const Workload l = Workload::From(draw);
   FreezePlan failing = FreezePlan::Draw(env, 40, false);
   FreezePlan second = FreezePlan::Draw(env, 40, true);
   failing.delay_ns = std::max(failing.delay_ns, kMillisecond);
   second.delay_ns = std::max(second.delay_ns, kMillisecond);
-  const bool last = env.Choose(2) == 0;  // notified last (half-way) is the quiet answer
-  NoteParams(fmt::format("{} | {} | {} | refuser_notified_last={}", l.ToString(),
-                         failing.ToString(), second.ToString(), last));
+  draw.Note("| " + failing.ToString() + " | " + second.ToString() + " |");
+  // Notified last (half-way) is the quiet answer.
+  const bool last = draw.Fixed("refuser_notified_last", !draw.Bool());
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, l.partitions);
   const Baselines baselines = l.Prepare(env, w);
   const RuntimeConfig config = CracConfig(l.threads, l.restore_batch, "/state");
@@ -261,33 +282,12 @@ void CheckpointFailsHalfWay(RunEnv& env) {
   FinishRuntime(env, w, runtime, config, l.partitions, baselines);
   runtime.checkpoint_context().Unregister(&refuser);
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_fails_half_way",
+                     .description = "a resource refuses the first checkpoint (abandoned), the "
+                                    "second freezes",
+                     .steps_hint = 5'000,
+                     .body = CheckpointFailsHalfWay});
 
 }  // namespace
-
-absl::Status RegisterCracScenarios(sim::ProgramRegistry& registry) {
-  auto program = [](std::string name, std::string description, void (*body)(RunEnv&)) {
-    return sim::Program{.name = std::move(name), .description = std::move(description),
-                        .steps_hint = 5'000, .steps_max = 2'000'000, .body = body};
-  };
-  return AddAll(
-      registry,
-      {
-          program("scenario.checkpoint_while_restoring",
-                  "a restoring runtime frozen for seconds to days while the broker moves on",
-                  CheckpointWhileRestoring),
-          program("scenario.checkpoint_twice_in_a_row",
-                  "two checkpoint/restore cycles, the second right after the first restore",
-                  CheckpointTwiceInARow),
-          program("scenario.checkpoint_during_shutdown",
-                  "a checkpoint notification races the runtime's Close",
-                  CheckpointDuringShutdown),
-          program("scenario.checkpoint_around_revive",
-                  "a checkpoint around a corruption (truncation) and the revive it causes",
-                  CheckpointAroundRevive),
-          program("scenario.checkpoint_fails_half_way",
-                  "a resource refuses the first checkpoint (abandoned), the second freezes",
-                  CheckpointFailsHalfWay),
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -7,7 +7,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/catalogue_crac.h"
 #include "scenarios/crac_notifier.h"
 #include "scenarios/scenario_fleet.h"
@@ -27,17 +27,17 @@ using testing::RuntimeWorld;
 //   Must hold: every oracle invariant (checkpoint_restore: no call of a's clients while frozen);
 //   at the end every task runs on a or b with counts equal to the reference model.
 void CheckpointDuringRebalance(RunEnv& env) {
-  const int32_t partitions = 2 + static_cast<int32_t>(env.Choose(3));
-  const int records = 20 + static_cast<int>(env.Choose(150));
-  const int32_t batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const TimeNs b_after_ns = static_cast<TimeNs>(env.Choose(40)) * kMillisecond;
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 2, 4);
+  const int records = draw.Int("records", 20, 169);
+  const int32_t batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const TimeNs b_after_ns = draw.Ms("b_after_ms", 0, 39);
   FreezePlan plan = FreezePlan::Draw(env, 80, true);
   // b runs on while a is frozen, at a loop per poll: a freeze of hours would be millions of
   // steps. 100 ms to 2 s is long enough for b to take everything and a to come back.
-  plan.frozen_ns = (1 + static_cast<TimeNs>(env.Choose(20))) * 100 * kMillisecond;
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} b_after_ms={} | {}",
-                         partitions, records, batch, b_after_ns / kMillisecond,
-                         plan.ToString()));
+  plan.frozen_ns = draw.Ms(100, 2000, 100);
+  draw.Note("| " + plan.ToString());
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -57,6 +57,12 @@ void CheckpointDuringRebalance(RunEnv& env) {
   if (notifier.Join().frozen > 0) TraceMark("cover", "frozen: during a rebalance");
   FinishRuntimes(env, w, {&a, &b}, {ca, cb}, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_during_rebalance",
+                     .description = "a second instance joins while the first is checkpointed and "
+                                    "frozen",
+                     .steps_hint = 5'000,
+                     .steps_max = 3'000'000,
+                     .body = CheckpointDuringRebalance});
 
 // scenario.clone_restore
 //   Instance a runs and restores; at a drawn moment it is checkpointed, and its image — the
@@ -69,13 +75,14 @@ void CheckpointDuringRebalance(RunEnv& env) {
 //   fresh process identity); every other oracle invariant; the tail converges over both with
 //   counts equal to the reference model.
 void CloneRestore(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(4));
-  const int records = 20 + static_cast<int>(env.Choose(150));
-  const int32_t batch = 2 + static_cast<int32_t>(env.Choose(9));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 4);
+  const int records = draw.Int("records", 20, 169);
+  const int32_t batch = draw.Int<int32_t>("restore_batch", 2, 10);
   FreezePlan plan = FreezePlan::Draw(env, 60, true);
-  const bool b_first = env.Choose(2) == 1;
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} b_first={} | {}", partitions,
-                         records, batch, b_first, plan.ToString()));
+  const bool b_first = draw.Bool("b_first");
+  draw.Note("| " + plan.ToString());
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -107,6 +114,12 @@ void CloneRestore(RunEnv& env) {
   TraceMark("cover", "two clones restored from one image");
   FinishRuntimes(env, w, {&a, b.get()}, {ca, cb}, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.clone_restore",
+                     .description = "two instances restored from one checkpoint image run side by "
+                                    "side",
+                     .steps_hint = 5'000,
+                     .steps_max = 3'000'000,
+                     .body = CloneRestore});
 
 // What a user can see at the end of a run: every store's changelog fold and the committed
 // input offsets.
@@ -154,11 +167,13 @@ Outcome RunOnce(RunEnv& env, int32_t partitions, int records,
 //   committed input offsets — a freeze changes nothing a user can see — and each run passes
 //   every oracle invariant and the tail.
 void CheckpointDifferential(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int records = 20 + static_cast<int>(env.Choose(150));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 20, 169);
   FreezePlan plan = FreezePlan::Draw(env, 60, /*broker_changes=*/false);
   plan.delay_ns = std::max(plan.delay_ns, kMillisecond);
-  NoteParams(fmt::format("partitions={} records={} | {}", partitions, records, plan.ToString()));
+  draw.Note("| " + plan.ToString());
+  draw.NoteParams();
   std::vector<std::vector<std::pair<std::string, std::string>>> input(partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     for (int i = 0; i < 20; ++i) {
@@ -177,27 +192,13 @@ void CheckpointDifferential(RunEnv& env) {
                   "committed input differs between the run without and with a checkpoint");
   }
 }
+RESTORESIM_SCENARIO({.name = "scenario.checkpoint_differential",
+                     .description = "a freeze of an unchanged world changes no store and no "
+                                    "committed offset",
+                     .steps_hint = 5'000,
+                     .steps_max = 3'000'000,
+                     .body = CheckpointDifferential});
 
 }  // namespace
-
-absl::Status RegisterCracCloneScenarios(sim::ProgramRegistry& registry) {
-  auto program = [](std::string name, std::string description, void (*body)(RunEnv&)) {
-    return sim::Program{.name = std::move(name), .description = std::move(description),
-                        .steps_hint = 5'000, .steps_max = 3'000'000, .body = body};
-  };
-  return AddAll(
-      registry,
-      {
-          program("scenario.checkpoint_during_rebalance",
-                  "a second instance joins while the first is checkpointed and frozen",
-                  CheckpointDuringRebalance),
-          program("scenario.clone_restore",
-                  "two instances restored from one checkpoint image run side by side",
-                  CloneRestore),
-          program("scenario.checkpoint_differential",
-                  "a freeze of an unchanged world changes no store and no committed offset",
-                  CheckpointDifferential),
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -6,7 +6,7 @@
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
 #include "fakes/mem_file_system.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -68,124 +68,115 @@ bool AnyThreadRestoring(Runtime& runtime) {
   return false;
 }
 
-void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  // Restoration long enough (many batches, several checkpoints) to be crashed in.
-  const int records = (phase == Phase::kRestoring ? 150 : 20) + static_cast<int>(env.Choose(100));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
-  const int input_before = static_cast<int>(env.Choose(30));
-  const int input_after = static_cast<int>(env.Choose(30));
-  const auto crash_at =
-      phase == Phase::kAny ? static_cast<CrashAt>(env.Choose(3)) : CrashAt::kMutation;
-  // In a phase, only the mutations made in it count.
-  const uint64_t crash_mutation = env.Choose(phase == Phase::kAny ? 300 : 40);
-  const TimeNs crash_time_ns = static_cast<TimeNs>(env.Choose(60)) * kMillisecond;
-  // Drawn only by the damage story, so the plain one keeps its schedules.
-  const Damage damage = with_damage ? static_cast<Damage>(env.Choose(6)) : Damage::kNone;
-  const uint32_t damage_per_mille = with_damage ? static_cast<uint32_t>(env.Choose(500)) : 0;
-  const bool exactly_once = with_damage && env.Choose(2) == 1;
-  NoteParams(
-      fmt::format("partitions={} threads={} records={} restore_batch={} input_before={} "
-                  "input_after={} crash_at={} crash_mutation={} crash_time_ms={} damage={} "
-                  "damage_per_mille={} exactly_once={}",
-                  partitions, threads, records, restore_batch, input_before, input_after,
-                  static_cast<uint64_t>(crash_at), crash_mutation, crash_time_ns / kMillisecond,
-                  static_cast<uint64_t>(damage), damage_per_mille, exactly_once));
-  RuntimeWorld w(/*faults=*/false, partitions);
-  for (int32_t q = 0; q < partitions; ++q) {
-    w.WriteChangelog(q, records);
-    ProduceInput(w, env.random, q, input_before);
+struct CrashParams {
+  int32_t partitions = 1;
+  int32_t threads = 1;
+  int records = 20;  // restoration long enough (many batches, checkpoints) to be crashed in
+  int32_t restore_batch = 2;
+  int input_before = 0;
+  int input_after = 0;
+  CrashAt crash_at = CrashAt::kQuiescent;
+  uint64_t crash_mutation = 0;  // in a phase, only the mutations made in it count
+  TimeNs crash_time_ns = 0;
+  // Drawn only by the damage stories, so the plain one keeps its schedules.
+  Damage damage = Damage::kNone;
+  uint32_t damage_per_mille = 0;
+  bool exactly_once = false;
+
+  static CrashParams From(Draws& draw, bool with_damage, Phase phase) {
+    const int records_min = phase == Phase::kRestoring ? 150 : 20;
+    const bool any = phase == Phase::kAny;
+    return {
+        .partitions = draw.Int<int32_t>("partitions", 1, 3),
+        .threads = draw.Int<int32_t>("threads", 1, 2),
+        .records = draw.Int("records", records_min, records_min + 99),
+        .restore_batch = draw.Int<int32_t>("restore_batch", 2, 20),
+        .input_before = draw.Int("input_before", 0, 29),
+        .input_after = draw.Int("input_after", 0, 29),
+        .crash_at = any ? draw.Enum<CrashAt>("crash_at", 3)
+                        : draw.Fixed("crash_at", CrashAt::kMutation),
+        .crash_mutation = draw.Int<uint64_t>("crash_mutation", 0, any ? 299 : 39),
+        .crash_time_ns = draw.Ms("crash_time_ms", 0, 59),
+        .damage = with_damage ? draw.Enum<Damage>("damage", 6)
+                              : draw.Fixed("damage", Damage::kNone),
+        .damage_per_mille = with_damage ? draw.Int<uint32_t>("damage_per_mille", 0, 499)
+                                        : draw.Fixed("damage_per_mille", uint32_t{0}),
+        .exactly_once = with_damage ? draw.Bool("exactly_once")
+                                    : draw.Fixed("exactly_once", false)};
   }
-  RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
-  if (exactly_once) {
-    config.processing_guarantee = "exactly_once_v2";
-    TraceMark("scenario", "exactly once");
-  }
-  fakes::MemFileSystemDamage rates;
-  switch (damage) {
-    case Damage::kTornWrite: rates.torn_write_per_mille = damage_per_mille; break;
-    case Damage::kLostWrite: rates.lost_write_per_mille = damage_per_mille; break;
-    case Damage::kBitFlip: rates.bit_flip_per_mille = damage_per_mille; break;
-    case Damage::kZeroedSector: rates.zeroed_sector_per_mille = damage_per_mille; break;
-    // Per durable entry, of which a state directory has many more than files.
-    case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
-    case Damage::kMisdirectedWrite: rates.misdirected_write_per_mille = damage_per_mille; break;
-    case Damage::kNone: break;
-  }
-  w.fs.SetDamage(rates);
-  bool crashed = false;
-  Runtime* instance = nullptr;  // the first instance, once it exists
-  auto crash = [&]() {
-    if (crashed) return;
-    crashed = true;
-    TraceMark("scenario", "crash");
-    if (phase == Phase::kRestoring && instance != nullptr && AnyThreadRestoring(*instance)) {
-      TraceMark("scenario", "crash while restoring");
+  fakes::MemFileSystemDamage Rates() const {
+    fakes::MemFileSystemDamage rates;
+    switch (damage) {
+      case Damage::kTornWrite: rates.torn_write_per_mille = damage_per_mille; break;
+      case Damage::kLostWrite: rates.lost_write_per_mille = damage_per_mille; break;
+      case Damage::kBitFlip: rates.bit_flip_per_mille = damage_per_mille; break;
+      case Damage::kZeroedSector: rates.zeroed_sector_per_mille = damage_per_mille; break;
+      // Per durable entry, of which a state directory has many more than files.
+      case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
+      case Damage::kMisdirectedWrite: rates.misdirected_write_per_mille = damage_per_mille; break;
+      case Damage::kNone: break;
     }
-    if (phase == Phase::kProcessing) TraceMark("scenario", "crash while processing");
-    w.fs.Crash();
-    const fakes::MemFileSystemDamageDone done = w.fs.last_damage();
-    if (done.torn_writes > 0) TraceMark("fault", "damage/torn_write");
-    if (done.lost_writes > 0) TraceMark("fault", "damage/lost_write");
-    if (done.misdirected_writes > 0) TraceMark("fault", "damage/misdirected_write");
-    if (done.bit_flips > 0) TraceMark("fault", "damage/bit_flip");
-    if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
-    if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
-  };
-  uint64_t mutations = 0;
-  bool processing = false;  // kProcessing: restored, and the input during is produced
-  auto in_phase = [&]() {
-    switch (phase) {
-      case Phase::kAny: return true;
-      case Phase::kRestoring: return instance != nullptr && AnyThreadRestoring(*instance);
-      case Phase::kProcessing: return processing;
-    }
-    return false;
-  };
-  if (crash_at == CrashAt::kMutation) {
-    w.fs.SetBeforeMutationHook([&](std::string_view, const std::string&) {
-      if (in_phase() && ++mutations > crash_mutation) crash();
-    });
+    return rates;
   }
-  {
-    std::unique_ptr<FileSystem> view = w.fs.NewProcessView();
-    Runtime first(config, w.broker, w.clock, *view, w.LogStoreOpenerOn(*view));
-    instance = &first;
+};
+
+void TraceDamageDone(const fakes::MemFileSystemDamageDone& done) {
+  if (done.torn_writes > 0) TraceMark("fault", "damage/torn_write");
+  if (done.lost_writes > 0) TraceMark("fault", "damage/lost_write");
+  if (done.misdirected_writes > 0) TraceMark("fault", "damage/misdirected_write");
+  if (done.bit_flips > 0) TraceMark("fault", "damage/bit_flip");
+  if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
+  if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
+}
+
+// The story's state, shared by its phases: setup, first instance (until the crash), crash,
+// restart.
+class CrashStory {
+ public:
+  CrashStory(RunEnv& env, const CrashParams& p, Phase phase)
+      : env_(env), p_(p), phase_(phase), w_(/*faults=*/false, p.partitions),
+        config_(CatalogueRuntimeConfig(p.threads, p.restore_batch)) {}
+
+  void Setup() {
+    for (int32_t q = 0; q < p_.partitions; ++q) {
+      w_.WriteChangelog(q, p_.records);
+      ProduceInput(w_, env_.random, q, p_.input_before);
+    }
+    if (p_.exactly_once) {
+      config_.processing_guarantee = "exactly_once_v2";
+      TraceMark("scenario", "exactly once");
+    }
+    w_.fs.SetDamage(p_.Rates());
+    if (p_.crash_at == CrashAt::kMutation) {
+      w_.fs.SetBeforeMutationHook([this](std::string_view, const std::string&) {
+        if (InPhase() && ++mutations_ > p_.crash_mutation) Crash();
+      });
+    }
+  }
+
+  // The first instance runs until the drawn moment, crashes, and is reaped without a clean
+  // close: what its threads still do meanwhile reaches the broker (and counts in the
+  // reference) but not the disk.
+  void FirstInstanceCrashes(Draws& draw) {
+    std::unique_ptr<FileSystem> view = w_.fs.NewProcessView();
+    Runtime first(config_, w_.broker, w_.clock, *view, w_.LogStoreOpenerOn(*view));
+    instance_ = &first;
     // Start creates and locks the application's directory: a crash at that first mutation
     // kills the process before it started (the lock through its dead view then fails).
     const absl::Status started = first.Start();
-    RS_CHECK(started.ok() || crashed, "{}", started.ToString());
-    if (phase == Phase::kProcessing) {
-      AwaitConverged(env, w, MembersOf(first, config), partitions);
-      for (int32_t q = 0; q < partitions; ++q) {
-        ProduceInput(w, env.random, q, 20 + static_cast<int>(env.Choose(60)));
+    RS_CHECK(started.ok() || crashed_, "{}", started.ToString());
+    if (phase_ == Phase::kProcessing) {
+      AwaitConverged(env_, w_, MembersOf(first, config_), p_.partitions);
+      for (int32_t q = 0; q < p_.partitions; ++q) {
+        ProduceInput(w_, env_.random, q, draw.Int(20, 79));
       }
-      processing = true;
+      processing_ = true;
     }
-    switch (crash_at) {
-      case CrashAt::kQuiescent:
-        AwaitConverged(env, w, MembersOf(first, config), partitions);
-        break;
-      case CrashAt::kMutation: {
-        // A phase that ends before its drawn mutation ends in a crash at once.
-        const TimeNs deadline = w.clock.NowNs() + kConvergeNsMax;
-        while (!crashed && w.clock.NowNs() < deadline &&
-               (phase != Phase::kRestoring || !AllThreadsRunning(first))) {
-          w.clock.SleepFor(phase == Phase::kAny ? 5 * kMillisecond : kMillisecond);
-        }
-        break;
-      }
-      case CrashAt::kTime:
-        w.clock.SleepFor(crash_time_ns);
-        break;
-    }
-    crash();
-    // The crashed process is gone: reap its threads without a clean close. What they still
-    // do meanwhile reaches the broker (and counts in the reference below) but not the disk.
+    AwaitCrashMoment(first);
+    Crash();
     for (size_t i = 0; i < first.thread_count(); ++i) {
       const std::string who = first.thread(i).name();
-      ShutdownWithin(env, w, who, kShutdownTimeoutNs, [&](TimeNs t) {
+      ShutdownWithin(env_, w_, who, kShutdownTimeoutNs, [&](TimeNs t) {
         (void)first.thread(i).Shutdown(t, /*clean=*/false);  // fails: its view is dead
         return absl::OkStatus();
       });
@@ -193,24 +184,99 @@ void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
     // Every thread stopped: Close only moves the state to NOT_RUNNING. A crash leaves nothing
     // open either.
     (void)first.Close(kShutdownTimeoutNs);
-    w.oracle.CheckFinal();
+    w_.oracle.CheckFinal();
   }
-  w.fs.SetBeforeMutationHook({});
-  w.fs.SetDamage({});  // one crash, one dose of damage
-  Baselines baselines = BaselinesNow(w, partitions);
-  const auto committed = w.broker.CommittedOffsets("app");
-  for (auto& [q, base] : baselines) {
-    auto it = committed.find(testing::Input(q));
-    base.input_from = it == committed.end() ? 0 : it->second;
+
+  // A new instance over a fresh view restarts from whatever the disk kept.
+  void Restart() {
+    w_.fs.SetBeforeMutationHook({});
+    w_.fs.SetDamage({});  // one crash, one dose of damage
+    Baselines baselines = BaselinesNow(w_, p_.partitions);
+    const auto committed = w_.broker.CommittedOffsets("app");
+    for (auto& [q, base] : baselines) {
+      auto it = committed.find(testing::Input(q));
+      base.input_from = it == committed.end() ? 0 : it->second;
+    }
+    for (int32_t q = 0; q < p_.partitions; ++q) {
+      ProduceInput(w_, env_.random, q, p_.input_after);
+    }
+    std::unique_ptr<FileSystem> view = w_.fs.NewProcessView();
+    Runtime again(config_, w_.broker, w_.clock, *view, w_.LogStoreOpenerOn(*view));
+    RS_CHECK(again.Start().ok());
+    FinishRuntime(env_, w_, again, config_, p_.partitions, baselines);
   }
-  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_after);
-  std::unique_ptr<FileSystem> view = w.fs.NewProcessView();
-  Runtime again(config, w.broker, w.clock, *view, w.LogStoreOpenerOn(*view));
-  RS_CHECK(again.Start().ok());
-  FinishRuntime(env, w, again, config, partitions, baselines);
+
+ private:
+  bool InPhase() {
+    switch (phase_) {
+      case Phase::kAny: return true;
+      case Phase::kRestoring: return instance_ != nullptr && AnyThreadRestoring(*instance_);
+      case Phase::kProcessing: return processing_;
+    }
+    return false;
+  }
+
+  void AwaitCrashMoment(Runtime& first) {
+    switch (p_.crash_at) {
+      case CrashAt::kQuiescent:
+        AwaitConverged(env_, w_, MembersOf(first, config_), p_.partitions);
+        break;
+      case CrashAt::kMutation: {
+        // A phase that ends before its drawn mutation ends in a crash at once.
+        const TimeNs deadline = w_.clock.NowNs() + kConvergeNsMax;
+        while (!crashed_ && w_.clock.NowNs() < deadline &&
+               (phase_ != Phase::kRestoring || !AllThreadsRunning(first))) {
+          w_.clock.SleepFor(phase_ == Phase::kAny ? 5 * kMillisecond : kMillisecond);
+        }
+        break;
+      }
+      case CrashAt::kTime:
+        w_.clock.SleepFor(p_.crash_time_ns);
+        break;
+    }
+  }
+
+  // MemFileSystem::Crash(): every unsynced write is lost and the instance's view dies.
+  void Crash() {
+    if (crashed_) return;
+    crashed_ = true;
+    TraceMark("scenario", "crash");
+    if (phase_ == Phase::kRestoring && instance_ != nullptr && AnyThreadRestoring(*instance_)) {
+      TraceMark("scenario", "crash while restoring");
+    }
+    if (phase_ == Phase::kProcessing) TraceMark("scenario", "crash while processing");
+    w_.fs.Crash();
+    TraceDamageDone(w_.fs.last_damage());
+  }
+
+  RunEnv& env_;
+  const CrashParams p_;
+  const Phase phase_;
+  RuntimeWorld w_;
+  RuntimeConfig config_;
+  bool crashed_ = false;
+  Runtime* instance_ = nullptr;  // the first instance, once it exists
+  uint64_t mutations_ = 0;
+  bool processing_ = false;  // kProcessing: restored, and the input during is produced
+};
+
+void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
+  Draws draw(env);
+  const CrashParams p = CrashParams::From(draw, with_damage, phase);
+  draw.NoteParams();
+  CrashStory story(env, p, phase);
+  Phases phases(draw);
+  phases.Run("setup", [&] { story.Setup(); });
+  phases.Run("first instance crashes", [&] { story.FirstInstanceCrashes(draw); });
+  phases.Run("restart and tail", [&] { story.Restart(); });
 }
 
 void CrashRestartWithStateDir(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/false); }
+RESTORESIM_SCENARIO({.name = "scenario.crash_restart_with_state_dir",
+                     .description = "an instance crashes (unsynced writes lost) and a new one "
+                                    "restarts from the disk's checkpoints",
+                     .steps_hint = 4'000,
+                     .body = CrashRestartWithStateDir});
 
 // scenario.crash_with_storage_damage
 //   The crash of scenario.crash_restart_with_state_dir, at the same drawn moments, now also
@@ -223,6 +289,12 @@ void CrashRestartWithStateDir(RunEnv& env) { CrashAndRestart(env, /*with_damage=
 //   with every store equal to its changelog and counts equal to the reference — damage costs a
 //   restoration, never a silent loss.
 void CrashWithStorageDamage(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/true); }
+RESTORESIM_SCENARIO({.name = "scenario.crash_with_storage_damage",
+                     .description = "a crash also tears, loses, flips or zeroes written data or "
+                                    "drops an entry; the restarted instance detects it and "
+                                    "restores",
+                     .steps_hint = 4'000,
+                     .body = CrashWithStorageDamage});
 
 // scenario.storage_damage_while_restoring
 //   The damage story with the crash at a drawn file-system mutation (a restored batch's store
@@ -235,6 +307,11 @@ void CrashWithStorageDamage(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/
 void StorageDamageWhileRestoring(RunEnv& env) {
   CrashAndRestart(env, /*with_damage=*/true, Phase::kRestoring);
 }
+RESTORESIM_SCENARIO({.name = "scenario.storage_damage_while_restoring",
+                     .description = "a crash with storage damage while a stream thread restores; "
+                                    "the restart restores again",
+                     .steps_hint = 8'000,
+                     .body = StorageDamageWhileRestoring});
 
 // scenario.storage_damage_while_processing
 //   The damage story once restoration is over: every thread runs, more input arrives, and the
@@ -245,38 +322,12 @@ void StorageDamageWhileRestoring(RunEnv& env) {
 void StorageDamageWhileProcessing(RunEnv& env) {
   CrashAndRestart(env, /*with_damage=*/true, Phase::kProcessing);
 }
+RESTORESIM_SCENARIO({.name = "scenario.storage_damage_while_processing",
+                     .description = "a crash with storage damage while restored tasks process "
+                                    "input; the restart recovers",
+                     .steps_hint = 8'000,
+                     .body = StorageDamageWhileProcessing});
 
 }  // namespace
-
-absl::Status RegisterCrashScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(registry,
-                {
-                    sim::Program{.name = "scenario.crash_restart_with_state_dir",
-                                 .description = "an instance crashes (unsynced writes lost) and "
-                                                "a new one restarts from the disk's checkpoints",
-                                 .steps_hint = 4'000,
-                                 .steps_max = 2'000'000,
-                                 .body = CrashRestartWithStateDir},
-                    sim::Program{.name = "scenario.crash_with_storage_damage",
-                                 .description = "a crash also tears, loses, flips or zeroes "
-                                                "written data or drops an entry; the restarted "
-                                                "instance detects it and restores",
-                                 .steps_hint = 4'000,
-                                 .steps_max = 2'000'000,
-                                 .body = CrashWithStorageDamage},
-                    sim::Program{.name = "scenario.storage_damage_while_restoring",
-                                 .description = "a crash with storage damage while a stream "
-                                                "thread restores; the restart restores again",
-                                 .steps_hint = 8'000,
-                                 .steps_max = 2'000'000,
-                                 .body = StorageDamageWhileRestoring},
-                    sim::Program{.name = "scenario.storage_damage_while_processing",
-                                 .description = "a crash with storage damage while restored "
-                                                "tasks process input; the restart recovers",
-                                 .steps_hint = 8'000,
-                                 .steps_max = 2'000'000,
-                                 .body = StorageDamageWhileProcessing},
-                });
-}
 
 }  // namespace restoresim::scenarios

@@ -11,7 +11,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/failing_store.h"
 #include "scenarios/scenario_fleet.h"
 
@@ -69,17 +69,16 @@ void RestartAndFinish(RunEnv& env, RuntimeWorld& w, std::unique_ptr<Runtime> fai
 //   Coverage: "cover/restoration failed: task-scoped store error", "cover/client shut down
 //   after a thread failed".
 void StoreKeepsFailing(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 1 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int32_t failing = static_cast<int32_t>(env.Choose(static_cast<uint64_t>(partitions)));
-  const bool application = env.Choose(2) == 1;
-  const int input_records = static_cast<int>(env.Choose(20));
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} failing=0_{} "
-                         "handler={} input_records={}",
-                         partitions, threads, records, restore_batch, failing,
-                         application ? "SHUTDOWN_APPLICATION" : "default", input_records));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 1, 60);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int32_t failing = draw.Int<int32_t>(0, partitions - 1);
+  draw.Note(fmt::format("failing=0_{}", failing));
+  const bool application = draw.Pick("handler", {"default", "SHUTDOWN_APPLICATION"}) == 1;
+  const int input_records = draw.Int("input_records", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -110,6 +109,11 @@ void StoreKeepsFailing(RunEnv& env) {
   }
   RestartAndFinish(env, w, std::move(owned), config, partitions, baselines, input_records);
 }
+RESTORESIM_SCENARIO({.name = "scenario.store_keeps_failing",
+                     .description = "a store that fails every restored batch: its task fails, "
+                                    "the client goes to ERROR",
+                     .steps_hint = 8'000,
+                     .body = StoreKeepsFailing});
 
 // scenario.changelog_leader_never_comes_back
 //   A Runtime (1-2 threads) with task.timeout.ms drawn (0, or 100-2000 ms) restores 1-3
@@ -122,18 +126,16 @@ void StoreKeepsFailing(RunEnv& env) {
 //   Coverage: "cover/task failed: task.timeout.ms expired", "cover/task failed at once:
 //   task.timeout.ms is 0".
 void ChangelogLeaderNeverComesBack(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 1 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int32_t leaderless = static_cast<int32_t>(env.Choose(static_cast<uint64_t>(partitions)));
-  const int64_t timeout_ms =
-      env.Choose(4) == 0 ? 0 : 100 + 100 * static_cast<int64_t>(env.Choose(20));
-  const int input_records = static_cast<int>(env.Choose(20));
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} leaderless={} "
-                         "task_timeout_ms={} input_records={}",
-                         partitions, threads, records, restore_batch, leaderless, timeout_ms,
-                         input_records));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 1, 60);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int32_t leaderless = draw.Int<int32_t>("leaderless", 0, partitions - 1);
+  const int64_t timeout_ms = draw.Fixed(  // 0: task.timeout.ms off
+      "task_timeout_ms", draw.OneIn(4) ? int64_t{0} : draw.Ms(100, 2000, 100) / kMillisecond);
+  const int input_records = draw.Int("input_records", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -162,28 +164,12 @@ void ChangelogLeaderNeverComesBack(RunEnv& env) {
   TraceMark("scenario", "leader back " + tp.ToString());
   RestartAndFinish(env, w, std::move(owned), config, partitions, baselines, input_records);
 }
+RESTORESIM_SCENARIO({.name = "scenario.changelog_leader_never_comes_back",
+                     .description = "a changelog without a leader for good: task.timeout.ms "
+                                    "expires, the task fails, the client goes to ERROR",
+                     .steps_hint = 8'000,
+                     .body = ChangelogLeaderNeverComesBack});
 
 }  // namespace
-
-void RegisterFailureHandlerScenarios(std::vector<sim::Program>& programs);  // _handler.cc
-
-absl::Status RegisterFailureScenarios(sim::ProgramRegistry& registry) {
-  std::vector<sim::Program> programs = {
-      sim::Program{.name = "scenario.store_keeps_failing",
-                   .description = "a store that fails every restored batch: its task fails, "
-                                  "the client goes to ERROR",
-                   .steps_hint = 8'000,
-                   .steps_max = 2'000'000,
-                   .body = StoreKeepsFailing},
-      sim::Program{.name = "scenario.changelog_leader_never_comes_back",
-                   .description = "a changelog without a leader for good: task.timeout.ms "
-                                  "expires, the task fails, the client goes to ERROR",
-                   .steps_hint = 8'000,
-                   .steps_max = 2'000'000,
-                   .body = ChangelogLeaderNeverComesBack},
-  };
-  RegisterFailureHandlerScenarios(programs);
-  return AddAll(registry, std::move(programs));
-}
 
 }  // namespace restoresim::scenarios

@@ -7,7 +7,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/failing_store.h"
 #include "scenarios/scenario_fleet.h"
 
@@ -72,17 +72,16 @@ void AwaitRunning(RuntimeWorld& w, Runtime& runtime) {
 //   threads run every task and the client is RUNNING, with exact counts.
 //   Coverage: "cover/stream thread replaced after a failure".
 void ReplacedThreadTakesOver(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 1 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int32_t failing = static_cast<int32_t>(env.Choose(static_cast<uint64_t>(partitions)));
-  const TimeNs fault_phase_ns = static_cast<TimeNs>(env.Choose(11)) * 100 * kMillisecond;
-  const int input_records = static_cast<int>(env.Choose(20));
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} failing=0_{} "
-                         "fault_phase_ms={} input_records={}",
-                         partitions, threads, records, restore_batch, failing,
-                         fault_phase_ns / kMillisecond, input_records));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 1, 60);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int32_t failing = draw.Int<int32_t>(0, partitions - 1);
+  draw.Note(fmt::format("failing=0_{}", failing));
+  const TimeNs fault_phase_ns = draw.Ms("fault_phase_ms", 0, 1000, 100);
+  const int input_records = draw.Int("input_records", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -105,6 +104,12 @@ void ReplacedThreadTakesOver(RunEnv& env) {
   FinishRuntime(env, w, runtime, config, partitions, baselines);
   CheckReplacing(env, runtime, "at the end", /*settled=*/true);
 }
+RESTORESIM_SCENARIO({.name = "scenario.replaced_thread_takes_over",
+                     .description = "REPLACE_THREAD: a thread failed by a store is replaced, "
+                                    "the new one takes over",
+                     .steps_hint = 10'000,
+                     .steps_max = 3'000'000,
+                     .body = ReplacedThreadTakesOver});
 
 // scenario.task_timeout_mid_rebalance
 //   A Runtime with 2 threads, task.timeout.ms drawn (200-1000 ms) and REPLACE_THREAD restores
@@ -118,23 +123,18 @@ void ReplacedThreadTakesOver(RunEnv& env) {
 //   is back the client converges RUNNING with exact counts.
 //   Coverage: "cover/task failed: task.timeout.ms expired", "scenario/lose".
 void TaskTimeoutMidRebalance(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int records = 1 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int32_t leaderless = static_cast<int32_t>(env.Choose(static_cast<uint64_t>(partitions)));
-  const int64_t timeout_ms = 200 + 100 * static_cast<int64_t>(env.Choose(9));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 1, 60);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int32_t leaderless = draw.Int<int32_t>("leaderless", 0, partitions - 1);
+  const int64_t timeout_ms = draw.Ms("task_timeout_ms", 200, 1000, 100) / kMillisecond;
   const TimeNs leaderless_ns =
-      (timeout_ms - 100 + 100 * static_cast<int64_t>(env.Choose(12))) * kMillisecond;
-  const TimeNs lose_at_ns = (timeout_ms - 100 + 10 * static_cast<int64_t>(env.Choose(21))) *
-                            kMillisecond;
-  const uint64_t lose_member = env.Choose(2);
-  const int input_records = static_cast<int>(env.Choose(20));
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} leaderless={} "
-                         "task_timeout_ms={} leaderless_ms={} lose_at_ms={} lose_member={} "
-                         "input_records={}",
-                         partitions, records, restore_batch, leaderless, timeout_ms,
-                         leaderless_ns / kMillisecond, lose_at_ns / kMillisecond, lose_member,
-                         input_records));
+      draw.Ms("leaderless_ms", timeout_ms - 100, timeout_ms + 1000, 100);
+  const TimeNs lose_at_ns = draw.Ms("lose_at_ms", timeout_ms - 100, timeout_ms + 100, 10);
+  const uint64_t lose_member = draw.Int<uint64_t>("lose_member", 0, 1);
+  const int input_records = draw.Int("input_records", 0, 19);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -159,22 +159,13 @@ void TaskTimeoutMidRebalance(RunEnv& env) {
   FinishRuntime(env, w, runtime, config, partitions, baselines);
   CheckReplacing(env, runtime, "at the end", /*settled=*/true);
 }
+RESTORESIM_SCENARIO({.name = "scenario.task_timeout_mid_rebalance",
+                     .description = "task.timeout.ms expires while the group rebalances; "
+                                    "REPLACE_THREAD",
+                     .steps_hint = 10'000,
+                     .steps_max = 3'000'000,
+                     .body = TaskTimeoutMidRebalance});
 
 }  // namespace
-
-void RegisterFailureHandlerScenarios(std::vector<sim::Program>& programs) {
-  programs.push_back(sim::Program{.name = "scenario.replaced_thread_takes_over",
-                                  .description = "REPLACE_THREAD: a thread failed by a store "
-                                                 "is replaced, the new one takes over",
-                                  .steps_hint = 10'000,
-                                  .steps_max = 3'000'000,
-                                  .body = ReplacedThreadTakesOver});
-  programs.push_back(sim::Program{.name = "scenario.task_timeout_mid_rebalance",
-                                  .description = "task.timeout.ms expires while the group "
-                                                 "rebalances; REPLACE_THREAD",
-                                  .steps_hint = 10'000,
-                                  .steps_max = 3'000'000,
-                                  .body = TaskTimeoutMidRebalance});
-}
 
 }  // namespace restoresim::scenarios

@@ -3,7 +3,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -24,18 +24,16 @@ using testing::RuntimeWorld;
 //   never ahead of flushed data; the listener pairs every start); after the heal the runtime
 //   converges with counts equal to the reference model.
 void BrokerFaultsDuringRestoration(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = static_cast<int>(env.Choose(150));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
-  const int input_records = static_cast<int>(env.Choose(30));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 0, 149);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 20);
+  const int input_records = draw.Int("input_records", 0, 29);
   const fakes::BrokerFaults faults = DrawBrokerFaults(env);
-  const TimeNs fault_phase_ns = (1 + static_cast<TimeNs>(env.Choose(10))) * 100 * kMillisecond;
-  NoteParams(
-      fmt::format("partitions={} threads={} records={} restore_batch={} input_records={} "
-                  "fault_phase_ms={} faults: {}",
-                  partitions, threads, records, restore_batch, input_records,
-                  fault_phase_ns / kMillisecond, faults.ToString()));
+  const TimeNs fault_phase_ns = draw.Ms("fault_phase_ms", 100, 1000, 100);
+  draw.Note("faults: " + faults.ToString());
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -57,19 +55,12 @@ void BrokerFaultsDuringRestoration(RunEnv& env) {
   }
   FinishRuntime(env, w, runtime, config, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.broker_faults_during_restoration",
+                     .description = "timeouts, disconnects, slow/partial/empty fetches and lost "
+                                    "leaders while restoring",
+                     .steps_hint = 8'000,
+                     .body = BrokerFaultsDuringRestoration});
 
 }  // namespace
-
-absl::Status RegisterFaultScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(registry,
-                {
-                    sim::Program{.name = "scenario.broker_faults_during_restoration",
-                                 .description = "timeouts, disconnects, slow/partial/empty "
-                                                "fetches and lost leaders while restoring",
-                                 .steps_hint = 8'000,
-                                 .steps_max = 2'000'000,
-                                 .body = BrokerFaultsDuringRestoration},
-                });
-}
 
 }  // namespace restoresim::scenarios

@@ -8,7 +8,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -35,11 +35,11 @@ bool Running(const std::vector<Member>& members, TaskId id) {
 //   thread's events are handled within two stream loops even while input flows
 //   (liveness_bounds); then both run with counts equal to the reference model.
 void NoRestoreTaskWithRestoringTask(RunEnv& env) {
-  const int long_records = 300 + static_cast<int>(env.Choose(300));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
-  const int input_records = 1 + static_cast<int>(env.Choose(20));
-  NoteParams(fmt::format("long_records={} restore_batch={} input_records={}", long_records,
-                         restore_batch, input_records));
+  Draws draw(env);
+  const int long_records = draw.Int("long_records", 300, 599);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 5);
+  const int input_records = draw.Int("input_records", 1, 20);
+  draw.NoteParams();
   constexpr int32_t kPartitions = 2;
   RuntimeWorld w(/*faults=*/false, kPartitions);
   w.WriteChangelog(1, long_records);
@@ -67,6 +67,11 @@ void NoRestoreTaskWithRestoringTask(RunEnv& env) {
   }
   FinishRuntime(env, w, runtime, config, kPartitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.no_restore_task_with_restoring_task",
+                     .description = "a task with nothing to restore runs while another, assigned "
+                                    "with it, still restores",
+                     .steps_hint = 8'000,
+                     .body = NoRestoreTaskWithRestoringTask});
 
 // scenario.shutdown_mid_restoration
 //   A Runtime (1-2 stream threads) restores long changelogs in small batches and is closed at
@@ -77,18 +82,15 @@ void NoRestoreTaskWithRestoringTask(RunEnv& env) {
 //   NOT_RUNNING, nothing is left open (the oracle's end-of-run checks); the restart converges
 //   with counts equal to the reference model.
 void ShutdownMidRestoration(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 50 + static_cast<int>(env.Choose(200));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs close_after_ns = static_cast<TimeNs>(env.Choose(30)) * kMillisecond;
-  const TimeNs timeout_ns = (1 + static_cast<TimeNs>(env.Choose(4))) * 500 * kMillisecond;
-  NoteParams(
-      fmt::format("partitions={} threads={} records={} restore_batch={} input_records={} "
-                  "close_after_ms={} close_timeout_ms={}",
-                  partitions, threads, records, restore_batch, input_records,
-                  close_after_ns / kMillisecond, timeout_ns / kMillisecond));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 50, 249);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs close_after_ns = draw.Ms("close_after_ms", 0, 29);
+  const TimeNs timeout_ns = draw.Ms("close_timeout_ms", 500, 2000, 500);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -112,6 +114,11 @@ void ShutdownMidRestoration(RunEnv& env) {
   RS_CHECK(again.Start().ok());
   FinishRuntime(env, w, again, config, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.shutdown_mid_restoration",
+                     .description = "Close during restoration returns within its timeout; a "
+                                    "restart resumes from the checkpoints",
+                     .steps_hint = 5'000,
+                     .body = ShutdownMidRestoration});
 
 // scenario.shutdown_mid_rebalance
 //   Instances a and b go through a drawn generation, then a second one (recycles and moves),
@@ -121,19 +128,16 @@ void ShutdownMidRestoration(RunEnv& env) {
 //   Must hold: the shutdown returns OK within its timeout, nothing is left open; after the
 //   restart every task runs with counts equal to the reference model.
 void ShutdownMidRebalance(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(4));
-  const int records = static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const bool standbys = env.Choose(2) == 1;
-  const TimeNs settle_ns = static_cast<TimeNs>(env.Choose(10)) * 20 * kMillisecond;
-  const TimeNs shutdown_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
-  const TimeNs timeout_ns = (1 + static_cast<TimeNs>(env.Choose(4))) * 500 * kMillisecond;
-  NoteParams(fmt::format(
-      "partitions={} records={} restore_batch={} input_records={} "
-      "standbys={} settle_ms={} shutdown_after_ms={} shutdown_timeout_ms={}",
-      partitions, records, restore_batch, input_records, standbys, settle_ns / kMillisecond,
-      shutdown_after_ns / kMillisecond, timeout_ns / kMillisecond));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 4);
+  const int records = draw.Int("records", 0, 59);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 20);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const bool standbys = draw.Bool("standbys");
+  const TimeNs settle_ns = draw.Ms("settle_ms", 0, 180, 20);
+  const TimeNs shutdown_after_ns = draw.Ms("shutdown_after_ms", 0, 9);
+  const TimeNs timeout_ns = draw.Ms("shutdown_timeout_ms", 500, 2000, 500);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -159,32 +163,12 @@ void ShutdownMidRebalance(RunEnv& env) {
   RS_CHECK(restarted.Rebalance(restarted.Draw(env, partitions, standbys)).ok());
   FinishFleet(env, w, restarted, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.shutdown_mid_rebalance",
+                     .description = "two instances shut down right after a generation; a "
+                                    "restarted fleet converges",
+                     .steps_hint = 4'000,
+                     .body = ShutdownMidRebalance});
 
 }  // namespace
-
-absl::Status RegisterLifecycleScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.no_restore_task_with_restoring_task",
-                       .description = "a task with nothing to restore runs while another, "
-                                      "assigned with it, still restores",
-                       .steps_hint = 8'000,
-                       .steps_max = 2'000'000,
-                       .body = NoRestoreTaskWithRestoringTask},
-          sim::Program{.name = "scenario.shutdown_mid_restoration",
-                       .description = "Close during restoration returns within its timeout; a "
-                                      "restart resumes from the checkpoints",
-                       .steps_hint = 5'000,
-                       .steps_max = 2'000'000,
-                       .body = ShutdownMidRestoration},
-          sim::Program{.name = "scenario.shutdown_mid_rebalance",
-                       .description = "two instances shut down right after a generation; a "
-                                      "restarted fleet converges",
-                       .steps_hint = 4'000,
-                       .steps_max = 2'000'000,
-                       .body = ShutdownMidRebalance},
-      });
-}
 
 }  // namespace restoresim::scenarios

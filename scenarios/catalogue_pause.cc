@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -17,43 +17,35 @@ using testing::RuntimeWorld;
 constexpr size_t kA = 0;  // fleet member of instance a
 constexpr size_t kB = 1;  // fleet member of instance b
 
-// Parameters drawn from the seed (env.Choose; 0 = smallest, fewest, none, earliest).
+// Parameters drawn from the seed (0 = smallest, fewest, none, earliest).
 struct PauseParams {
-  int32_t partitions = 1;      // 1 + Choose(3)
-  int changelog_records = 30;  // per partition before the application runs: 30 + Choose(150)
-  int32_t restore_batch = 2;   // restore.max_poll_records: 2 + Choose(9)
-  int input_records = 0;       // per partition and burst: Choose(20)
-  // After a handed its tasks to its restore thread: Choose(15) ms, ten times that when drawn
-  // late (Choose(2) == 1: most tasks restored and running by then).
+  int32_t partitions = 1;
+  int changelog_records = 30;  // per partition before the application runs
+  int32_t restore_batch = 2;   // restore.max_poll_records
+  int input_records = 0;       // per partition and burst
+  // After a handed its tasks to its restore thread: 0-14 ms, ten times that when drawn late
+  // (most tasks restored and running by then).
   TimeNs pause_after_ns = 0;
-  int paused = 0;              // who pauses: Choose(3): 0 both instances, 1 a, 2 b
-  int event = 0;               // while paused: Choose(4): 0 none, 1 recycle, 2 revoke, 3 both
-  TimeNs paused_ns = 0;        // paused this long after the event: Choose(10) * 20 ms
+  size_t paused = 0;           // who pauses: 0 both instances, 1 a, 2 b
+  size_t event = 0;            // while paused: 0 none, 1 recycle, 2 revoke, 3 both
+  TimeNs paused_ns = 0;        // paused this long after the event
 
-  static PauseParams Draw(RunEnv& env) {
+  static PauseParams From(Draws& draw) {
     PauseParams p;
-    p.partitions = 1 + static_cast<int32_t>(env.Choose(3));
-    p.changelog_records = 30 + static_cast<int>(env.Choose(150));
-    p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-    p.input_records = static_cast<int>(env.Choose(20));
-    p.pause_after_ns = static_cast<TimeNs>(env.Choose(15)) * kMillisecond;
-    if (env.Choose(2) == 1) p.pause_after_ns *= 10;
-    p.paused = static_cast<int>(env.Choose(3));
-    p.event = static_cast<int>(env.Choose(4));
-    p.paused_ns = static_cast<TimeNs>(env.Choose(10)) * 20 * kMillisecond;
+    p.partitions = draw.Int<int32_t>("partitions", 1, 3);
+    p.changelog_records = draw.Int("changelog_records", 30, 179);
+    p.restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+    p.input_records = draw.Int("input_records", 0, 19);
+    p.pause_after_ns = draw.Ms(0, 14);
+    if (draw.Bool()) p.pause_after_ns *= 10;
+    draw.Fixed("pause_after_ms", p.pause_after_ns / kMillisecond);
+    p.paused = draw.Pick("paused", {"a and b", "a", "b"});
+    p.event = draw.Pick("event", {"none", "recycle", "revoke", "recycle and revoke"});
+    p.paused_ns = draw.Ms("paused_ms", 0, 180, 20);
     return p;
   }
   bool Pauses(size_t member) const {
     return paused == 0 || (paused == 1 && member == kA) || (paused == 2 && member == kB);
-  }
-  std::string ToString() const {
-    static constexpr const char* kWho[] = {"a and b", "a", "b"};
-    static constexpr const char* kEvent[] = {"none", "recycle", "revoke", "recycle and revoke"};
-    return fmt::format(
-        "partitions={} changelog_records={} restore_batch={} input_records={} "
-        "pause_after_ms={} paused={} event={} paused_ms={}",
-        partitions, changelog_records, restore_batch, input_records,
-        pause_after_ns / kMillisecond, kWho[paused], kEvent[event], paused_ns / kMillisecond);
   }
 };
 
@@ -98,8 +90,9 @@ Generation MovePartitionZero(const Generation& g) {
 //   the end every task runs with counts equal to the reference model and the standbys caught
 //   up.
 void PauseResumeDuringRestorationAndRecycle(RunEnv& env) {
-  const PauseParams p = PauseParams::Draw(env);
-  NoteParams(p.ToString());
+  Draws draw(env);
+  const PauseParams p = PauseParams::From(draw);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, p.partitions);
   for (int32_t q = 0; q < p.partitions; ++q) w.WriteChangelog(q, p.changelog_records);
   ProduceAll(w, env, p);
@@ -122,7 +115,7 @@ void PauseResumeDuringRestorationAndRecycle(RunEnv& env) {
   if (p.event == 1 || p.event == 3) {
     g = fleet.AllOn(kB, p.partitions, /*standbys=*/true);  // the roles swap: recycles
     RS_CHECK(fleet.Rebalance(g).ok());
-    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(10)) * 10 * kMillisecond);
+    w.clock.SleepFor(draw.Ms(0, 90, 10));
   }
   if (p.event == 2 || p.event == 3) {
     g = MovePartitionZero(g);
@@ -139,21 +132,12 @@ void PauseResumeDuringRestorationAndRecycle(RunEnv& env) {
   ProduceAll(w, env, p);
   FinishFleet(env, w, fleet, p.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.pause_resume_during_restoration_and_recycle",
+                     .description = "a, b or both pause while actives restore and standbys "
+                                    "update; a recycle and/or revocation while paused; resume",
+                     .steps_hint = 6'000,
+                     .body = PauseResumeDuringRestorationAndRecycle});
 
 }  // namespace
-
-absl::Status RegisterPauseScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.pause_resume_during_restoration_and_recycle",
-                       .description = "a, b or both pause while actives restore and standbys "
-                                      "update; a recycle and/or revocation while paused; "
-                                      "resume",
-                       .steps_hint = 6'000,
-                       .steps_max = 2'000'000,
-                       .body = PauseResumeDuringRestorationAndRecycle},
-      });
-}
 
 }  // namespace restoresim::scenarios

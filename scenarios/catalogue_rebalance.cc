@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -16,12 +16,13 @@ using testing::RuntimeWorld;
 constexpr size_t kA = 0;
 constexpr size_t kB = 1;
 
-// Partitions 0.. of which 0 always, the others when Choose(2) == 1.
-std::set<int32_t> DrawSubset(RunEnv& env, int32_t partitions) {
+// Partitions 0.. of which 0 always, the others when drawn; noted as "name=[0,2]".
+std::set<int32_t> DrawSubset(Draws& draw, std::string_view name, int32_t partitions) {
   std::set<int32_t> subset = {0};
   for (int32_t q = 1; q < partitions; ++q) {
-    if (env.Choose(2) == 1) subset.insert(q);
+    if (draw.Bool()) subset.insert(q);
   }
+  draw.Note(fmt::format("{}=[{}]", name, fmt::join(subset, ",")));
   return subset;
 }
 
@@ -37,19 +38,16 @@ std::set<int32_t> DrawSubset(RunEnv& env, int32_t partitions) {
 //   applied before its CREATE, nothing registered after its CLOSE; at the end every task runs
 //   on a with counts equal to the reference model.
 void RevokeThenReassign(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int records = 100 + static_cast<int>(env.Choose(200));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs revoke_after_ns = static_cast<TimeNs>(env.Choose(10)) * kMillisecond;
-  const TimeNs reassign_after_ns = static_cast<TimeNs>(env.Choose(4)) * kMillisecond;
-  const bool via_b = env.Choose(2) == 1;
-  const std::set<int32_t> revoked = DrawSubset(env, partitions);
-  NoteParams(
-      fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                  "revoke_after_ms={} reassign_after_ms={} via_b={} revoked=[{}]",
-                  partitions, records, restore_batch, input_records, revoke_after_ns / kMillisecond,
-                  reassign_after_ns / kMillisecond, via_b, fmt::join(revoked, ",")));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 100, 299);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 5);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs revoke_after_ns = draw.Ms("revoke_after_ms", 0, 9);
+  const TimeNs reassign_after_ns = draw.Ms("reassign_after_ms", 0, 3);
+  const bool via_b = draw.Bool("via_b");
+  const std::set<int32_t> revoked = DrawSubset(draw, "revoked", partitions);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -72,6 +70,11 @@ void RevokeThenReassign(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.revoke_then_reassign_before_restore_thread_saw_it",
+                     .description = "a restoring task revoked and assigned back before the "
+                                    "restore thread applied the revocation",
+                     .steps_hint = 7'000,
+                     .body = RevokeThenReassign});
 
 // scenario.lost_while_restoring
 //   a restores every task (b holds standbys when drawn). A drawn 0-14 ms after its restore
@@ -86,18 +89,15 @@ void RevokeThenReassign(RunEnv& env) {
 //   Must hold: every oracle invariant; every task runs again, on a or b, with counts equal to
 //   the reference model.
 void LostWhileRestoring(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int records = 50 + static_cast<int>(env.Choose(100));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs lose_after_ns = static_cast<TimeNs>(env.Choose(15)) * kMillisecond;
-  const bool standbys = env.Choose(2) == 1;
-  const std::set<int32_t> back_to_a = DrawSubset(env, partitions);
-  NoteParams(
-      fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                  "lose_after_ms={} standbys={} back_to_a=[{}]",
-                  partitions, records, restore_batch, input_records, lose_after_ns / kMillisecond,
-                  standbys, fmt::join(back_to_a, ",")));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 50, 149);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs lose_after_ns = draw.Ms("lose_after_ms", 0, 14);
+  const bool standbys = draw.Bool("standbys");
+  const std::set<int32_t> back_to_a = DrawSubset(draw, "back_to_a", partitions);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -121,6 +121,11 @@ void LostWhileRestoring(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.lost_while_restoring",
+                     .description = "a member lost while its tasks restore; the same tasks "
+                                    "assigned to it again after it rejoins",
+                     .steps_hint = 4'500,
+                     .body = LostWhileRestoring});
 
 // scenario.two_rebalances_between_polls
 //   2-3 instances (one stream thread each) go through rounds of generations installed back to
@@ -131,59 +136,37 @@ void LostWhileRestoring(RunEnv& env) {
 //   Must hold: every oracle invariant; at the end every task runs where the last generation
 //   put it, with counts equal to the reference model, and standbys caught up.
 void TwoRebalancesBetweenPolls(RunEnv& env) {
-  const int32_t instances = 2 + static_cast<int32_t>(env.Choose(2));
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(4));
-  const int records = static_cast<int>(env.Choose(50));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
-  const bool standbys = env.Choose(2) == 1;
-  const int rounds = 1 + static_cast<int>(env.Choose(4));
-  NoteParams(
-      fmt::format("instances={} partitions={} records={} restore_batch={} standbys={} "
-                  "rounds={}",
-                  instances, partitions, records, restore_batch, standbys, rounds));
+  Draws draw(env);
+  const int32_t instances = draw.Int<int32_t>("instances", 2, 3);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 4);
+  const int records = draw.Int("records", 0, 49);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 20);
+  const bool standbys = draw.Bool("standbys");
+  const int rounds = draw.Int("rounds", 1, 4);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
   Fleet fleet(w, {.instances = instances, .restore_max_poll_records = restore_batch});
   fleet.Start();
   for (int round = 0; round < rounds; ++round) {
-    const int generations = 2 + static_cast<int>(env.Choose(2));
+    const int generations = draw.Int(2, 3);
     for (int i = 0; i < generations; ++i) {
       RS_CHECK(fleet.Rebalance(fleet.Draw(env, partitions, standbys)).ok());
     }
     for (int32_t q = 0; q < partitions; ++q) {
-      ProduceInput(w, env.random, q, static_cast<int>(env.Choose(10)));
+      ProduceInput(w, env.random, q, draw.Int(0, 9));
     }
-    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(10)) * 10 * kMillisecond);
+    w.clock.SleepFor(draw.Ms(0, 90, 10));
   }
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.two_rebalances_between_polls",
+                     .description = "rounds of two or three generations installed before any "
+                                    "member polls again",
+                     .steps_hint = 4'000,
+                     .body = TwoRebalancesBetweenPolls});
 
 }  // namespace
-
-absl::Status RegisterRebalanceScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.revoke_then_reassign_before_restore_thread_saw_it",
-                       .description = "a restoring task revoked and assigned back before the "
-                                      "restore thread applied the revocation",
-                       .steps_hint = 7'000,
-                       .steps_max = 2'000'000,
-                       .body = RevokeThenReassign},
-          sim::Program{.name = "scenario.lost_while_restoring",
-                       .description = "a member lost while its tasks restore; the same tasks "
-                                      "assigned to it again after it rejoins",
-                       .steps_hint = 4'500,
-                       .steps_max = 2'000'000,
-                       .body = LostWhileRestoring},
-          sim::Program{.name = "scenario.two_rebalances_between_polls",
-                       .description = "rounds of two or three generations installed before "
-                                      "any member polls again",
-                       .steps_hint = 4'000,
-                       .steps_max = 2'000'000,
-                       .body = TwoRebalancesBetweenPolls},
-      });
-}
 
 }  // namespace restoresim::scenarios

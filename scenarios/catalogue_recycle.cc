@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -17,33 +17,24 @@ using testing::RuntimeWorld;
 constexpr size_t kA = 0;  // fleet member of instance a
 constexpr size_t kB = 1;  // fleet member of instance b
 
-// Parameters of the two recycle scenarios, drawn from the seed (env.Choose; 0 = smallest).
+// Parameters of the two recycle scenarios, drawn from the seed (0 = smallest).
 struct RecycleParams {
-  int32_t partitions = 1;      // 1 + Choose(3)
-  int changelog_records = 20;  // per partition before the application runs: 20 + Choose(80)
-  int32_t restore_batch = 2;   // restore.max_poll_records: 2 + Choose(9)
-  int input_records = 0;       // per partition and burst: Choose(20)
-  TimeNs swap_after_ns = 0;    // the roles swap this long after they were set: Choose(15) ms
-  bool standbys = false;       // b keeps standbys where it gives up actives: Choose(2) == 1
-  bool swap_back = false;      // a later generation swaps the roles back: Choose(2) == 1
+  int32_t partitions = 1;
+  int changelog_records = 20;  // per partition before the application runs
+  int32_t restore_batch = 2;   // restore.max_poll_records
+  int input_records = 0;       // per partition and burst
+  TimeNs swap_after_ns = 0;    // the roles swap this long after they were set
+  bool standbys = false;       // b keeps standbys where it gives up actives
+  bool swap_back = false;      // a later generation swaps the roles back
 
-  static RecycleParams Draw(RunEnv& env) {
-    RecycleParams p;
-    p.partitions = 1 + static_cast<int32_t>(env.Choose(3));
-    p.changelog_records = 20 + static_cast<int>(env.Choose(80));
-    p.restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-    p.input_records = static_cast<int>(env.Choose(20));
-    p.swap_after_ns = static_cast<TimeNs>(env.Choose(15)) * kMillisecond;
-    p.standbys = env.Choose(2) == 1;
-    p.swap_back = env.Choose(2) == 1;
-    return p;
-  }
-  std::string ToString() const {
-    return fmt::format(
-        "partitions={} changelog_records={} restore_batch={} input_records={} swap_after_ms={} "
-        "standbys={} swap_back={}",
-        partitions, changelog_records, restore_batch, input_records, swap_after_ns / kMillisecond,
-        standbys, swap_back);
+  static RecycleParams From(Draws& draw) {
+    return {.partitions = draw.Int<int32_t>("partitions", 1, 3),
+            .changelog_records = draw.Int("changelog_records", 20, 99),
+            .restore_batch = draw.Int<int32_t>("restore_batch", 2, 10),
+            .input_records = draw.Int("input_records", 0, 19),
+            .swap_after_ns = draw.Ms("swap_after_ms", 0, 14),
+            .standbys = draw.Bool("standbys"),
+            .swap_back = draw.Bool("swap_back")};
   }
 };
 
@@ -63,8 +54,9 @@ void ProduceAll(RuntimeWorld& w, RunEnv& env, const RecycleParams& p) {
 //   the task's changelogs is registered; at the end every task runs on b (or a after the swap
 //   back), the counts equal the reference model and the standbys caught up.
 void RecycleActiveToStandbyWhileRestoring(RunEnv& env) {
-  const RecycleParams p = RecycleParams::Draw(env);
-  NoteParams(p.ToString());
+  Draws draw(env);
+  const RecycleParams p = RecycleParams::From(draw);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, p.partitions);
   for (int32_t q = 0; q < p.partitions; ++q) w.WriteChangelog(q, p.changelog_records);
   ProduceAll(w, env, p);
@@ -84,6 +76,11 @@ void RecycleActiveToStandbyWhileRestoring(RunEnv& env) {
   }
   FinishFleet(env, w, fleet, p.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.recycle_active_to_standby_while_restoring",
+                     .description = "a restoring active becomes a standby (and b's standby an "
+                                    "active) in one generation",
+                     .steps_hint = 5'000,
+                     .body = RecycleActiveToStandbyWhileRestoring});
 
 // scenario.recycle_standby_to_active_while_updating
 //   b holds every task active and processes input in bursts, committing (and so appending to
@@ -97,9 +94,10 @@ void RecycleActiveToStandbyWhileRestoring(RunEnv& env) {
 //   unregistered, an active processes only after restoring under its own incarnation); at the
 //   end the counts equal the reference model and the standbys caught up.
 void RecycleStandbyToActiveWhileUpdating(RunEnv& env) {
-  const RecycleParams p = RecycleParams::Draw(env);
-  const int bursts = 1 + static_cast<int>(env.Choose(3));
-  NoteParams(fmt::format("{} bursts={}", p.ToString(), bursts));
+  Draws draw(env);
+  const RecycleParams p = RecycleParams::From(draw);
+  const int bursts = draw.Int("bursts", 1, 3);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, p.partitions);
   for (int32_t q = 0; q < p.partitions; ++q) w.WriteChangelog(q, p.changelog_records / 4);
   const Baselines baselines = BaselinesNow(w, p.partitions);
@@ -108,7 +106,7 @@ void RecycleStandbyToActiveWhileUpdating(RunEnv& env) {
   RS_CHECK(fleet.Rebalance(fleet.AllOn(kB, p.partitions, /*standbys=*/true)).ok());
   for (int i = 0; i < bursts; ++i) {
     ProduceAll(w, env, p);
-    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(15)) * 10 * kMillisecond);
+    w.clock.SleepFor(draw.Ms(0, 140, 10));
   }
   RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, p.partitions, p.standbys)).ok());
   ProduceAll(w, env, p);
@@ -118,6 +116,11 @@ void RecycleStandbyToActiveWhileUpdating(RunEnv& env) {
   }
   FinishFleet(env, w, fleet, p.partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.recycle_standby_to_active_while_updating",
+                     .description = "a standby being updated becomes an active while its active "
+                                    "is recycled to a standby",
+                     .steps_hint = 4'000,
+                     .body = RecycleStandbyToActiveWhileUpdating});
 
 // scenario.standby_promotion_while_actives_restore
 //   a restores `restoring` tasks with long changelogs (actives first: its standbys are paused
@@ -128,20 +131,16 @@ void RecycleStandbyToActiveWhileUpdating(RunEnv& env) {
 //   same restore thread is restoring) and every oracle invariant; at the end every task runs
 //   on a with counts equal to the reference model.
 void StandbyPromotionWhileActivesRestore(RunEnv& env) {
-  const int32_t restoring = 1 + static_cast<int32_t>(env.Choose(2));
-  const int32_t promoted = 1 + static_cast<int32_t>(env.Choose(2));
-  const int long_records = 50 + static_cast<int>(env.Choose(150));
-  const int short_records = static_cast<int>(env.Choose(20));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs promote_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
-  const bool b_keeps_standbys = env.Choose(2) == 1;
-  NoteParams(
-      fmt::format("restoring={} promoted={} long_records={} short_records={} "
-                  "restore_batch={} input_records={} promote_after_ms={} "
-                  "b_keeps_standbys={}",
-                  restoring, promoted, long_records, short_records, restore_batch, input_records,
-                  promote_after_ns / kMillisecond, b_keeps_standbys));
+  Draws draw(env);
+  const int32_t restoring = draw.Int<int32_t>("restoring", 1, 2);
+  const int32_t promoted = draw.Int<int32_t>("promoted", 1, 2);
+  const int long_records = draw.Int("long_records", 50, 199);
+  const int short_records = draw.Int("short_records", 0, 19);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs promote_after_ns = draw.Ms("promote_after_ms", 0, 19);
+  const bool b_keeps_standbys = draw.Bool("b_keeps_standbys");
+  draw.NoteParams();
   const int32_t partitions = restoring + promoted;
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
@@ -172,6 +171,11 @@ void StandbyPromotionWhileActivesRestore(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.standby_promotion_while_actives_restore",
+                     .description = "standbys (paused while actives restore) promoted to actives "
+                                    "before the restoration ends",
+                     .steps_hint = 5'000,
+                     .body = StandbyPromotionWhileActivesRestore});
 
 // scenario.swap_roles_repeatedly
 //   a runs every task active with b's standbys (or the reverse), and the roles swap 1-3 times,
@@ -181,10 +185,11 @@ void StandbyPromotionWhileActivesRestore(RunEnv& env) {
 //   its CLOSE is applied; at the end every task runs with counts equal to the reference model
 //   and the standbys caught up.
 void SwapRolesRepeatedly(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int records = static_cast<int>(env.Choose(30));
-  const int swaps = 1 + static_cast<int>(env.Choose(3));
-  NoteParams(fmt::format("partitions={} records={} swaps={}", partitions, records, swaps));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 0, 29);
+  const int swaps = draw.Int("swaps", 1, 3);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -195,44 +200,18 @@ void SwapRolesRepeatedly(RunEnv& env) {
   fleet.Start();
   RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, partitions, /*standbys=*/true)).ok());
   for (int i = 0; i < swaps; ++i) {
-    w.clock.SleepFor((1 + static_cast<TimeNs>(env.Choose(10))) * 20 * kMillisecond);
+    w.clock.SleepFor(draw.Ms(20, 200, 20));
     RS_CHECK(fleet.Rebalance(fleet.AllOn(i % 2 == 0 ? kB : kA, partitions, true)).ok());
     for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
   }
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.swap_roles_repeatedly",
+                     .description = "a's and b's actives and standbys swap roles 1-3 times, with "
+                                    "input between the swaps",
+                     .steps_hint = 2'000,
+                     .body = SwapRolesRepeatedly});
 
 }  // namespace
-
-absl::Status RegisterRecycleScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.recycle_active_to_standby_while_restoring",
-                       .description = "a restoring active becomes a standby (and b's standby "
-                                      "an active) in one generation",
-                       .steps_hint = 5'000,
-                       .steps_max = 2'000'000,
-                       .body = RecycleActiveToStandbyWhileRestoring},
-          sim::Program{.name = "scenario.recycle_standby_to_active_while_updating",
-                       .description = "a standby being updated becomes an active while its "
-                                      "active is recycled to a standby",
-                       .steps_hint = 4'000,
-                       .steps_max = 2'000'000,
-                       .body = RecycleStandbyToActiveWhileUpdating},
-          sim::Program{.name = "scenario.swap_roles_repeatedly",
-                       .description = "a's and b's actives and standbys swap roles 1-3 times, "
-                                      "with input between the swaps",
-                       .steps_hint = 2'000,
-                       .steps_max = 2'000'000,
-                       .body = SwapRolesRepeatedly},
-          sim::Program{.name = "scenario.standby_promotion_while_actives_restore",
-                       .description = "standbys (paused while actives restore) promoted to "
-                                      "actives before the restoration ends",
-                       .steps_hint = 5'000,
-                       .steps_max = 2'000'000,
-                       .body = StandbyPromotionWhileActivesRestore},
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -8,7 +8,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -21,16 +21,14 @@ using testing::RuntimeWorld;
 // that the truncation is above the checkpoint (restoring from it goes out of range) and at
 // least 7 records below the changelog's end (harmless).
 struct Truncation {
-  int64_t checkpoint_at = 0;  // 1 + Choose(records / 2)
-  int64_t below = 0;          // checkpoint_at + 1 + Choose(records - 7 - checkpoint_at)
+  int64_t checkpoint_at = 0;  // in [1, records / 2]
+  int64_t below = 0;          // in [checkpoint_at + 1, records - 7]
 
-  static Truncation Draw(RunEnv& env, int records) {
+  static Truncation From(Draws& draw, int records) {
     RS_CHECK(records >= 20);
     Truncation t;
-    t.checkpoint_at = 1 + static_cast<int64_t>(env.Choose(static_cast<uint64_t>(records / 2)));
-    t.below =
-        t.checkpoint_at + 1 +
-        static_cast<int64_t>(env.Choose(static_cast<uint64_t>(records - 7 - t.checkpoint_at)));
+    t.checkpoint_at = draw.Int<int64_t>(1, records / 2);
+    t.below = draw.Int<int64_t>(t.checkpoint_at + 1, records - 7);
     return t;
   }
 };
@@ -52,26 +50,24 @@ int64_t Revived(const std::vector<Member>& members) {
 //   store equals the fold of the changelog); a truncation before the start always ends in a
 //   revive; every task runs with counts equal to the reference model.
 void ReviveAfterTruncation(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 30 + static_cast<int>(env.Choose(60));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(30));
-  const TimeNs truncate_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 30, 89);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 29);
+  const TimeNs truncate_after_ns = draw.Ms("truncate_after_ms", 0, 19);
   std::map<int32_t, Truncation> truncations;
   for (int32_t q = 0; q < partitions; ++q) {
-    const Truncation t = Truncation::Draw(env, records);
-    if (q == 0 || env.Choose(2) == 1) truncations[q] = t;
+    const Truncation t = Truncation::From(draw, records);
+    if (q == 0 || draw.Bool()) truncations[q] = t;
   }
-  std::string truncated;
+  std::string truncated = "checkpoint<truncation:";
   for (const auto& [q, t] : truncations) {
     truncated += fmt::format(" {}:{}<{}", q, t.checkpoint_at, t.below);
   }
-  NoteParams(
-      fmt::format("partitions={} threads={} records={} restore_batch={} "
-                  "input_records={} truncate_after_ms={} checkpoint<truncation:{}",
-                  partitions, threads, records, restore_batch, input_records,
-                  truncate_after_ns / kMillisecond, truncated));
+  draw.Note(truncated);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -101,6 +97,11 @@ void ReviveAfterTruncation(RunEnv& env) {
   }
   FinishRuntime(env, w, runtime, config, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.revive_after_truncation",
+                     .description = "changelog truncated below the checkpoint during "
+                                    "restoration: corruption, close dirty, wipe, revive",
+                     .steps_hint = 2'000,
+                     .body = ReviveAfterTruncation});
 
 // scenario.close_and_create_same_round
 //   Recycle and revive are both "close, then create" of one task, and so is a revoke followed
@@ -118,24 +119,23 @@ void ReviveAfterTruncation(RunEnv& env) {
 void CloseAndCreateSameRound(RunEnv& env) {
   constexpr size_t kA = 0;
   constexpr size_t kB = 1;
-  const int32_t partitions = 2 + static_cast<int32_t>(env.Choose(3));
-  const int records = 20 + static_cast<int>(env.Choose(40));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const Truncation t = Truncation::Draw(env, records);
-  const TimeNs burst_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
-  const bool standbys = env.Choose(2) == 1;
-  const bool when_running = env.Choose(2) == 1;
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 2, 4);
+  const int records = draw.Int("records", 20, 59);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const Truncation t = Truncation::From(draw, records);
+  draw.Fixed("checkpoint_at", t.checkpoint_at);
+  draw.Fixed("truncate_below", t.below);
+  const TimeNs burst_after_ns = draw.Ms("burst_after_ms", 0, 19);
+  const bool standbys = draw.Bool("standbys");
+  const bool when_running = draw.Bool("when_running");
   std::set<int32_t> recycled;
   std::set<int32_t> reassigned;
-  for (int32_t q = 1; q < partitions; ++q) (env.Choose(2) == 0 ? recycled : reassigned).insert(q);
-  NoteParams(
-      fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                  "checkpoint_at={} truncate_below={} burst_after_ms={} standbys={} "
-                  "when_running={} recycled=[{}] revoked_and_reassigned=[{}]",
-                  partitions, records, restore_batch, input_records, t.checkpoint_at, t.below,
-                  burst_after_ns / kMillisecond, standbys, when_running, fmt::join(recycled, ","),
-                  fmt::join(reassigned, ",")));
+  for (int32_t q = 1; q < partitions; ++q) (draw.Bool() ? reassigned : recycled).insert(q);
+  draw.Note(fmt::format("recycled=[{}] revoked_and_reassigned=[{}]", fmt::join(recycled, ","),
+                        fmt::join(reassigned, ",")));
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -173,26 +173,12 @@ void CloseAndCreateSameRound(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.close_and_create_same_round",
+                     .description = "recycle, revive and revoke+re-assign: close-then-create "
+                                    "of one task in one hand-over round",
+                     .steps_hint = 5'000,
+                     .body = CloseAndCreateSameRound});
 
 }  // namespace
-
-absl::Status RegisterReviveScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.revive_after_truncation",
-                       .description = "changelog truncated below the checkpoint during "
-                                      "restoration: corruption, close dirty, wipe, revive",
-                       .steps_hint = 2'000,
-                       .steps_max = 2'000'000,
-                       .body = ReviveAfterTruncation},
-          sim::Program{.name = "scenario.close_and_create_same_round",
-                       .description = "recycle, revive and revoke+re-assign: close-then-create "
-                                      "of one task in one hand-over round",
-                       .steps_hint = 5'000,
-                       .steps_max = 2'000'000,
-                       .body = CloseAndCreateSameRound},
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -144,6 +146,53 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
     ASSERT_NE(p, nullptr) << name;
     EXPECT_FALSE(p->description.empty()) << name;
     EXPECT_FALSE(p->bug_expected) << name;
+  }
+}
+
+// The scenario names of docs/SCENARIOS.md's catalogue table (the table headed "| scenario |
+// what happens"): the first `...` of each row, "scenario." prefixed.
+std::set<std::string> DocumentedScenarios(std::istream& doc) {
+  std::set<std::string> names;
+  bool in_table = false;
+  for (std::string line; std::getline(doc, line);) {
+    if (line.starts_with("| scenario | what happens")) {
+      in_table = true;
+      continue;
+    }
+    if (!in_table) continue;
+    if (!line.starts_with("|")) break;
+    const size_t open = line.find('`');
+    const size_t close = open == std::string::npos ? open : line.find('`', open + 1);
+    if (close == std::string::npos) continue;  // the |---| line
+    names.insert("scenario." + line.substr(open + 1, close - open - 1));
+  }
+  return names;
+}
+
+TEST(CatalogueDocTest, ParsesTheCatalogueTableOnly) {
+  std::istringstream doc(
+      "| `not_this` | a table before |\n\n| scenario | what happens | params |\n|---|---|---|\n"
+      "| `swarm` | x | y |\n| `clone_restore` ‡ | x | y |\n\n| `nor_this` | after |\n");
+  EXPECT_EQ(DocumentedScenarios(doc),
+            (std::set<std::string>{"scenario.swarm", "scenario.clone_restore"}));
+}
+
+// docs/SCENARIOS.md and the registry agree: a registered scenario without a row, or a row
+// naming no registered scenario, fails.
+TEST(CatalogueDocTest, EveryScenarioHasARowAndEveryRowAScenario) {
+  const std::string path = std::string(RESTORESIM_SOURCE_ROOT) + "/docs/SCENARIOS.md";
+  std::ifstream doc(path);
+  ASSERT_TRUE(doc.good()) << "cannot read " << path;
+  const std::set<std::string> documented = DocumentedScenarios(doc);
+  const std::vector<std::string> registered_list = Names("scenario.");
+  const std::set<std::string> registered(registered_list.begin(), registered_list.end());
+  ASSERT_FALSE(registered.empty());
+  for (const std::string& name : registered) {
+    EXPECT_TRUE(documented.contains(name)) << name << " has no row in " << path;
+  }
+  for (const std::string& name : documented) {
+    EXPECT_TRUE(registered.contains(name)) << path << " has a row for " << name
+                                           << ", which is not registered";
   }
 }
 

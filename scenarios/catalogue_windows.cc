@@ -7,7 +7,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -31,17 +31,15 @@ constexpr size_t kB = 1;
 //   moment; exact counts.
 //   Coverage: "restored after its CLOSE was sent", "... wanted again".
 void RestoringTaskMovesAndComesBack(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 60 + static_cast<int>(env.Choose(140));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(4));
-  const int input_records = static_cast<int>(env.Choose(20));
-  const TimeNs move_after_ns = static_cast<TimeNs>(env.Choose(20)) * kMillisecond;
-  const bool lose = env.Choose(2) == 1;
-  const TimeNs back_after_ns = static_cast<TimeNs>(env.Choose(40)) * kMillisecond;
-  NoteParams(fmt::format("partitions={} records={} restore_batch={} input_records={} "
-                         "move_after_ms={} lose={} back_after_ms={}",
-                         partitions, records, restore_batch, input_records,
-                         move_after_ns / kMillisecond, lose, back_after_ns / kMillisecond));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 2);
+  const int records = draw.Int("records", 60, 199);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 5);
+  const int input_records = draw.Int("input_records", 0, 19);
+  const TimeNs move_after_ns = draw.Ms("move_after_ms", 0, 19);
+  const bool lose = draw.Bool("lose");
+  const TimeNs back_after_ns = draw.Ms("back_after_ms", 0, 39);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
   const Baselines baselines = BaselinesNow(w, partitions);
@@ -68,6 +66,11 @@ void RestoringTaskMovesAndComesBack(RunEnv& env) {
   for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
   FinishFleet(env, w, fleet, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.restoring_task_moves_and_comes_back",
+                     .description = "a restoring task moves away, its changelog is written, and "
+                                    "it comes back around its hand-over",
+                     .steps_hint = 6'000,
+                     .body = RestoringTaskMovesAndComesBack});
 
 // scenario.storage_faults_on_a_live_instance
 //   A Runtime (1-2 threads) restores and processes while its file system fails sync and rename
@@ -84,23 +87,19 @@ void RestoringTaskMovesAndComesBack(RunEnv& env) {
 //   count input twice by design: every check but the reference model's).
 //   Coverage: "checkpoint write failed", "store flush failed".
 void StorageFaultsOnALiveInstance(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = static_cast<int>(env.Choose(100));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(19));
-  const int input_records = static_cast<int>(env.Choose(30));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 0, 99);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 20);
+  const int input_records = draw.Int("input_records", 0, 29);
   fakes::MemFileSystemFaults faults;
-  if (env.Choose(2) == 1) faults.sync_error_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
-  if (env.Choose(2) == 1) {
-    faults.rename_error_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
-  }
-  const TimeNs fault_phase_ns = static_cast<TimeNs>(env.Choose(10)) * 100 * kMillisecond;
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
-                         "input_records={} sync_errors_per_mille={} rename_errors_per_mille={} "
-                         "fault_phase_ms={}",
-                         partitions, threads, records, restore_batch, input_records,
-                         faults.sync_error_per_mille, faults.rename_error_per_mille,
-                         fault_phase_ns / kMillisecond));
+  if (draw.Bool()) faults.sync_error_per_mille = draw.Int<uint32_t>(1, 100);
+  if (draw.Bool()) faults.rename_error_per_mille = draw.Int<uint32_t>(1, 100);
+  draw.Fixed("sync_errors_per_mille", faults.sync_error_per_mille);
+  draw.Fixed("rename_errors_per_mille", faults.rename_error_per_mille);
+  const TimeNs fault_phase_ns = draw.Ms("fault_phase_ms", 0, 900, 100);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -130,6 +129,11 @@ void StorageFaultsOnALiveInstance(RunEnv& env) {
   FinishRuntime(env, w, again, config, partitions, baselines,
                 {.reference_counts = !failed});
 }
+RESTORESIM_SCENARIO({.name = "scenario.storage_faults_on_a_live_instance",
+                     .description = "sync and rename failures while a live instance checkpoints "
+                                    "and flushes; a restart converges",
+                     .steps_hint = 6'000,
+                     .body = StorageFaultsOnALiveInstance});
 
 // scenario.main_consumer_faults_when_restored
 //   A Runtime (1-2 threads) restores every task; once less than a drawn share of the records
@@ -140,22 +144,19 @@ void StorageFaultsOnALiveInstance(RunEnv& env) {
 //   is: running_gate, assignment), and its input resumes exactly there (exact counts).
 //   Coverage: "committed-offset read failed before running".
 void MainConsumerFaultsWhenRestored(RunEnv& env) {
-  const int32_t partitions = 1 + static_cast<int32_t>(env.Choose(3));
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int records = 20 + static_cast<int>(env.Choose(100));
-  const int32_t restore_batch = 2 + static_cast<int32_t>(env.Choose(9));
-  const int input_records = static_cast<int>(env.Choose(30));
-  const int64_t left_per_mille = static_cast<int64_t>(env.Choose(500));
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 20, 119);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const int input_records = draw.Int("input_records", 0, 29);
+  const int64_t left_per_mille = draw.Int<int64_t>("faults_when_left_per_mille", 0, 499);
   fakes::BrokerFaults faults;
-  faults.request_timeout_per_mille = 1 + static_cast<uint32_t>(env.Choose(100));
-  if (env.Choose(2) == 1) faults.disconnect_per_mille = 1 + static_cast<uint32_t>(env.Choose(200));
-  const TimeNs fault_phase_ns = (1 + static_cast<TimeNs>(env.Choose(10))) * 100 * kMillisecond;
-  NoteParams(fmt::format("partitions={} threads={} records={} restore_batch={} "
-                         "input_records={} faults_when_left_per_mille={} "
-                         "request_timeout_per_mille={} disconnect_per_mille={} fault_phase_ms={}",
-                         partitions, threads, records, restore_batch, input_records,
-                         left_per_mille, faults.request_timeout_per_mille,
-                         faults.disconnect_per_mille, fault_phase_ns / kMillisecond));
+  faults.request_timeout_per_mille = draw.Int<uint32_t>("request_timeout_per_mille", 1, 100);
+  if (draw.Bool()) faults.disconnect_per_mille = draw.Int<uint32_t>(1, 200);
+  draw.Fixed("disconnect_per_mille", faults.disconnect_per_mille);
+  const TimeNs fault_phase_ns = draw.Ms("fault_phase_ms", 100, 1000, 100);
+  draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
   for (int32_t q = 0; q < partitions; ++q) {
     w.WriteChangelog(q, records);
@@ -178,32 +179,12 @@ void MainConsumerFaultsWhenRestored(RunEnv& env) {
   w.clock.SleepFor(fault_phase_ns);
   FinishRuntime(env, w, runtime, config, partitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.main_consumer_faults_when_restored",
+                     .description = "broker faults as restored tasks read committed offsets and "
+                                    "start running",
+                     .steps_hint = 6'000,
+                     .body = MainConsumerFaultsWhenRestored});
 
 }  // namespace
-
-absl::Status RegisterWindowScenarios(sim::ProgramRegistry& registry) {
-  return AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.restoring_task_moves_and_comes_back",
-                       .description = "a restoring task moves away, its changelog is written, "
-                                      "and it comes back around its hand-over",
-                       .steps_hint = 6'000,
-                       .steps_max = 2'000'000,
-                       .body = RestoringTaskMovesAndComesBack},
-          sim::Program{.name = "scenario.storage_faults_on_a_live_instance",
-                       .description = "sync and rename failures while a live instance "
-                                      "checkpoints and flushes; a restart converges",
-                       .steps_hint = 6'000,
-                       .steps_max = 2'000'000,
-                       .body = StorageFaultsOnALiveInstance},
-          sim::Program{.name = "scenario.main_consumer_faults_when_restored",
-                       .description = "broker faults as restored tasks read committed offsets "
-                                      "and start running",
-                       .steps_hint = 6'000,
-                       .steps_max = 2'000'000,
-                       .body = MainConsumerFaultsWhenRestored},
-      });
-}
 
 }  // namespace restoresim::scenarios

@@ -4,7 +4,7 @@
 
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
-#include "scenarios/catalogue.h"
+#include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -22,20 +22,21 @@ constexpr int32_t kPartitions = 4;
 //   Must hold: every oracle invariant; after the heal every task runs and the counts equal the
 //   reference model.
 void RestoreThenProcess(RunEnv& env) {
-  const int32_t threads = 1 + static_cast<int32_t>(env.Choose(2));
-  const int32_t restore_batch = 1 + static_cast<int32_t>(env.Choose(60));
-  const TimeNs fault_phase_ns = static_cast<TimeNs>(env.Choose(10)) * 100 * kMillisecond;
+  Draws draw(env);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 1, 60);
+  const TimeNs fault_phase_ns = draw.Ms("fault_phase_ms", 0, 900, 100);
   RuntimeWorld w(/*faults=*/true, kPartitions);
-  std::string sizes;
+  std::string sizes = "changelog+input:";
   for (int32_t p = 0; p < kPartitions; ++p) {
-    const int records = static_cast<int>(env.Choose(200));
-    const int input = 10 + static_cast<int>(env.Choose(40));
+    const int records = draw.Int(0, 199);
+    const int input = draw.Int(10, 49);
     w.WriteChangelog(p, records);
     ProduceInput(w, env.random, p, input);
     sizes += fmt::format(" {}:{}+{}", p, records, input);
   }
-  NoteParams(fmt::format("threads={} restore_batch={} fault_phase_ms={} changelog+input:{}",
-                         threads, restore_batch, fault_phase_ns / kMillisecond, sizes));
+  draw.Note(sizes);
+  draw.NoteParams();
   const Baselines baselines = BaselinesNow(w, kPartitions);
   const RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
   Runtime runtime(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
@@ -43,6 +44,11 @@ void RestoreThenProcess(RunEnv& env) {
   w.clock.SleepFor(fault_phase_ns);
   FinishRuntime(env, w, runtime, config, kPartitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.restore_then_process",
+                     .description = "1-2 stream threads restore and process under broker "
+                                    "faults, healed after a drawn phase",
+                     .steps_hint = 10'000,
+                     .body = RestoreThenProcess});
 
 // scenario.rebalance_storm
 //   Instances a and b (one stream thread each) go through 2-6 drawn generations — each task
@@ -51,59 +57,38 @@ void RestoreThenProcess(RunEnv& env) {
 //   Must hold: every oracle invariant; at the end every task runs with counts equal to the
 //   reference model and the standbys caught up.
 void RebalanceStorm(RunEnv& env) {
+  Draws draw(env);
   RuntimeWorld w(/*faults=*/false, kPartitions);
   for (int32_t p = 0; p < kPartitions; ++p) {
-    w.WriteChangelog(p, static_cast<int>(env.Choose(100)));
+    w.WriteChangelog(p, draw.Int(0, 99));
     ProduceInput(w, env.random, p, 20);
   }
   const Baselines baselines = BaselinesNow(w, kPartitions);
   Fleet fleet(w, {});
   fleet.Start();
-  const int rounds = 2 + static_cast<int>(env.Choose(5));
-  NoteParams(fmt::format("rounds={}", rounds));
+  const int rounds = draw.Int("rounds", 2, 6);
+  draw.NoteParams();
   for (int round = 0; round < rounds; ++round) {
     RS_CHECK(fleet.Rebalance(fleet.Draw(env, kPartitions, /*standbys=*/true)).ok());
-    w.clock.SleepFor(static_cast<TimeNs>(env.Choose(100)) * 10 * kMillisecond);
+    w.clock.SleepFor(draw.Ms(0, 990, 10));
     for (int32_t p = 0; p < kPartitions; ++p) ProduceInput(w, env.random, p, 5);
   }
   FinishFleet(env, w, fleet, kPartitions, baselines);
 }
+RESTORESIM_SCENARIO({.name = "scenario.rebalance_storm",
+                     .description = "two stream threads through seed-drawn clean rebalances "
+                                    "and recycles",
+                     .steps_hint = 13'000,
+                     .body = RebalanceStorm});
 
 }  // namespace
 
-absl::Status AddAll(sim::ProgramRegistry& registry, std::vector<sim::Program> programs) {
-  for (sim::Program& program : programs) {
-    if (absl::Status s = registry.Add(std::move(program)); !s.ok()) return s;
-  }
-  return absl::OkStatus();
-}
-
 absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry) {
-  absl::Status s = AddAll(
-      registry,
-      {
-          sim::Program{.name = "scenario.restore_then_process",
-                       .description = "1-2 stream threads restore and process under broker "
-                                      "faults, healed after a drawn phase",
-                       .steps_hint = 10'000,
-                       .steps_max = 2'000'000,
-                       .body = RestoreThenProcess},
-          sim::Program{.name = "scenario.rebalance_storm",
-                       .description = "two stream threads through seed-drawn clean rebalances "
-                                      "and recycles",
-                       .steps_hint = 13'000,
-                       .steps_max = 2'000'000,
-                       .body = RebalanceStorm},
-      });
-  for (auto add : {RegisterRecycleScenarios, RegisterReviveScenarios, RegisterRebalanceScenarios,
-                   RegisterLifecycleScenarios, RegisterCrashScenarios, RegisterFaultScenarios,
-                   RegisterFailureScenarios,
-                   RegisterSwarmScenario, RegisterCorruptionScenarios, RegisterWindowScenarios,
-                   RegisterCracScenarios, RegisterCracCloneScenarios, RegisterPauseScenarios,
-                   RegisterBugScenarios, RegisterAssignorScenarios}) {
-    if (s.ok()) s = add(registry);
+  for (const sim::Program& program : Catalogue()) {
+    if (absl::Status s = registry.Add(program); !s.ok()) return s;
   }
-  return s;
+  // Last: a bug program runs a scenario registered above.
+  return RegisterBugScenarios(registry);
 }
 
 }  // namespace restoresim::scenarios

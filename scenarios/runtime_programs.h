@@ -1,7 +1,8 @@
 // The runtime as simulator programs, so `restoresim explore` sweeps the real restore-thread
 // runtime: scenario.restore_then_process and scenario.rebalance_storm (here), the named
-// scenario catalogue (catalogue.h, catalogue_*.cc; listed with what each must hold in
-// docs/SCENARIOS.md) and the planted-bug programs bug.* (catalogue_bugs.cc).
+// scenario catalogue (catalogue_*.cc, each scenario registering itself: scenario_dsl.h; listed
+// with what each must hold in docs/SCENARIOS.md) and the planted-bug programs bug.*
+// (catalogue_bugs.cc).
 #ifndef RESTORESIM_SCENARIOS_RUNTIME_PROGRAMS_H_
 #define RESTORESIM_SCENARIOS_RUNTIME_PROGRAMS_H_
 
@@ -10,7 +11,10 @@
 
 namespace restoresim::scenarios {
 
+// Adds every scenario of the catalogue, then the bug programs (which run those scenarios).
 absl::Status RegisterRuntimePrograms(sim::ProgramRegistry& registry);
+// The bug programs (catalogue_bugs.cc): every base scenario must be in `registry` already.
+absl::Status RegisterBugScenarios(sim::ProgramRegistry& registry);
 
 }  // namespace restoresim::scenarios
 
