@@ -142,6 +142,10 @@ class Exporter {
   void CloseSlice(uint64_t end_step);
   void NoteOp(const TraceEvent& e, std::string_view op);
   void WriteInstant(const TraceEvent& e);
+  // The kinds of instant with more to say than a name (WriteInstant's cases).
+  void WritePoint(const TraceEvent& e, std::string_view op);
+  void WriteMark(const TraceEvent& e);
+  void WriteFailure(const TraceEvent& e);
   void WriteCounter(uint64_t step, TimeNs time_ns);
   // Opens an instant on `e`'s thread track with args.virtual_time_ns; the caller adds args and
   // calls writer_.End().
@@ -254,21 +258,49 @@ void Exporter::BeginInstant(const TraceEvent& e, std::string_view name, std::str
   writer_.Arg("virtual_time_ns", e.time_ns);
 }
 
+void Exporter::WritePoint(const TraceEvent& e, std::string_view op) {
+  NoteOp(e, op);
+  const std::string label = ObjectLabel(e.op, e.object);
+  BeginInstant(e, label.empty() ? std::string(op) : fmt::format("{} {}", op, label), "sched");
+  if (e.op == SimOp::kJoin || e.op == SimOp::kSpawn) {
+    writer_.Arg("target_tid", int64_t{e.object} + 1);  // the object is a thread id
+  } else if (e.object != 0) {
+    writer_.Arg("object", e.object);
+  }
+}
+
+void Exporter::WriteMark(const TraceEvent& e) {
+  const std::string_view text = sim_.trace().MarkText(e.object);
+  const size_t slash = text.find('/');
+  const std::string_view category =
+      slash == std::string_view::npos ? std::string_view("mark") : text.substr(0, slash);
+  if (category == "counter") {  // TraceMark("counter", name, value): a counter track
+    writer_.Begin('C', text.substr(slash + 1), "counter", e.step, Tid(e.thread));
+    writer_.BeginArgs();
+    writer_.Arg("value", e.arg);
+    return;
+  }
+  BeginInstant(e, text.empty() ? fmt::format("mark #{}", e.object) : std::string(text),
+               category);
+  writer_.Arg("value", e.arg);
+}
+
+void Exporter::WriteFailure(const TraceEvent& e) {
+  failed_ = true;
+  const auto kind = static_cast<RunOutcome::Kind>(e.object);
+  const std::string_view outcome = e.object <= static_cast<uint32_t>(RunOutcome::Kind::kStepBudget)
+                                       ? OutcomeKindName(kind)
+                                       : std::string_view(info_.outcome);
+  BeginInstant(e, fmt::format("FAILURE: {}", outcome), "failure");
+  writer_.ArgString("message", info_.message);
+}
+
 void Exporter::WriteInstant(const TraceEvent& e) {
   const std::string_view op = SimOpName(e.op);
   switch (e.kind) {
-    case TraceKind::kPoint: {
-      NoteOp(e, op);
-      const std::string label = ObjectLabel(e.op, e.object);
-      BeginInstant(e, label.empty() ? std::string(op) : fmt::format("{} {}", op, label),
-                   "sched");
-      if (e.op == SimOp::kJoin || e.op == SimOp::kSpawn) {
-        writer_.Arg("target_tid", int64_t{e.object} + 1);  // the object is a thread id
-      } else if (e.object != 0) {
-        writer_.Arg("object", e.object);
-      }
+    case TraceKind::kPoint:
+      WritePoint(e, op);
       break;
-    }
     case TraceKind::kBlock:
       NoteOp(e, op);
       if (slice_.open && slice_.thread == e.thread) CloseSlice(e.step + 1);  // runs no more
@@ -297,33 +329,12 @@ void Exporter::WriteInstant(const TraceEvent& e) {
       BeginInstant(e, fmt::format("choice {}", ChoiceKindName(e.object)), "choice");
       writer_.Arg("value", e.arg);
       break;
-    case TraceKind::kMark: {
-      const std::string_view text = sim_.trace().MarkText(e.object);
-      const size_t slash = text.find('/');
-      const std::string_view category =
-          slash == std::string_view::npos ? std::string_view("mark") : text.substr(0, slash);
-      if (category == "counter") {  // TraceMark("counter", name, value): a counter track
-        writer_.Begin('C', text.substr(slash + 1), "counter", e.step, Tid(e.thread));
-        writer_.BeginArgs();
-        writer_.Arg("value", e.arg);
-        break;
-      }
-      BeginInstant(e, text.empty() ? fmt::format("mark #{}", e.object) : std::string(text),
-                   category);
-      writer_.Arg("value", e.arg);
+    case TraceKind::kMark:
+      WriteMark(e);
       break;
-    }
-    case TraceKind::kFailure: {
-      failed_ = true;
-      const auto kind = static_cast<RunOutcome::Kind>(e.object);
-      const std::string_view outcome =
-          e.object <= static_cast<uint32_t>(RunOutcome::Kind::kStepBudget)
-              ? OutcomeKindName(kind)
-              : std::string_view(info_.outcome);
-      BeginInstant(e, fmt::format("FAILURE: {}", outcome), "failure");
-      writer_.ArgString("message", info_.message);
+    case TraceKind::kFailure:
+      WriteFailure(e);
       break;
-    }
     case TraceKind::kDecision:
     case TraceKind::kTimeAdvance:
       RS_CHECK(false, "{} is not an instant", TraceKindName(e.kind));

@@ -111,7 +111,9 @@ void ScenarioEvents(RunEnv& env) {
   });
   worker.Join();
   other.Join();
-  if (big > 0) env.FailInvariant("small_events", "-", fmt::format("{} big events of {}", big, events));
+  if (big > 0) {
+    env.FailInvariant("small_events", "-", fmt::format("{} big events of {}", big, events));
+  }
 }
 
 // Events of four kinds, drawn in a worker; a kind-3 event after a kind-2 event breaks an
@@ -133,7 +135,9 @@ void OrderedEvents(RunEnv& env) {
   });
   worker.Join();
   other.Join();
-  if (broken) env.FailInvariant("event_order", "-", fmt::format("kind 3 after kind 2 in {}", events));
+  if (broken) {
+    env.FailInvariant("event_order", "-", fmt::format("kind 3 after kind 2 in {}", events));
+  }
 }
 
 // Four workers each increment a shared counter 100 times with a load and a separate store: a

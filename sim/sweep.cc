@@ -62,12 +62,59 @@ absl::Status ValidateSweepConfig(const SweepConfig& c) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Adds one run to its program's statistics. REQUIRES: the sweep's lock held.
+void RecordRun(const SweepConfig& config, const Program& program, const RunConfig& run,
+               const RunResult& r, uint64_t name_hash, ProgramSweepStats& s) {
+  ++s.runs;
+  s.steps += r.steps;
+  for (const auto& [mark, times] : r.coverage) ++s.coverage[mark];
+  s.fingerprint ^= MixPair(run.seed, r.trace_hash);
+  s.sweep_share ^= MixPair(name_hash, MixPair(run.seed, r.trace_hash));
+  if (r.outcome.ok()) return;
+  ++s.failed_runs;
+  s.first_failing_seed = std::min(s.first_failing_seed, run.seed);
+  if (program.bug_expected && FindsPlantedBug(program, r.outcome)) {
+    ++s.found_runs;
+    s.first_found_seed = std::min(s.first_found_seed, run.seed);
+  }
+  s.failures.push_back(SweepFailure{program.name, run.seed, r.outcome, r.trace_hash, r.steps,
+                                    ReplayCommand(program, run)});
+  std::sort(s.failures.begin(), s.failures.end(),
+            [](const SweepFailure& a, const SweepFailure& b) { return a.seed < b.seed; });
+  if (s.failures.size() > config.failures_kept_max) s.failures.pop_back();
+}
+
+// Runs `worker` on `jobs` threads, the caller's among them, and joins them. A thread that
+// cannot start raises `abandon` (the others stop at their next run) and is the error.
+absl::Status RunWorkers(uint32_t jobs, const std::function<void()>& worker,
+                        std::atomic<bool>& abandon) {
+  absl::Status status;
+  std::vector<std::thread> workers;
+  for (uint32_t j = 1; j < jobs; ++j) {
+    try {
+      workers.emplace_back(worker);
+    } catch (const std::system_error& e) {
+      // Out of threads or memory for their stacks: stop the ones running and say so.
+      status = absl::ResourceExhaustedError(fmt::format(
+          "could not start worker thread {} of {} ({}); try fewer --jobs", j + 1, jobs,
+          e.code().message()));
+      abandon = true;
+      break;
+    }
+  }
+  if (!abandon) worker();
+  for (std::thread& t : workers) t.join();
+  return status;
+}
+
+}  // namespace
+
 SweepResult RunSweep(const SweepConfig& config,
                      const std::function<void(const SweepProgress&)>& on_progress) {
   const auto started = std::chrono::steady_clock::now();
-  const uint64_t shard_seeds = ShardSeedCount(config);
-  const uint64_t total = shard_seeds * config.programs.size();
-
+  const uint64_t total = ShardSeedCount(config) * config.programs.size();
   SweepResult result;
   result.runs_planned = total;
   std::vector<uint64_t> name_hashes;
@@ -75,7 +122,6 @@ SweepResult RunSweep(const SweepConfig& config,
     result.programs.push_back(ProgramSweepStats{.program = p, .failures = {}});
     name_hashes.push_back(StableStringHash(p->name));
   }
-
   std::mutex mu;  // guards result and the progress callback
   std::atomic<uint64_t> next{0};
   std::atomic<bool> abandon{false};  // a worker thread could not start
@@ -92,55 +138,20 @@ SweepResult RunSweep(const SweepConfig& config,
       run.seed = ShardSeed(config, i / config.programs.size());
       run.trace_mode = TraceMode::kHashOnly;
       const RunResult r = RunProgram(program, run);
-
       std::lock_guard<std::mutex> lock(mu);
-      ProgramSweepStats& s = result.programs[program_index];
-      ++s.runs;
-      s.steps += r.steps;
-      for (const auto& [mark, times] : r.coverage) ++s.coverage[mark];
-      s.fingerprint ^= MixPair(run.seed, r.trace_hash);
-      s.sweep_share ^= MixPair(name_hashes[program_index], MixPair(run.seed, r.trace_hash));
-      if (!r.outcome.ok()) {
-        ++s.failed_runs;
-        s.first_failing_seed = std::min(s.first_failing_seed, run.seed);
-        if (program.bug_expected && FindsPlantedBug(program, r.outcome)) {
-          ++s.found_runs;
-          s.first_found_seed = std::min(s.first_found_seed, run.seed);
-        }
-        s.failures.push_back(SweepFailure{program.name, run.seed, r.outcome, r.trace_hash,
-                                          r.steps, ReplayCommand(program, run)});
-        std::sort(s.failures.begin(), s.failures.end(),
-                  [](const SweepFailure& a, const SweepFailure& b) { return a.seed < b.seed; });
-        if (s.failures.size() > config.failures_kept_max) s.failures.pop_back();
-      }
+      RecordRun(config, program, run, r, name_hashes[program_index],
+                result.programs[program_index]);
       ++done;
-      if (on_progress) {
-        uint64_t failed = 0;
-        for (const ProgramSweepStats& p : result.programs) failed += p.failed_runs;
-        on_progress(SweepProgress{done, total, failed});
-      }
+      if (!on_progress) continue;
+      uint64_t failed = 0;
+      for (const ProgramSweepStats& p : result.programs) failed += p.failed_runs;
+      on_progress(SweepProgress{done, total, failed});
     }
   };
-
   const uint32_t jobs = static_cast<uint32_t>(
       std::min<uint64_t>(config.jobs, std::max<uint64_t>(total, 1)));
-  std::vector<std::thread> workers;
-  for (uint32_t j = 1; j < jobs; ++j) {
-    try {
-      workers.emplace_back(worker);
-    } catch (const std::system_error& e) {
-      // Out of threads or memory for their stacks: stop the ones running and say so.
-      result.workers = absl::ResourceExhaustedError(fmt::format(
-          "could not start worker thread {} of {} ({}); try fewer --jobs", j + 1, jobs,
-          e.code().message()));
-      abandon = true;
-      break;
-    }
-  }
-  if (!abandon) worker();
-  for (std::thread& t : workers) t.join();
+  result.workers = RunWorkers(jobs, worker, abandon);
   result.interrupted = !abandon && done < total;
-
   for (ProgramSweepStats& s : result.programs) {
     result.runs += s.runs;
     result.failed_runs += s.failed_runs;
