@@ -55,6 +55,10 @@ class ReportingStore final : public KeyValueStore {
   }
   absl::Status EndRestore() override { return store_->EndRestore(); }
   absl::Status Flush() override { return store_->Flush(); }
+  absl::Status Commit(int64_t changelog_offset) override {
+    return store_->Commit(changelog_offset);
+  }
+  std::optional<int64_t> CommittedOffset() const override { return store_->CommittedOffset(); }
   absl::Status Close() override {
     if (!store_->IsOpen()) return absl::OkStatus();
     absl::Status s = store_->Close();

@@ -96,6 +96,22 @@ absl::StatusOr<std::vector<ConsumerRecord>> FakeBroker::ReadLog(const TopicParti
   return Log(partition).Read(from_offset, max_records);
 }
 
+absl::StatusOr<std::vector<ConsumerRecord>> FakeBroker::ReadCommittedLog(
+    const TopicPartition& partition, int64_t from_offset, int64_t limit_offset) {
+  MutexLock lock(mu_);
+  if (absl::Status s = CheckPartition(partition); !s.ok()) return s;
+  const PartitionLog& log = Log(partition);
+  if (from_offset < log.log_start_offset() || from_offset > log.end_offset()) {
+    return absl::OutOfRangeError(fmt::format("{}: offset {} outside [{}, {}]",
+                                             partition.ToString(), from_offset,
+                                             log.log_start_offset(), log.end_offset()));
+  }
+  const int64_t limit = std::max(from_offset, std::min(limit_offset, log.last_stable_offset()));
+  return log.Fetch(from_offset, limit, static_cast<size_t>(limit - from_offset),
+                   /*skip_aborted=*/true)
+      .records;
+}
+
 std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition,
                                                 IsolationLevel isolation_level) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -114,6 +130,16 @@ std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition,
   absl::StatusOr<std::vector<ConsumerRecord>> records =
       log.Read(log.log_start_offset(), static_cast<size_t>(log.record_count()));
   return records.ok() ? std::move(*records) : std::vector<ConsumerRecord>();
+}
+
+int64_t FakeBroker::PeekLastStableOffset(const TopicPartition& partition) const
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  auto topic = topics_.find(partition.topic);
+  if (topic == topics_.end() || partition.partition < 0 ||
+      static_cast<size_t>(partition.partition) >= topic->second.size()) {
+    return 0;
+  }
+  return topic->second[static_cast<size_t>(partition.partition)].last_stable_offset();
 }
 
 int64_t FakeBroker::PeekLogStartOffset(const TopicPartition& partition) const

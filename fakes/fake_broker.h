@@ -114,6 +114,9 @@ class FakeBroker final : public Transport {
       const TopicPartition& partition,
       IsolationLevel isolation_level = IsolationLevel::kReadUncommitted) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // The last stable offset, read the same way (0 for an unknown partition).
+  int64_t PeekLastStableOffset(const TopicPartition& partition) const
+      ABSL_NO_THREAD_SAFETY_ANALYSIS;
   // The log start offset, read the same way (0 for an unknown partition).
   int64_t PeekLogStartOffset(const TopicPartition& partition) const
       ABSL_NO_THREAD_SAFETY_ANALYSIS;
@@ -153,6 +156,21 @@ class FakeBroker final : public Transport {
     MutexLock lock(mu_);
     append_observer_ = std::move(observer);
   }
+  // Called with the offsets [first, end) of `partition` whose records an abort marker took
+  // back, under the broker's lock (it must not call the broker): with the append observer, the
+  // oracle's account of what each changelog committed. REQUIRES: no client exists yet. Set
+  // without the lock, so that it adds no scheduling point (a world that sets it schedules as
+  // one that does not).
+  void SetAbortObserver(
+      std::function<void(const TopicPartition&, int64_t first, int64_t end)> observer)
+      ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    abort_observer_ = std::move(observer);
+  }
+  // ReadLog as a read_committed consumer sees the log: the data records in [from_offset,
+  // min(limit_offset, last stable offset)), aborted ones left out.
+  absl::StatusOr<std::vector<ConsumerRecord>> ReadCommittedLog(const TopicPartition& partition,
+                                                               int64_t from_offset,
+                                                               int64_t limit_offset);
   size_t MemoryBytes();
 
   // ---- Transport ----
@@ -262,6 +280,8 @@ class FakeBroker final : public Transport {
   std::map<TopicPartition, TimeNs> scripted_leaderless_until_ ABSL_GUARDED_BY(mu_);
   // Scripted by TakeCoordinatorAway.
   std::map<std::string, TimeNs> coordinator_gone_until_ ABSL_GUARDED_BY(mu_);
+  std::function<void(const TopicPartition&, int64_t, int64_t)> abort_observer_
+      ABSL_GUARDED_BY(mu_);
   std::function<void(const TopicPartition&, const ConsumerRecord&)> append_observer_
       ABSL_GUARDED_BY(mu_);
   // The broker as a simulation object (for kTransport points); used only by the OS thread

@@ -127,7 +127,11 @@ void FakeBroker::EndTransactionLocked(const std::string& transactional_id,
     PartitionLog& log = Log(tp);
     RS_CHECK(log.HasOpenTransaction(state.producer_id), "{} lost its open transaction",
              tp.ToString());
-    const int64_t marker = log.WriteMarker(state.producer_id, commit, now_ms);
+    std::vector<std::pair<int64_t, int64_t>> aborted;
+    const int64_t marker = log.WriteMarker(state.producer_id, commit, now_ms, &aborted);
+    if (abort_observer_) {
+      for (const auto& [first, end] : aborted) abort_observer_(tp, first, end);
+    }
     TraceMark("transaction", fmt::format("{} marker {}@{}", commit ? "commit" : "abort",
                                          tp.ToString(), marker));
   }

@@ -137,7 +137,8 @@ absl::StatusOr<int64_t> PartitionLog::AppendTransactional(int64_t producer_id,
   return offset;
 }
 
-int64_t PartitionLog::WriteMarker(int64_t producer_id, bool commit, int64_t timestamp_ms) {
+int64_t PartitionLog::WriteMarker(int64_t producer_id, bool commit, int64_t timestamp_ms,
+                                  std::vector<std::pair<int64_t, int64_t>>* aborted) {
   auto open = open_transactions_.find(producer_id);
   RS_CHECK(open != open_transactions_.end(), "marker for producer {} without a transaction",
            producer_id);
@@ -148,7 +149,9 @@ int64_t PartitionLog::WriteMarker(int64_t producer_id, bool commit, int64_t time
   if (!commit) {
     // Kafka's aborted-transaction index, as flags on the spans of this transaction.
     for (auto it = spans_.rbegin(); it != spans_.rend() && it->end_offset > first_offset; ++it) {
-      if (it->kind == SpanKind::kData && it->producer_id == producer_id) it->aborted = true;
+      if (it->kind != SpanKind::kData || it->producer_id != producer_id) continue;
+      it->aborted = true;
+      if (aborted != nullptr) aborted->emplace_back(it->first_offset, it->end_offset);
     }
   }
   spans_.push_back(Span{*offset, *offset + 1, producer_id,

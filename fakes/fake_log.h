@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -56,8 +57,10 @@ class PartitionLog {
                                               std::optional<std::string_view> value,
                                               int64_t timestamp_ms);
   // Ends the open transaction of `producer_id` with a commit or an abort marker and returns the
-  // marker's offset. REQUIRES: HasOpenTransaction(producer_id).
-  int64_t WriteMarker(int64_t producer_id, bool commit, int64_t timestamp_ms);
+  // marker's offset; an abort adds the [first, end) offset ranges of the records it took back
+  // to `aborted` (when given). REQUIRES: HasOpenTransaction(producer_id).
+  int64_t WriteMarker(int64_t producer_id, bool commit, int64_t timestamp_ms,
+                      std::vector<std::pair<int64_t, int64_t>>* aborted = nullptr);
   bool HasOpenTransaction(int64_t producer_id) const;
   int64_t last_stable_offset() const;
 

@@ -301,7 +301,8 @@ void MemFileSystem::CollectGarbage() {
   while (!pending.empty()) {
     const Inode& node = Node(pending.back());
     pending.pop_back();
-    for (const auto* entries : {&node.current_entries, &node.durable_entries}) {
+    for (const auto* entries :
+         {&node.current_entries, &node.durable_entries, &node.previous_durable_entries}) {
       for (const auto& [name, child] : *entries) {
         if (reachable.insert(child).second) pending.push_back(child);
       }
@@ -576,8 +577,16 @@ absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) 
   if (Inject(faults_.sync_error_per_mille)) {
     return Injected(absl::StatusCode::kInternal, "fsync", dir);
   }
+  // The entries before it are kept only while a damage that undoes a SyncDir may be drawn.
+  node.dir_sync_undoable = damage_.lost_dir_update_per_mille > 0;
+  if (node.dir_sync_undoable) {
+    node.previous_durable_entries = std::move(node.durable_entries);
+  } else {
+    node.previous_durable_entries.clear();
+  }
   node.durable_entries = node.current_entries;
   CollectGarbage();
+  RS_CHECK(node.dir_sync_undoable || node.previous_durable_entries.empty());
   return absl::OkStatus();
 }
 
@@ -585,7 +594,8 @@ void MemFileSystem::SetDamage(const MemFileSystemDamage& damage) {
   RS_CHECK(damage.torn_write_per_mille <= kPerMille && damage.lost_write_per_mille <= kPerMille &&
                damage.bit_flip_per_mille <= kPerMille &&
                damage.zeroed_sector_per_mille <= kPerMille &&
-               damage.vanished_entry_per_mille <= kPerMille,
+               damage.vanished_entry_per_mille <= kPerMille &&
+               damage.lost_dir_update_per_mille <= kPerMille,
            "damage rates are per mille");
   MutexLock lock(mu_);
   damage_ = damage;
@@ -601,14 +611,7 @@ void MemFileSystem::DamageDurable() {
   constexpr size_t kSector = 512;
   for (auto& [id, node] : inodes_) {
     if (node.is_dir) {
-      for (auto it = node.durable_entries.begin(); it != node.durable_entries.end();) {
-        if (Inject(damage_.vanished_entry_per_mille)) {
-          it = node.durable_entries.erase(it);
-          ++last_damage_.vanished_entries;
-        } else {
-          ++it;
-        }
-      }
+      DamageDirectory(node);
       continue;
     }
     const bool appended = node.current.size() > node.durable.size() &&
@@ -641,6 +644,28 @@ void MemFileSystem::DamageDurable() {
       std::fill(node.durable.begin() + static_cast<ptrdiff_t>(from),
                 node.durable.begin() + static_cast<ptrdiff_t>(to), '\0');
       ++last_damage_.zeroed_sectors;
+    }
+  }
+}
+
+void MemFileSystem::DamageDirectory(Inode& node) {
+  RS_CHECK(node.is_dir);
+  const bool undoable =
+      node.dir_sync_undoable && node.durable_entries != node.previous_durable_entries;
+  if (undoable && Inject(damage_.lost_dir_update_per_mille)) {
+    node.durable_entries = node.previous_durable_entries;
+    ++last_damage_.lost_dir_updates;
+  }
+  // After this crash, the durable entries are the base (the inodes kept for the lost update
+  // are collected at the end of the crash).
+  node.dir_sync_undoable = false;
+  node.previous_durable_entries.clear();
+  for (auto it = node.durable_entries.begin(); it != node.durable_entries.end();) {
+    if (Inject(damage_.vanished_entry_per_mille)) {
+      it = node.durable_entries.erase(it);
+      ++last_damage_.vanished_entries;
+    } else {
+      ++it;
     }
   }
 }

@@ -41,7 +41,11 @@
 //  * bit flip: one drawn bit of the durable contents flips;
 //  * zeroed sector: one drawn 512-byte sector of the durable contents reads as zeros;
 //  * vanished entry: a durable directory entry (a file, or a directory with all below it)
-//    disappears.
+//    disappears;
+//  * lost directory update: a directory's last SyncDir never reached the disk: its durable
+//    entries are those of the SyncDir before, naming the inodes they named then (a file
+//    replaced by a rename comes back with its old contents, a directory deleted and made again
+//    comes back as the old one: a stale copy of a store directory).
 // Damage happens to the durable version only, so it shows after the crash, where a restarted
 // instance recovers: the stores must detect it and restore from their changelogs.
 //
@@ -102,6 +106,7 @@ struct MemFileSystemDamage {
   uint32_t bit_flip_per_mille = 0;
   uint32_t zeroed_sector_per_mille = 0;
   uint32_t vanished_entry_per_mille = 0;
+  uint32_t lost_dir_update_per_mille = 0;  // per directory whose last SyncDir changed it
 };
 
 // What damage a Crash() did, for marks and tests.
@@ -112,9 +117,10 @@ struct MemFileSystemDamageDone {
   uint32_t bit_flips = 0;
   uint32_t zeroed_sectors = 0;
   uint32_t vanished_entries = 0;
+  uint32_t lost_dir_updates = 0;
   uint32_t total() const {
     return torn_writes + lost_writes + misdirected_writes + bit_flips + zeroed_sectors +
-           vanished_entries;
+           vanished_entries + lost_dir_updates;
   }
 };
 
@@ -192,6 +198,10 @@ class MemFileSystem final : public FileSystem {
                                    // (kept only while a damage may undo it; cleared at a crash)
     std::map<std::string, InodeId> current_entries;  // directory entries now
     std::map<std::string, InodeId> durable_entries;  // directory entries after a crash
+    // Before the last SyncDir (lost directory updates); kept, and its inodes alive, only while
+    // that damage may be drawn (cleared at a crash).
+    std::map<std::string, InodeId> previous_durable_entries;
+    bool dir_sync_undoable = false;
   };
 
   // Counts a mutation point and calls the hook without the lock, unless `process` (a view's or
@@ -254,7 +264,10 @@ class MemFileSystem final : public FileSystem {
   void DamageDurable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Undoes `node`'s last Sync and writes its bytes into another file (misdirected write).
   void MisdirectLastSync(InodeId id, Inode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Frees every inode unreachable from "/" through current and durable entries.
+  // Draws a lost update of directory `node`'s last SyncDir, then vanished entries.
+  void DamageDirectory(Inode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees every inode unreachable from "/" through current and durable entries (and the
+  // entries a lost directory update may bring back).
   void CollectGarbage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // For File.

@@ -72,9 +72,10 @@ Expected Model(const std::vector<ArchiveFile>& files) {
   Expected loss{.data_loss = true};
   if (segments.size() > kOptions.segments_max) return loss;
   if (manifest == nullptr) return segments.empty() ? Expected{} : loss;
-  absl::StatusOr<std::vector<LogSegmentEntry>> listed =
+  absl::StatusOr<LogStoreManifest> decoded =
       DecodeLogStoreManifest(*manifest, kOptions.segments_max);
-  if (!listed.ok()) return loss;
+  if (!decoded.ok()) return loss;
+  const std::vector<LogSegmentEntry>* listed = &decoded->segments;
   // Each open starts a segment numbered after every one there is: none is left after 2^32-1.
   constexpr uint32_t kLast = UINT32_MAX;
   if (segments.contains(kLast) || (!listed->empty() && listed->back().number == kLast)) {
@@ -167,10 +168,9 @@ void Repair(std::vector<ArchiveFile>& files) {
   for (ArchiveFile& f : files) {
     if (f.name != kLogStoreManifestName) continue;
     f.contents = ResealManifest(f.contents);
-    absl::StatusOr<std::vector<LogSegmentEntry>> listed =
-        DecodeLogStoreManifest(f.contents, UINT32_MAX);
+    absl::StatusOr<LogStoreManifest> listed = DecodeLogStoreManifest(f.contents, UINT32_MAX);
     if (listed.ok()) {
-      for (const LogSegmentEntry& e : *listed) salts[e.number] = e.salt;
+      for (const LogSegmentEntry& e : listed->segments) salts[e.number] = e.salt;
     }
   }
   for (ArchiveFile& f : files) {

@@ -1,21 +1,25 @@
 // Checker: one invariant of the oracle (oracle.h), in a file of its own under checks/. A checker
-// is a RuntimeObserver that judges events: it reads the Ledger (the state before the event;
-// the Oracle updates it after every checker saw the event) and fails the run with Violation,
-// naming its invariant. A new invariant is a new file and one line in checks/checkers.cc.
+// judges events (core/events/event.h), one hook per kind of event with the event's fields as
+// arguments: it reads the Ledger (the state before the event; the Oracle updates it after every
+// checker saw the event), and the event's header through its context (which thread, when), and
+// fails the run with Violation, naming its invariant. It sees data only, never the simulator
+// or the runtime's objects, so it judges a simulated run, a real-thread run and an event file
+// alike. A new invariant is a new file and one line in checks/checkers.cc.
 //
-// Thread-safety: not thread-safe; the oracle's OS thread only.
+// Thread-safety: not thread-safe; called by one thread at a time (the oracle's caller).
 #ifndef RESTORESIM_PROPERTIES_CHECKER_H_
 #define RESTORESIM_PROPERTIES_CHECKER_H_
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/runtime/runtime_observer.h"
+#include "core/events/event.h"
 #include "properties/ledger.h"
-#include "sim/simulation.h"
+#include "properties/oracle_host.h"
 
 namespace restoresim::properties {
 
@@ -26,9 +30,9 @@ struct WasteBudget {
 };
 
 struct OracleCounts {
-  int64_t events = 0;                // hook calls observed
+  int64_t events = 0;                // runtime events judged
   int64_t store_checks = 0;          // store comparisons against the changelog's history
-  int64_t store_checks_skipped = 0;  // stores that could not be read
+  int64_t store_checks_skipped = 0;  // stores that could not be read (or were not recorded)
   int64_t wanted_closes = 0;
   int64_t rerestored_records = 0;
 };
@@ -36,36 +40,175 @@ struct OracleCounts {
 // What every checker may use.
 class OracleContext {
  public:
-  OracleContext(sim::Simulation& sim, Ledger& ledger);
+  OracleContext(OracleHost& host, Ledger& ledger) : host_(host), ledger_(ledger) {}
 
-  sim::Simulation& sim() { return sim_; }
-  const sim::Simulation& sim() const { return sim_; }
   const Ledger& ledger() const { return ledger_; }
   OracleCounts& counts() { return counts_; }
   WasteBudget& budget() { return budget_; }
-  std::string CurrentThreadName() const;
-  // The same without a copy (valid until the next thread is spawned).
-  std::string_view CurrentThreadView() const;
-  // Whether a simulated thread of this name exists (has been started) in the run.
-  bool ThreadExists(std::string_view name);
+  // The header of the event being judged: the thread that emitted it, when.
+  void SetCurrent(const events::EventHeader* header) { current_ = header; }
+  std::string CurrentThreadName() const { return std::string(CurrentThreadView()); }
+  std::string_view CurrentThreadView() const {
+    return current_ == nullptr ? std::string_view() : std::string_view(current_->thread);
+  }
+  TimeNs now_ns() const { return current_ == nullptr ? 0 : current_->clock_ns; }
+  // Whether a thread of this name has been started in the run (the host knows).
+  bool ThreadExists(std::string_view name) { return host_.ThreadExists(name); }
   [[noreturn]] void Violation(std::string_view invariant, std::string_view who,
                               std::string detail);
 
  private:
-  sim::Simulation& sim_;
+  OracleHost& host_;
   Ledger& ledger_;
+  const events::EventHeader* current_ = nullptr;
   OracleCounts counts_;
   WasteBudget budget_;
-  std::vector<std::string> thread_names_;  // refreshed when the thread count changes
 };
 
-class Checker : public RuntimeObserver {
+class Checker {
  public:
   Checker(OracleContext& context, std::string_view invariant)
       : context_(context), invariant_(invariant) {}
+  virtual ~Checker() = default;
   std::string_view invariant() const { return invariant_; }
   // End-of-run checks, after the runtime shut down.
   virtual void Final() {}
+
+  // ---- the hooks: one per kind of runtime event (core/runtime/runtime_observer.h says what
+  // each means); the defaults ignore it ----
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+  // ---- tasks (on the thread that holds the task) ----
+  virtual void OnTaskOpened(const events::TaskInfo& task) {}
+  virtual void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState to) {}
+  virtual void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) {}
+  virtual void OnProcess(const events::TaskInfo& task, size_t records) {}
+
+  // ---- the restore thread's boundary ----
+  virtual void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who,
+                         TaskHolder from, TaskHolder to) {}
+  // A CLOSE item was applied: every changelog of `who` is unregistered now.
+  virtual void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) {}
+  // A prepared type conversion completes, on whichever thread completes it (by design the
+  // restore thread, before the task's changelogs register again).
+  virtual void OnTypeConversion(const events::StateInfo& state, TaskType from, TaskType to) {}
+  // An event left the restore thread (drained = false) or reached the stream thread (true).
+  virtual void OnRestoreEvent(std::string_view restore_thread,
+                              const events::RestoreEventInfo& event, bool drained) {}
+  // The stream thread handled a corruption report about `reported`, acting on `acted_on`
+  // (none: the report was stale and nothing was applied).
+  virtual void OnCorruptionHandled(const TaskIncarnation& reported,
+                                   const std::optional<TaskIncarnation>& acted_on) {}
+  // A round of `items` items is in the restore thread's queue (observed after the push).
+  virtual void OnRoundQueued(std::string_view restore_thread, size_t items) {}
+  // The restore thread's loop begins an iteration.
+  virtual void OnRestoreLoop(std::string_view restore_thread) {}
+  // It waits for work (begin), or the wait ended (`woken`: by a round or by shutdown).
+  virtual void OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) {}
+  // It drained `rounds` rounds from its queue in this iteration (0 included).
+  virtual void OnRoundsDrained(std::string_view restore_thread, size_t rounds) {}
+  // Its shutdown was requested (after its stop flag was set), and it stopped (its loop ended).
+  virtual void OnRestoreShutdownRequested(std::string_view restore_thread) {}
+  virtual void OnRestoreStopped(std::string_view restore_thread) {}
+
+  // ---- the stream thread (on the stream thread) ----
+  // The assignment its task manager now works to (after each rebalance callback).
+  virtual void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
+                            const std::set<TaskId>& standby) {}
+  // A decision about one incarnation (see TaskDecision), taken against that assignment.
+  virtual void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
+                          TaskDecision decision, TaskType type) {}
+  // A task failed on the stream thread itself (its committed offset could not be read before
+  // it ran: task.timeout.ms ran out, or a fatal error), reported before it is closed failed.
+  virtual void OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
+                            const absl::Status& error) {}
+  // Every task its task manager holds, after it handled an assignment, a hand-over or the
+  // restore thread's events.
+  virtual void OnTaskManagerView(std::string_view stream_thread,
+                                 const std::vector<TaskView>& tasks) {}
+  // An iteration of its loop begins; `restore_thread` is its restore thread's name.
+  virtual void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {}
+  virtual void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
+                                   StreamThreadState to) {}
+  // Its processing gate closed (its client is shutting down or failed: nothing may begin
+  // processing from now on), on the thread that closed it; and it begins processing its
+  // running tasks (observed with no scheduling point after it found the gate open).
+  virtual void OnProcessingStopped(std::string_view stream_thread) {}
+  virtual void OnProcessBegin(std::string_view stream_thread) {}
+
+  // ---- pause and resume (KIP-834; topology_pause.h) ----
+  // A client paused (or resumed) `topology`; `threads` read the flag (each takes it up at its
+  // next loop iteration). Reported on the calling thread right after the flag changed.
+  virtual void OnTopologyPause(std::string_view topology, bool paused,
+                               const std::vector<std::string>& threads) {}
+  // `thread` paused (or resumed) the task it holds: a restore thread took `who` out of its
+  // reader (its stores kept) or put it back; a stream thread stopped (or restarted) processing
+  // the running active `who`. A pause by a restore thread also ends when the task leaves it.
+  virtual void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) {}
+
+  // ---- the runtime (the client; on the thread that changed its state) ----
+  // `threads`: the names of every stream thread it made so far.
+  virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
+                              const std::vector<std::string>& threads) {}
+
+  // ---- transport clients ----
+  // `client_id` is used by `thread` only (reported before that thread uses it).
+  virtual void OnClientOwner(std::string_view client_id, std::string_view thread) {}
+  // A call of a transport client, on the calling thread (the transport reports it).
+  virtual void OnTransportCall(std::string_view client_id, std::string_view call) {}
+  // A suspendable transport (suspendable_transport.h) of `instance` opened (or closed) the
+  // connection of the client the runtime knows as `base_id`, on the wire `wire_id`.
+  virtual void OnClientConnection(std::string_view instance, std::string_view base_id,
+                                  std::string_view wire_id, bool open) {}
+  // A checkpoint/restore notification of a runtime instance (runtime.h: Checkpoint, Restore).
+  virtual void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) {}
+  // The changelog reader re-read an active changelog's end offset after a restore.
+  virtual void OnEndOffsetRefreshed(std::string_view reader, const TopicPartition& changelog,
+                                    int64_t end_offset) {}
+
+  // ---- the changelog reader (on its restore thread) ----
+  virtual void OnRegistered(std::string_view reader, const TopicPartition& changelog,
+                            const TaskIncarnation& owner, TaskType type) {}
+  virtual void OnUnregistered(std::string_view reader, const TopicPartition& changelog,
+                              const TaskIncarnation& owner) {}
+  // Records up to (not including) next_offset were written to the owner's store.
+  virtual void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
+                               const TaskIncarnation& owner, TaskType type,
+                               int64_t next_offset, int64_t records) {}
+  virtual void OnCompleted(std::string_view reader, const TopicPartition& changelog,
+                           const TaskIncarnation& owner, int64_t position,
+                           int64_t end_offset) {}
+  virtual void OnListener(std::string_view reader, const TopicPartition& changelog,
+                          ListenerCall call) {}
+  // The reader is gone (its restore thread stopped): nothing is registered in it any more.
+  virtual void OnReaderDestroyed(std::string_view reader) {}
+  // Its mode changed (standbys paused while an active restores, or updated).
+  virtual void OnReaderMode(std::string_view reader, ReaderMode mode) {}
+
+  // ---- state managers (on the thread that holds the task) ----
+  virtual void OnStoresRegistered(const events::StateInfo& state) {}
+  // The stores are closed (Close, Clear) or the state manager is destroyed.
+  virtual void OnStoresReleased(const events::StateInfo& state) {}
+  // Close is about to close the stores: after a clean close's flush and checkpoint (`clean`),
+  // or without them. The stores are still readable.
+  virtual void OnStoresClosing(const events::StateInfo& state, bool clean) {}
+  virtual void OnAdvance(const events::StateInfo& state, const TopicPartition& changelog,
+                         int64_t next_offset) {}
+  virtual void OnFlushed(const events::StateInfo& state) {}
+  // A checkpoint of `offsets` is about to be written (the claim), and whether it was.
+  virtual void OnCheckpointWritten(const events::StateInfo& state,
+                                   const CheckpointOffsets& offsets) {}
+  virtual void OnCheckpointResult(const events::StateInfo& state, bool written) {}
+  virtual void OnWiped(const events::StateInfo& state) {}
+  virtual void OnCheckpointDeleted(const events::StateInfo& state) {}
+  // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.
+  virtual void OnStoreWipedOnOpen(const events::StateInfo& state,
+                                  const TopicPartition& changelog) {}
+  // The checkpoint named `claimed` for a store that has lost its data (its directory missing
+  // or empty): the claim was withdrawn on disk and the store restores from the beginning.
+  virtual void OnCheckpointClaimDropped(const events::StateInfo& state,
+                                        const TopicPartition& changelog, int64_t claimed) {}
+#pragma GCC diagnostic pop
 
  protected:
   const Ledger& ledger() const { return context_.ledger(); }

@@ -9,15 +9,13 @@ namespace {
 
 std::string Str(std::string_view s) { return std::string(s); }
 
-// Every store's contents (a store that cannot be read is left out).
-std::map<std::string, std::map<std::string, std::string>> ReadStores(const StateManager& state) {
+// Every store's contents as the event read them (a store that could not be read, or stores
+// not recorded, are left out).
+std::map<std::string, std::map<std::string, std::string>> ReadStores(
+    const events::StateInfo& state) {
   std::map<std::string, std::map<std::string, std::string>> contents;
-  StateManager& sm = const_cast<StateManager&>(state);  // reading, no scheduling point
-  for (const std::string& name : sm.StoreNames()) {
-    KeyValueStore* store = sm.Store(name);
-    if (store == nullptr) continue;
-    absl::StatusOr<std::map<std::string, std::string>> all = store->ReadAll();
-    if (all.ok()) contents[name] = std::move(*all);
+  for (const events::StoreSnapshot& store : state.stores) {
+    if (store.readable) contents[store.name] = store.data;
   }
   return contents;
 }
@@ -30,17 +28,13 @@ std::optional<TaskType> Wanted::Of(TaskId id) const {
   return std::nullopt;
 }
 
-Ledger::Ledger(std::function<std::string()> current_thread,
-               std::function<int64_t(const TopicPartition&)> log_start)
-    : current_thread_(std::move(current_thread)), log_start_(std::move(log_start)) {}
-
 const TaskRecord* Ledger::Find(const TaskIncarnation& who) const {
   auto it = open.find(who);
   return it == open.end() ? nullptr : &it->second;
 }
 
-const TaskIncarnation* Ledger::OwnerOf(const StateManager& state) const {
-  auto it = owner_of_.find(&state);
+const TaskIncarnation* Ledger::OwnerOf(const events::StateInfo& state) const {
+  auto it = owner_of_.find(state.state_id);
   return it == owner_of_.end() ? nullptr : &it->second;
 }
 
@@ -50,9 +44,29 @@ void ChangelogHistory::Append(const ConsumerRecord& record) {
   end_ = record.offset + 1;
 }
 
-void Ledger::OnAppend(const TopicPartition& tp, const ConsumerRecord& record) {
+void ChangelogHistory::Abort(int64_t first, int64_t end) {
+  RS_CHECK(first <= end && end <= end_, "aborted [{}, {}) past the history's end {}", first, end,
+           end_);
+  for (auto it = keys_.begin(); it != keys_.end();) {
+    std::vector<Entry>& entries = it->second;
+    const size_t before = entries.size();
+    std::erase_if(entries, [&](const Entry& e) { return e.offset >= first && e.offset < end; });
+    aborted_ += static_cast<int64_t>(before - entries.size());
+    it = entries.empty() ? keys_.erase(it) : std::next(it);
+  }
+}
+
+void Ledger::OnAppend(const events::Appended& record) {
   // Only changelogs are folded; input topics need no history.
-  if (std::string_view(tp.topic).ends_with("-changelog")) history[tp].Append(record);
+  if (!std::string_view(record.tp.topic).ends_with("-changelog")) return;
+  history[record.tp].Append(
+      ConsumerRecord{.offset = record.offset, .key = record.key, .value = record.value});
+}
+
+void Ledger::OnAbort(const events::Aborted& abort) {
+  if (!std::string_view(abort.tp.topic).ends_with("-changelog")) return;
+  history[abort.tp].Abort(abort.first, abort.end);
+  aborted[abort.tp].emplace_back(abort.first, abort.end);
 }
 
 void Ledger::OnCrash() {
@@ -68,31 +82,31 @@ void Ledger::OnCrash() {
 
 // ---- tasks ----
 
-void Ledger::OnTaskOpened(const Task& task) {
+void Ledger::OnTaskOpened(const events::TaskInfo& task) {
   TaskRecord record;
-  record.task_dir = task.state_manager().task_dir();
-  record.type = task.effective_type();  // its stream thread: from the decision that made it
-  record.state_manager = &task.state_manager();
-  owner_of_[record.state_manager] = task.incarnation();
-  open.emplace(task.incarnation(), std::move(record));
+  record.task_dir = task.task_dir;
+  record.type = task.type;  // its stream thread: from the decision that made it
+  record.state_id = task.state_id;
+  owner_of_[record.state_id] = task.who;
+  open.emplace(task.who, std::move(record));
 }
 
-void Ledger::OnTaskTransition(const Task& task, TaskState from, TaskState to) {
-  auto it = open.find(task.incarnation());
+void Ledger::OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState to) {
+  auto it = open.find(task.who);
   if (it == open.end()) return;
   it->second.state = to;
   if (to != TaskState::kClosed) return;
-  auto owner = owner_of_.find(it->second.state_manager);
-  if (owner != owner_of_.end() && owner->second == task.incarnation()) owner_of_.erase(owner);
+  auto owner = owner_of_.find(it->second.state_id);
+  if (owner != owner_of_.end() && owner->second == task.who) owner_of_.erase(owner);
   open.erase(it);
-  closed.insert(task.incarnation());
+  closed.insert(task.who);
 }
 
 void Ledger::OnTaskDestroyed(const TaskIncarnation& who, TaskState state) {
   auto it = open.find(who);
   if (it == open.end()) return;
   dropped.emplace(who, it->second.holder);
-  auto owner = owner_of_.find(it->second.state_manager);
+  auto owner = owner_of_.find(it->second.state_id);
   if (owner != owner_of_.end() && owner->second == who) owner_of_.erase(owner);
   open.erase(it);
 }
@@ -101,7 +115,7 @@ void Ledger::OnHandOff(std::string_view restore_thread, const TaskIncarnation& w
                        TaskHolder from, TaskHolder to) {
   restore_threads.insert(Str(restore_thread));
   if (from == TaskHolder::kStreamThread && to == TaskHolder::kToRestore) {
-    stream_of.try_emplace(Str(restore_thread), current_thread_());
+    stream_of.try_emplace(Str(restore_thread), current_ == nullptr ? "" : current_->thread);
   }
   // A resumed incarnation comes back in a new CREATE after its CLOSE: it may register again.
   if (to == TaskHolder::kToRestore) close_applied.erase({Str(restore_thread), who});
@@ -115,15 +129,15 @@ void Ledger::OnCloseApplied(std::string_view restore_thread, const TaskIncarnati
   close_applied.emplace(Str(restore_thread), who);
 }
 
-void Ledger::OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
-                            bool drained) {
+void Ledger::OnRestoreEvent(std::string_view restore_thread,
+                            const events::RestoreEventInfo& event, bool drained) {
   const std::string rt = Str(restore_thread);
   events_in_flight[rt] += drained ? -1 : 1;
   if (drained || event.kind != RestoreEvent::Kind::kCorrupted) return;
   corruption_reported.insert(event.incarnation);
   std::string dir;
-  if (event.task != nullptr) {
-    dir = event.task->state_manager().task_dir();
+  if (event.task.has_value()) {
+    dir = event.task->task_dir;
   } else if (const TaskRecord* record = Find(event.incarnation)) {
     dir = record->task_dir;
   }
@@ -135,15 +149,13 @@ void Ledger::OnRestoreEvent(std::string_view restore_thread, const RestoreEvent&
 
 // ---- the changelog reader ----
 
-void Ledger::OnRegistered(std::string_view reader, const TopicPartition& changelog,
-                          const TaskIncarnation& owner, TaskType type) {
-  Registration reg{.owner = owner, .type = type};
-  if (const TaskRecord* record = Find(owner)) {
+void Ledger::OnRegistered(const events::Registered& e) {
+  Registration reg{.owner = e.owner, .type = e.type};
+  if (const TaskRecord* record = Find(e.owner)) {
     reg.task_dir = record->task_dir;
-    reg.from_scratch =
-        record->state_manager != nullptr && !record->state_manager->StartOffset(changelog);
+    reg.from_scratch = e.owner_state && !e.start_offset.has_value();
   }
-  registered.insert_or_assign(ReaderKey{Str(reader), changelog}, std::move(reg));
+  registered.insert_or_assign(ReaderKey{e.reader, e.changelog}, std::move(reg));
 }
 
 void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
@@ -151,34 +163,33 @@ void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& chang
   registered.erase(ReaderKey{Str(reader), changelog});
 }
 
-void Ledger::OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
-                             const TaskIncarnation& owner, TaskType type, int64_t next_offset,
-                             int64_t records) {
-  auto it = registered.find(ReaderKey{Str(reader), changelog});
+void Ledger::OnRestoredBatch(const events::BatchRestored& e) {
+  auto it = registered.find(ReaderKey{e.reader, e.changelog});
   if (it == registered.end()) return;
-  it->second.position = next_offset;
-  NoteScratchStart(it->second, changelog);
+  it->second.position = e.next_offset;
+  NoteScratchStart(it->second, e.changelog, e.log_start);
 }
 
 // Restoring from the log start (no checkpoint): what lay below the log start when it first
 // read (or completed) may be gone from the store. (The log start then is at least the one it
 // restored from: a read below it would have been out of range.)
-void Ledger::NoteScratchStart(Registration& reg, const TopicPartition& changelog) {
+// `log_start` is the event's (-1 when the recorder could not tell: nothing is then excused).
+void Ledger::NoteScratchStart(Registration& reg, const TopicPartition& changelog,
+                              int64_t log_start) {
   if (!reg.from_scratch || reg.scratch_noted || reg.task_dir.empty()) return;
   reg.scratch_noted = true;
   int64_t& below = dirs[reg.task_dir].compacted_below[changelog];
-  below = std::max(below, log_start_(changelog));
+  below = std::max(below, log_start);
 }
 
-void Ledger::OnCompleted(std::string_view reader, const TopicPartition& changelog,
-                         const TaskIncarnation& owner, int64_t position, int64_t end_offset) {
-  auto it = registered.find(ReaderKey{Str(reader), changelog});
+void Ledger::OnCompleted(const events::Completed& e) {
+  auto it = registered.find(ReaderKey{e.reader, e.changelog});
   if (it != registered.end()) {
     it->second.completed = true;
-    NoteScratchStart(it->second, changelog);
+    NoteScratchStart(it->second, e.changelog, e.log_start);
   }
-  auto task = open.find(owner);
-  if (task != open.end()) task->second.completed.insert(changelog);
+  auto task = open.find(e.owner);
+  if (task != open.end()) task->second.completed.insert(e.changelog);
 }
 
 void Ledger::OnListener(std::string_view reader, const TopicPartition& changelog,
@@ -200,28 +211,28 @@ void Ledger::OnReaderDestroyed(std::string_view reader) {
 
 // ---- state managers ----
 
-void Ledger::OnStoresRegistered(const StateManager& state) {
-  dir_users.try_emplace(state.task_dir(), &state);
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnStoresRegistered(const events::StateInfo& state) {
+  dir_users.try_emplace(state.task_dir, state.state_id);
+  DirRecord& dir = dirs[state.task_dir];
   dir.pending.clear();
   dir.flushed.clear();
-  for (const auto& [tp, offset] : state.flushed_offsets()) {
+  for (const auto& [tp, offset] : state.flushed) {
     dir.pending[tp] = offset;
     dir.flushed[tp] = offset;
   }
-  dir.checkpointed = state.flushed_offsets();
+  dir.checkpointed = state.flushed;
   dir.checkpoint_failed = false;
   dir.clean_close.reset();
   dir.wiped = false;
 }
 
-void Ledger::OnStoresReleased(const StateManager& state) {
-  auto it = dir_users.find(state.task_dir());
-  if (it != dir_users.end() && it->second == &state) dir_users.erase(it);
+void Ledger::OnStoresReleased(const events::StateInfo& state) {
+  auto it = dir_users.find(state.task_dir);
+  if (it != dir_users.end() && it->second == state.state_id) dir_users.erase(it);
 }
 
-void Ledger::OnStoresClosing(const StateManager& state, bool clean) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnStoresClosing(const events::StateInfo& state, bool clean) {
+  DirRecord& dir = dirs[state.task_dir];
   if (!clean || dir.checkpoint_failed) {
     dir.clean_close.reset();
     return;
@@ -229,24 +240,24 @@ void Ledger::OnStoresClosing(const StateManager& state, bool clean) {
   dir.clean_close = CleanClose{.checkpoint = dir.checkpointed, .contents = ReadStores(state)};
 }
 
-void Ledger::OnAdvance(const StateManager& state, const TopicPartition& changelog,
+void Ledger::OnAdvance(const events::StateInfo& state, const TopicPartition& changelog,
                        int64_t next_offset) {
-  dirs[state.task_dir()].pending[changelog] = next_offset;
+  dirs[state.task_dir].pending[changelog] = next_offset;
 }
 
-void Ledger::OnFlushed(const StateManager& state) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnFlushed(const events::StateInfo& state) {
+  DirRecord& dir = dirs[state.task_dir];
   dir.flushed = dir.pending;
 }
 
-void Ledger::OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnCheckpointWritten(const events::StateInfo& state, const CheckpointOffsets& offsets) {
+  DirRecord& dir = dirs[state.task_dir];
   dir.checkpointed = offsets;  // confirmed (or marked failed) by OnCheckpointResult
   dir.checkpoint_crashes = crashes;
 }
 
-void Ledger::OnCheckpointResult(const StateManager& state, bool written) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnCheckpointResult(const events::StateInfo& state, bool written) {
+  DirRecord& dir = dirs[state.task_dir];
   dir.checkpoint_failed = !written;
   if (!written) return;
   // A write that began before a crash and is reported after it (the writer was descheduled
@@ -260,14 +271,14 @@ void Ledger::OnCheckpointResult(const StateManager& state, bool written) {
   }
 }
 
-void Ledger::OnWiped(const StateManager& state) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnWiped(const events::StateInfo& state) {
+  DirRecord& dir = dirs[state.task_dir];
   dir = DirRecord{};
   dir.wiped = true;
 }
 
-void Ledger::OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {
-  DirRecord& dir = dirs[state.task_dir()];
+void Ledger::OnStoreWipedOnOpen(const events::StateInfo& state, const TopicPartition& changelog) {
+  DirRecord& dir = dirs[state.task_dir];
   dir.checkpointed_high.erase(changelog);
   dir.compacted_below.erase(changelog);
   dir.corrupted.erase(changelog);

@@ -2,12 +2,13 @@
 // has registered, what each task directory's stores hold and checkpointed, what each stream
 // thread is assigned, who owns each transport client, and the whole history of every
 // changelog. The checkers (checker.h) read it; the Oracle updates it after every checker saw an
-// event, so a checker sees the state *before* the event it judges.
+// event, so a checker sees the state *before* the event it judges. It is built from events
+// (core/events/event.h) alone.
 //
 // It keeps facts only; it judges nothing (every violation is a checker's). Identity of state
-// managers is by pointer, used for lookup only and never for ordering.
+// managers is the events' state_id, used for lookup only and never for ordering.
 //
-// Thread-safety: not thread-safe; the oracle's OS thread only.
+// Thread-safety: not thread-safe; the oracle's caller only.
 #ifndef RESTORESIM_PROPERTIES_LEDGER_H_
 #define RESTORESIM_PROPERTIES_LEDGER_H_
 
@@ -19,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/runtime/runtime_observer.h"
+#include "core/events/event.h"
 
 namespace restoresim::properties {
 
@@ -31,7 +32,7 @@ struct TaskRecord {
   std::string task_dir;
   TaskType type = TaskType::kActive;   // effective type at creation
   std::set<TopicPartition> completed;  // changelogs completed under this incarnation
-  const StateManager* state_manager = nullptr;
+  uint64_t state_id = 0;  // its state manager (events::TaskInfo::state_id)
 };
 
 struct Registration {
@@ -83,6 +84,10 @@ class ChangelogHistory {
     std::optional<std::string> value;  // nullopt: a tombstone
   };
   void Append(const ConsumerRecord& record);
+  // Forgets the records in [first, end): an abort marker took them back (read_committed never
+  // returns them, so no store restored from the changelog holds them).
+  void Abort(int64_t first, int64_t end);
+  int64_t aborted() const { return aborted_; }
   // Every key's records, in offset order.
   const std::map<std::string, std::vector<Entry>>& keys() const { return keys_; }
   int64_t end() const { return end_; }
@@ -90,27 +95,26 @@ class ChangelogHistory {
  private:
   std::map<std::string, std::vector<Entry>> keys_;
   int64_t end_ = 0;
+  int64_t aborted_ = 0;  // records forgotten by Abort
 };
 using LogHistory = std::map<TopicPartition, ChangelogHistory>;
 
-class Ledger final : public RuntimeObserver {
+class Ledger final {
  public:
   using ReaderKey = std::pair<std::string, TopicPartition>;
 
-  // `current_thread`: the current simulated thread's name; `log_start`: a changelog's log
-  // start offset now.
-  Ledger(std::function<std::string()> current_thread,
-         std::function<int64_t(const TopicPartition&)> log_start);
+  // The header of the event being recorded (the Oracle sets it before each event).
+  void SetCurrent(const events::EventHeader* header) { current_ = header; }
 
   const TaskRecord* Find(const TaskIncarnation& who) const;
   // The open task whose state manager this is (null: none, e.g. a test's own state manager).
-  const TaskIncarnation* OwnerOf(const StateManager& state) const;
+  const TaskIncarnation* OwnerOf(const events::StateInfo& state) const;
 
   // ---- the facts ----
   std::map<TaskIncarnation, TaskRecord> open;
   std::set<TaskIncarnation> closed;
   std::map<TaskIncarnation, TaskHolder> dropped;  // destroyed without being closed
-  std::map<std::string, const StateManager*> dir_users;
+  std::map<std::string, uint64_t> dir_users;  // task directory -> state_id
   std::set<std::pair<std::string, TaskIncarnation>> close_applied;
   std::map<ReaderKey, Registration> registered;
   std::set<ReaderKey> listening;
@@ -125,6 +129,8 @@ class Ledger final : public RuntimeObserver {
   // Stream threads past their loop, stopped restore threads.
   std::set<std::string, std::less<>> finished_threads;
   LogHistory history;
+  // Per changelog, the offset ranges [first, end) abort markers took back (exactly once).
+  std::map<TopicPartition, std::vector<std::pair<int64_t, int64_t>>> aborted;
 
   // Checkpoint/restore (checks/checkpoint_restore.cc): per runtime instance ("" for a single
   // Runtime), its phase, its open connections, its threads; per wire client id, the instance
@@ -145,62 +151,59 @@ class Ledger final : public RuntimeObserver {
   const InstanceRecord* InstanceOfWire(std::string_view wire_id) const;
   const InstanceRecord* InstanceOfThread(std::string_view thread) const;
 
-  // Called by the world: every record the broker appended, and crashes of the file system
-  // (what the disk keeps is no longer what the ledger last saw written).
-  void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
+  // Reported by the world: every record appended to a changelog, and crashes of the file
+  // system (what the disk keeps is no longer what the ledger last saw written).
+  void OnAppend(const events::Appended& record);
+  // Records an abort marker took back (exactly once): forgotten by the changelog's history.
+  void OnAbort(const events::Aborted& abort);
   void OnCrash();
   uint64_t crashes = 0;  // file-system crashes so far
 
-  // ---- RuntimeObserver: bookkeeping only ----
+  // ---- runtime events (as the checkers' hooks): bookkeeping only ----
   void OnClientConnection(std::string_view instance, std::string_view base_id,
-                          std::string_view wire_id, bool open) override;
-  void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) override;
-  void OnTaskOpened(const Task& task) override;
-  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override;
-  void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) override;
+                          std::string_view wire_id, bool open);
+  void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice);
+  void OnTaskOpened(const events::TaskInfo& task);
+  void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState to);
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState state);
   void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who, TaskHolder from,
-                 TaskHolder to) override;
-  void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) override;
-  void OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
-                      bool drained) override;
-  void OnRegistered(std::string_view reader, const TopicPartition& changelog,
-                    const TaskIncarnation& owner, TaskType type) override;
+                 TaskHolder to);
+  void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who);
+  void OnRestoreEvent(std::string_view restore_thread, const events::RestoreEventInfo& event,
+                      bool drained);
+  void OnRegistered(const events::Registered& e);
   void OnUnregistered(std::string_view reader, const TopicPartition& changelog,
-                      const TaskIncarnation& owner) override;
-  void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
-                       const TaskIncarnation& owner, TaskType type, int64_t next_offset,
-                       int64_t records) override;
-  void OnCompleted(std::string_view reader, const TopicPartition& changelog,
-                   const TaskIncarnation& owner, int64_t position, int64_t end_offset) override;
+                      const TaskIncarnation& owner);
+  void OnRestoredBatch(const events::BatchRestored& e);
+  void OnCompleted(const events::Completed& e);
   void OnListener(std::string_view reader, const TopicPartition& changelog,
-                  ListenerCall call) override;
-  void OnReaderDestroyed(std::string_view reader) override;
-  void OnStoresRegistered(const StateManager& state) override;
-  void OnStoresReleased(const StateManager& state) override;
-  void OnStoresClosing(const StateManager& state, bool clean) override;
-  void OnAdvance(const StateManager& state, const TopicPartition& changelog,
-                 int64_t next_offset) override;
-  void OnFlushed(const StateManager& state) override;
-  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override;
-  void OnCheckpointResult(const StateManager& state, bool written) override;
-  void OnWiped(const StateManager& state) override;
-  void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;
+                  ListenerCall call);
+  void OnReaderDestroyed(std::string_view reader);
+  void OnStoresRegistered(const events::StateInfo& state);
+  void OnStoresReleased(const events::StateInfo& state);
+  void OnStoresClosing(const events::StateInfo& state, bool clean);
+  void OnAdvance(const events::StateInfo& state, const TopicPartition& changelog,
+                 int64_t next_offset);
+  void OnFlushed(const events::StateInfo& state);
+  void OnCheckpointWritten(const events::StateInfo& state, const CheckpointOffsets& offsets);
+  void OnCheckpointResult(const events::StateInfo& state, bool written);
+  void OnWiped(const events::StateInfo& state);
+  void OnStoreWipedOnOpen(const events::StateInfo& state, const TopicPartition& changelog);
   void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                    const std::set<TaskId>& standby) override;
+                    const std::set<TaskId>& standby);
   void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
-                  TaskDecision decision, TaskType type) override;
-  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;
+                  TaskDecision decision, TaskType type);
+  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread);
   void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
-                           StreamThreadState to) override;
-  void OnRestoreStopped(std::string_view restore_thread) override;
-  void OnClientOwner(std::string_view client_id, std::string_view thread) override;
+                           StreamThreadState to);
+  void OnRestoreStopped(std::string_view restore_thread);
+  void OnClientOwner(std::string_view client_id, std::string_view thread);
 
  private:
-  void NoteScratchStart(Registration& reg, const TopicPartition& changelog);
+  void NoteScratchStart(Registration& reg, const TopicPartition& changelog, int64_t log_start);
 
-  std::function<std::string()> current_thread_;
-  std::function<int64_t(const TopicPartition&)> log_start_;
-  std::map<const StateManager*, TaskIncarnation> owner_of_;  // lookup only
+  const events::EventHeader* current_ = nullptr;
+  std::map<uint64_t, TaskIncarnation> owner_of_;  // state_id -> its open task; lookup only
 };
 
 // What a store restored or written up to `upto` may hold: the fold of the history below

@@ -1,5 +1,5 @@
-// The invariant oracle: a RuntimeObserver that checks the runtime's invariants at every event
-// of a simulated run and fails the run at the first violation, naming the invariant, the step
+// The invariant oracle: an EventSink that checks the runtime's invariants at every event of a
+// run and fails the run at the first violation, naming the invariant, the step (in simulation)
 // and what it is about (a structured core/util/failure.h Failure; as text):
 //
 //   [invariant:registration] step 8123, 0_2#14: changelog app-counts-changelog-2 registered
@@ -37,40 +37,43 @@
 //                       once, never restored, run or listed again, closed
 // The scenarios check liveness and the final state themselves (scenarios/scenario_checks.h).
 //
-// Cost: every hook is a few map operations per checker; the store checks read a store and
-// fold the changelog's history. Observing adds no scheduling point (the history comes from the
-// broker's append observer, the log start from FakeBroker's peek), so a run's schedule and
-// trace hash are the same with the oracle on or off.
+// It judges events as data (core/events/event.h) and nothing of the simulator: the same oracle
+// judges a simulated run (fed synchronously by the EventRecorder the world installs), a
+// real-thread run (StandaloneJudge, fed under the recorder's lock) and an event file
+// (`restoresim check`). What only the world knows — ending the run at a violation, its step
+// numbers, whether it is being torn down, which threads exist — comes through an OracleHost
+// (oracle_host.h; the simulator's is scenarios/sim_oracle_host.h).
 //
-// Thread-safety: not thread-safe; installed on the OS thread that runs one simulation, whose
-// simulated threads it observes.
+// Cost: every event is a few map operations per checker; the store checks fold the changelog's
+// history against the store contents the event recorded. Recording adds no scheduling point
+// (the history comes from the broker's append observer, the log start from FakeBroker's
+// peek), so a run's schedule and trace hash are the same with the oracle on or off.
+//
+// Thread-safety: not thread-safe; one caller at a time (the recorder serialises its calls).
 #ifndef RESTORESIM_PROPERTIES_ORACLE_H_
 #define RESTORESIM_PROPERTIES_ORACLE_H_
 
-#include <functional>
 #include <memory>
 #include <vector>
 
-#include "core/runtime/runtime_observer.h"
+#include "core/events/event.h"
 #include "properties/checker.h"
 #include "properties/ledger.h"
-#include "sim/simulation.h"
+#include "properties/oracle_host.h"
 
 namespace restoresim::properties {
 
-// A changelog partition's log start offset now.
-using LogStartPeek = std::function<int64_t(const TopicPartition&)>;
-
-class Oracle final : public RuntimeObserver {
+class Oracle final : public events::EventSink {
  public:
-  Oracle(sim::Simulation& sim, LogStartPeek log_start);
+  explicit Oracle(OracleHost& host);
   ~Oracle() override;
 
-  // Every record the broker appends (the world wires FakeBroker::SetAppendObserver here).
-  void OnAppend(const TopicPartition& tp, const ConsumerRecord& record);
-  // The file system crashed: unsynced changes are gone (the world wires MemFileSystem's
-  // crash observer here).
-  void NoteCrash();
+  // Judges one event: each checker sees it, then the ledger records it. Changelog appends
+  // and crashes go to the ledger only; RunFinished runs the end-of-run checks.
+  void OnEvent(const events::Event& event) override;
+  // Every event judged (and a RunFinished at CheckFinal) also goes to `tap`, first (null:
+  // none); e.g. an event file.
+  void SetTap(events::EventSink* tap) { tap_ = tap; }
   void SetWasteBudget(const WasteBudget& budget) { context_.budget() = budget; }
   // End-of-run checks, after the runtime shut down: nothing open, every event drained, every
   // listener start closed, ...
@@ -82,82 +85,23 @@ class Oracle final : public RuntimeObserver {
   // not install the oracle. On by default.
   static void SetEnabled(bool enabled);
   static bool Enabled();
-
-  // ---- RuntimeObserver: each event to every checker, then to the ledger ----
-  void OnTaskOpened(const Task& task) override;
-  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override;
-  void OnTaskDestroyed(const TaskIncarnation& who, TaskState state) override;
-  void OnProcess(const Task& task, size_t records) override;
-  void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who, TaskHolder from,
-                 TaskHolder to) override;
-  void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) override;
-  void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) override;
-  void OnRestoreEvent(std::string_view restore_thread, const RestoreEvent& event,
-                      bool drained) override;
-  void OnCorruptionHandled(const TaskIncarnation& reported, const Task* acted_on) override;
-  void OnRoundQueued(std::string_view restore_thread, size_t items) override;
-  void OnRestoreLoop(std::string_view restore_thread) override;
-  void OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) override;
-  void OnRoundsDrained(std::string_view restore_thread, size_t rounds) override;
-  void OnRestoreShutdownRequested(std::string_view restore_thread) override;
-  void OnRestoreStopped(std::string_view restore_thread) override;
-  void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                    const std::set<TaskId>& standby) override;
-  void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
-                  TaskDecision decision, TaskType type) override;
-  void OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
-                    const absl::Status& error) override;
-  void OnTaskManagerView(std::string_view stream_thread,
-                         const std::vector<TaskView>& tasks) override;
-  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) override;
-  void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
-                           StreamThreadState to) override;
-  void OnProcessingStopped(std::string_view stream_thread) override;
-  void OnProcessBegin(std::string_view stream_thread) override;
-  void OnTopologyPause(std::string_view topology, bool paused,
-                       const std::vector<std::string>& threads) override;
-  void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override;
-  void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
-                      const std::vector<std::string>& threads) override;
-  void OnClientOwner(std::string_view client_id, std::string_view thread) override;
-  void OnTransportCall(std::string_view client_id, std::string_view call) override;
-  void OnClientConnection(std::string_view instance, std::string_view base_id,
-                          std::string_view wire_id, bool open) override;
-  void OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) override;
-  void OnEndOffsetRefreshed(std::string_view reader, const TopicPartition& changelog,
-                            int64_t end_offset) override;
-  void OnRegistered(std::string_view reader, const TopicPartition& changelog,
-                    const TaskIncarnation& owner, TaskType type) override;
-  void OnUnregistered(std::string_view reader, const TopicPartition& changelog,
-                      const TaskIncarnation& owner) override;
-  void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
-                       const TaskIncarnation& owner, TaskType type, int64_t next_offset,
-                       int64_t records) override;
-  void OnCompleted(std::string_view reader, const TopicPartition& changelog,
-                   const TaskIncarnation& owner, int64_t position, int64_t end_offset) override;
-  void OnListener(std::string_view reader, const TopicPartition& changelog,
-                  ListenerCall call) override;
-  void OnReaderDestroyed(std::string_view reader) override;
-  void OnReaderMode(std::string_view reader, ReaderMode mode) override;
-  void OnStoresRegistered(const StateManager& state) override;
-  void OnStoresReleased(const StateManager& state) override;
-  void OnStoresClosing(const StateManager& state, bool clean) override;
-  void OnAdvance(const StateManager& state, const TopicPartition& changelog,
-                 int64_t next_offset) override;
-  void OnFlushed(const StateManager& state) override;
-  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override;
-  void OnCheckpointResult(const StateManager& state, bool written) override;
-  void OnWiped(const StateManager& state) override;
-  void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;
-  void OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& changelog,
-                                int64_t claimed) override;
+  // Process-wide: the tap every Oracle made from now on starts with (`restoresim replay
+  // --events FILE`). REQUIRES: no oracle is running on another thread.
+  static void SetDefaultTap(events::EventSink* tap);
 
  private:
-  bool Off() const { return context_.sim().Aborting(); }
+  struct Judge;  // the visitor that hands each kind of event to the checkers and the ledger
 
+  bool Off() const { return host_.Aborting(); }
+  void RunFinal();
+  void JudgeBody(const events::EventBody& body);  // oracle_judge.cc
+
+  OracleHost& host_;
   Ledger ledger_;
   OracleContext context_;
   std::vector<std::unique_ptr<Checker>> checkers_;
+  events::EventSink* tap_ = nullptr;
+  events::EventHeader last_header_;  // for the RunFinished CheckFinal taps
 };
 
 }  // namespace restoresim::properties

@@ -49,6 +49,12 @@ const std::vector<BugProgram>& Table() {
       {Mutation::kStaleEndOffsetsAfterRestore, "scenario.checkpoint_while_restoring",
        {"checkpoint_restore"}},
       {Mutation::kClonesKeepIdentity, "scenario.clone_restore", {"checkpoint_restore"}},
+      {Mutation::kEosRestoreReadUncommitted, "scenario.eos_changelog_tail_aborted",
+       {"store_contents", "checkpoint"}},
+      {Mutation::kEosCheckpointWhileProcessing, "scenario.eos_changelog_tail_aborted",
+       {"eos_checkpoint"}},
+      {Mutation::kStoreOffsetIgnored, "scenario.storage_damage_while_processing",
+       {"checkpoint", "store_contents"}},
   };
   return *table;
 }

@@ -46,7 +46,8 @@ enum class Damage : uint64_t {
   kZeroedSector = 3,
   kVanishedEntry = 4,
   kMisdirectedWrite = 5,
-  kNone = 6,
+  kLostDirUpdate = 6,
+  kNone = 7,
 };
 
 // When the crash comes: at any drawn moment (kAny), or at a drawn file-system mutation made
@@ -97,12 +98,25 @@ struct CrashParams {
                         : draw.Fixed("crash_at", CrashAt::kMutation),
         .crash_mutation = draw.Int<uint64_t>("crash_mutation", 0, any ? 299 : 39),
         .crash_time_ns = draw.Ms("crash_time_ms", 0, 59),
-        .damage = with_damage ? draw.Enum<Damage>("damage", 6)
+        .damage = with_damage ? draw.Enum<Damage>("damage", 7)
                               : draw.Fixed("damage", Damage::kNone),
         .damage_per_mille = with_damage ? draw.Int<uint32_t>("damage_per_mille", 0, 499)
                                         : draw.Fixed("damage_per_mille", uint32_t{0}),
         .exactly_once = with_damage ? draw.Bool("exactly_once")
                                     : draw.Fixed("exactly_once", false)};
+  }
+  // scenario.eos_crash_with_open_transaction: no damage, exactly once, a crash at a drawn
+  // moment while restored tasks process (their transaction likely open).
+  static CrashParams ForOpenTransaction(Draws& draw) {
+    return {.partitions = draw.Int<int32_t>("partitions", 1, 3),
+            .threads = draw.Int<int32_t>("threads", 1, 2),
+            .records = draw.Int("records", 20, 119),
+            .restore_batch = draw.Int<int32_t>("restore_batch", 2, 20),
+            .input_before = draw.Int("input_before", 0, 29),
+            .input_after = draw.Int("input_after", 0, 29),
+            .crash_at = draw.Fixed("crash_at", CrashAt::kTime),
+            .crash_time_ns = draw.Ms("crash_time_ms", 0, 99),
+            .exactly_once = draw.Fixed("exactly_once", true)};
   }
   fakes::MemFileSystemDamage Rates() const {
     fakes::MemFileSystemDamage rates;
@@ -114,6 +128,7 @@ struct CrashParams {
       // Per durable entry, of which a state directory has many more than files.
       case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
       case Damage::kMisdirectedWrite: rates.misdirected_write_per_mille = damage_per_mille; break;
+      case Damage::kLostDirUpdate: rates.lost_dir_update_per_mille = damage_per_mille; break;
       case Damage::kNone: break;
     }
     return rates;
@@ -127,6 +142,7 @@ void TraceDamageDone(const fakes::MemFileSystemDamageDone& done) {
   if (done.bit_flips > 0) TraceMark("fault", "damage/bit_flip");
   if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
   if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
+  if (done.lost_dir_updates > 0) TraceMark("fault", "damage/lost_dir_update");
 }
 
 // The story's state, shared by its phases: setup, first instance (until the crash), crash,
@@ -245,8 +261,19 @@ class CrashStory {
       TraceMark("scenario", "crash while restoring");
     }
     if (phase_ == Phase::kProcessing) TraceMark("scenario", "crash while processing");
+    if (p_.exactly_once && instance_ != nullptr) NoteOpenTransactions(*instance_);
     w_.fs.Crash();
     TraceDamageDone(w_.fs.last_damage());
+  }
+
+  // Exactly once: whether a stream thread's transaction is open on the broker at the crash
+  // (its records then stay in the changelogs, aborted when the restart initialises the id).
+  void NoteOpenTransactions(Runtime& runtime) {
+    for (size_t i = 0; i < runtime.thread_count(); ++i) {
+      const std::string id = config_.application_id + "-" + runtime.thread(i).name();
+      const auto txn = w_.broker.Transaction(id);
+      if (txn.has_value() && txn->ongoing) TraceMark("cover", "crash with a transaction open");
+    }
   }
 
   RunEnv& env_;
@@ -260,15 +287,19 @@ class CrashStory {
   bool processing_ = false;  // kProcessing: restored, and the input during is produced
 };
 
-void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
-  Draws draw(env);
-  const CrashParams p = CrashParams::From(draw, with_damage, phase);
-  draw.NoteParams();
+void PlayCrashStory(RunEnv& env, Draws& draw, const CrashParams& p, Phase phase) {
   CrashStory story(env, p, phase);
   Phases phases(draw);
   phases.Run("setup", [&] { story.Setup(); });
   phases.Run("first instance crashes", [&] { story.FirstInstanceCrashes(draw); });
   phases.Run("restart and tail", [&] { story.Restart(); });
+}
+
+void CrashAndRestart(RunEnv& env, bool with_damage, Phase phase = Phase::kAny) {
+  Draws draw(env);
+  const CrashParams p = CrashParams::From(draw, with_damage, phase);
+  draw.NoteParams();
+  PlayCrashStory(env, draw, p, phase);
 }
 
 void CrashRestartWithStateDir(RunEnv& env) { CrashAndRestart(env, /*with_damage=*/false); }
@@ -327,6 +358,29 @@ RESTORESIM_SCENARIO({.name = "scenario.storage_damage_while_processing",
                                     "input; the restart recovers",
                      .steps_hint = 8'000,
                      .body = StorageDamageWhileProcessing});
+
+// scenario.eos_crash_with_open_transaction
+//   A Runtime under exactly_once_v2 (1-2 threads) restores and processes; 20-79 more records
+//   per partition arrive and 0-99 ms later the instance crashes (unsynced writes lost, threads
+//   stopped without a clean close): its stream threads' transactions are likely open, their
+//   records already in the changelogs. A new instance over a fresh view restarts: its threads'
+//   producers initialise the same transactional ids, which aborts the open transactions.
+//   Must hold: every oracle invariant (no aborted record is restored into or applied to a
+//   store: the histories leave out what abort markers took back); the restart's restoration
+//   completes though the crashed transactions' records and markers sit in the changelogs; the
+//   crashed instance's uncommitted input is processed once, by the restart (exact counts); no
+//   checkpoint existed while its tasks processed, so its stores were wiped and restored.
+void EosCrashWithOpenTransaction(RunEnv& env) {
+  Draws draw(env);
+  const CrashParams p = CrashParams::ForOpenTransaction(draw);
+  draw.NoteParams();
+  PlayCrashStory(env, draw, p, Phase::kProcessing);
+}
+RESTORESIM_SCENARIO({.name = "scenario.eos_crash_with_open_transaction",
+                     .description = "exactly once: a crash with transactions open, then a "
+                                    "restart that never restores their aborted records",
+                     .steps_hint = 8'000,
+                     .body = EosCrashWithOpenTransaction});
 
 }  // namespace
 

@@ -248,6 +248,10 @@ class FailingOnceStore final : public KeyValueStore {
     return base_->ApplyBatch(writes);
   }
   absl::Status Flush() override { return base_->Flush(); }
+  absl::Status Commit(int64_t changelog_offset) override {
+    return base_->Commit(changelog_offset);
+  }
+  std::optional<int64_t> CommittedOffset() const override { return base_->CommittedOffset(); }
   absl::Status Close() override { return base_->Close(); }
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override {
     return base_->ReadAll();

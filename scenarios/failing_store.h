@@ -48,6 +48,10 @@ class FailingStore final : public KeyValueStore {
     return inner_->EndRestore();
   }
   absl::Status Flush() override { return inner_->Flush(); }
+  absl::Status Commit(int64_t changelog_offset) override {
+    return inner_->Commit(changelog_offset);
+  }
+  std::optional<int64_t> CommittedOffset() const override { return inner_->CommittedOffset(); }
   absl::Status Close() override { return inner_->Close(); }
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override {
     return inner_->ReadAll();

@@ -131,8 +131,9 @@ TEST(RuntimeScenarioTest, ADamagedStoreIsWipedAndRestoredFromItsChangelog) {
     }
     // Damage the first flushed segment of task 0_1's store.
     const std::string dir = "/state/app/0_1/counts";
-    const auto manifest = DecodeLogStoreManifest(*w.fs.ReadFile(dir + "/MANIFEST"), 1024);
-    ASSERT_TRUE(manifest.ok()) << manifest.status();
+    const auto decoded = DecodeLogStoreManifest(*w.fs.ReadFile(dir + "/MANIFEST"), 1024);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    const std::vector<LogSegmentEntry>* manifest = &decoded->segments;
     ASSERT_FALSE(manifest->empty());
     const std::string segment = fmt::format("{}/segment-{:08}.log", dir, manifest->front().number);
     std::string bytes = *w.fs.ReadFile(segment);

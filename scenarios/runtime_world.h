@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "core/events/event_recorder.h"
 #include "core/runtime/assignment_info.h"
 #include "core/runtime/count_topology.h"
 #include "core/runtime/state_manager.h"
@@ -19,6 +20,7 @@
 #include "fakes/fake_broker.h"
 #include "fakes/mem_file_system.h"
 #include "properties/oracle.h"
+#include "scenarios/sim_oracle_host.h"
 #include "sim/choice_random.h"
 #include "sim/simulation.h"
 #include "sim/virtual_clock.h"
@@ -43,17 +45,20 @@ inline Assignment Assign(const std::set<int32_t>& actives, const std::set<int32_
 }
 
 // Every world runs with the invariant oracle installed (unless Oracle::SetEnabled(false)):
-// everything the runtime does in it is checked as it happens. The oracle is the first member,
-// so it outlives every part that reports to it.
+// everything the runtime does in it becomes an event (the recorder) that the oracle checks as
+// it happens. The oracle and its recorder are the first members, so they outlive every part
+// that reports to them.
 //
 // REQUIRES: constructed on a simulated thread.
 struct RuntimeWorld {
-  properties::Oracle oracle{*static_cast<sim::Simulation*>(CurrentSim()),
-                            [this](const TopicPartition& tp) {
-                              return broker.PeekLogStartOffset(tp);
-                            }};
+  SimOracleHost oracle_host{*static_cast<sim::Simulation*>(CurrentSim())};
+  properties::Oracle oracle{oracle_host};
+  events::EventRecorder recorder{
+      oracle, events::RecorderOptions{.log_start = [this](const TopicPartition& tp) {
+        return broker.PeekLogStartOffset(tp);
+      }}};
   std::optional<ScopedObserver> observing{
-      properties::Oracle::Enabled() ? std::optional<ScopedObserver>(std::in_place, &oracle)
+      properties::Oracle::Enabled() ? std::optional<ScopedObserver>(std::in_place, &recorder)
                                     : std::nullopt};
   sim::VirtualClock clock;
   sim::ChoiceRandom faults_random{*static_cast<sim::Simulation*>(CurrentSim())};
@@ -75,9 +80,14 @@ struct RuntimeWorld {
         stores(std::move(store_names)) {
     // The oracle sees every record appended (the changelogs' whole history) and every crash.
     broker.SetAppendObserver([this](const TopicPartition& tp, const ConsumerRecord& r) {
-      oracle.OnAppend(tp, r);
+      if (observing.has_value()) recorder.OnAppend(tp, r);
     });
-    fs.SetCrashObserver([this]() { oracle.NoteCrash(); });
+    fs.SetCrashObserver([this]() {
+      if (observing.has_value()) recorder.OnCrash();
+    });
+    broker.SetAbortObserver([this](const TopicPartition& tp, int64_t first, int64_t end) {
+      if (observing.has_value()) recorder.OnAbort(tp, first, end);
+    });
     for (const std::string& store : stores) {
       RS_CHECK(broker.CreateTopic(fmt::format("app-{}-changelog", store), partitions).ok());
     }

@@ -134,6 +134,7 @@ Fleet::Fleet(RuntimeWorld& w, const FleetOptions& options)
       c.restore.max_poll_records = options.restore_max_poll_records;
       c.restore.checkpoint_interval_ns = options.checkpoint_interval_ns;
       if (options.open_store) c.tasks.open_store = options.open_store;
+      c.tasks.exactly_once = options.exactly_once;
       state_dirs_.push_back(c.tasks.state_dir);
       instance_of_.push_back(i);
       threads_.push_back(

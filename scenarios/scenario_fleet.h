@@ -80,6 +80,7 @@ struct FleetOptions {
   int32_t restore_max_poll_records = 20;
   TimeNs checkpoint_interval_ns = 500 * kMillisecond;
   StoreOpener open_store;  // empty: the world's LogStores
+  bool exactly_once = false;  // processing.guarantee=exactly_once_v2
 };
 
 // One member's part of a generation.

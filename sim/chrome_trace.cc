@@ -1,6 +1,11 @@
 #include "sim/chrome_trace.h"
 
+#include <algorithm>
 #include <iterator>
+#include <map>
+#include <set>
+#include <tuple>
+#include <vector>
 #include <string_view>
 #include <utility>
 
@@ -16,6 +21,10 @@ namespace {
 
 constexpr int kPid = 1;
 constexpr int64_t kSchedulerTid = 0;  // events recorded outside any simulated thread
+constexpr std::string_view kMetadataCategory = "__metadata";
+// Restoration tracks: tid kRestorationTidBase + thread * kRestorationLanesMax + lane.
+constexpr int64_t kRestorationTidBase = 1'000'000;
+constexpr int64_t kRestorationLanesMax = 1'000;
 
 std::string_view ChoiceKindName(uint32_t kind) {
   switch (static_cast<ChoiceKind>(kind)) {
@@ -117,6 +126,84 @@ class EventWriter {
   bool in_event_ = false;
 };
 
+// One restoration on a restore thread: from its "restore/register T" mark to the first mark
+// that ends it, or to the end of the run.
+struct Restoration {
+  SimThreadId thread = kNoSimThread;
+  std::string task;  // the incarnation, "0_1#4"
+  bool active = false;
+  uint64_t start_step = 0;
+  uint64_t end_step = 0;
+  TimeNs start_ns = 0;
+  std::string_view end;  // "restored", "unregister", "corrupted", "failed" or "run ended"
+  int64_t lane = 0;
+};
+
+bool EndsRestoration(std::string_view verb) {
+  return verb == "restored" || verb == "unregister" || verb == "corrupted" || verb == "failed";
+}
+
+// Gives each restoration the first lane of its thread free at its start (lanes keep the
+// slices of one track from overlapping).
+void AssignLanes(std::vector<Restoration>& all) {
+  std::map<SimThreadId, std::vector<uint64_t>> lane_ends;  // per thread: each lane's end step
+  for (Restoration& r : all) {
+    std::vector<uint64_t>& ends = lane_ends[r.thread];
+    size_t lane = 0;
+    while (lane < ends.size() && ends[lane] > r.start_step) ++lane;
+    if (lane == ends.size()) {
+      if (ends.size() < static_cast<size_t>(kRestorationLanesMax)) {
+        ends.push_back(0);
+      } else {
+        lane = ends.size() - 1;  // past the limit the last lane takes the rest (overlapping)
+      }
+    }
+    ends[lane] = r.end_step;
+    r.lane = static_cast<int64_t>(lane);
+  }
+}
+
+std::vector<Restoration> FindRestorations(const Simulation& sim) {
+  std::vector<Restoration> done;
+  std::map<std::pair<SimThreadId, std::string>, Restoration> open;
+  uint64_t last_step = 0;
+  for (const TraceEvent& e : sim.trace().events()) {
+    last_step = e.step;
+    if (e.kind != TraceKind::kMark) continue;
+    std::string_view text = sim.trace().MarkText(e.object);
+    if (!text.starts_with("restore/")) continue;
+    text.remove_prefix(std::string_view("restore/").size());
+    const size_t space = text.find(' ');
+    if (space == std::string_view::npos) continue;
+    const std::string_view verb = text.substr(0, space);
+    std::string task(text.substr(space + 1));
+    if (verb == "register") {
+      open.try_emplace({e.thread, task}, Restoration{.thread = e.thread,
+                                                     .task = task,
+                                                     .active = e.arg == 1,
+                                                     .start_step = e.step,
+                                                     .start_ns = e.time_ns});
+    } else if (EndsRestoration(verb)) {
+      auto it = open.find({e.thread, task});
+      if (it == open.end()) continue;
+      it->second.end_step = e.step + 1;
+      it->second.end = verb;
+      done.push_back(std::move(it->second));
+      open.erase(it);
+    }
+  }
+  for (auto& [key, r] : open) {
+    r.end_step = last_step + 1;
+    r.end = "run ended";
+    done.push_back(std::move(r));
+  }
+  std::sort(done.begin(), done.end(), [](const Restoration& a, const Restoration& b) {
+    return std::tie(a.start_step, a.thread, a.task) < std::tie(b.start_step, b.thread, b.task);
+  });
+  AssignLanes(done);
+  return done;
+}
+
 // Turns the trace of one finished simulation into trace events.
 class Exporter {
  public:
@@ -125,6 +212,7 @@ class Exporter {
 
   void WriteTracks();
   void WriteEvents();
+  void WriteRestorations();
 
  private:
   // The thread currently running and where its stretch began.
@@ -164,27 +252,54 @@ class Exporter {
 };
 
 void Exporter::WriteTracks() {
-  writer_.Begin('M', "process_name", "", 0, kSchedulerTid);
+  writer_.Begin('M', "process_name", kMetadataCategory, 0, kSchedulerTid);
   writer_.BeginArgs();
   writer_.ArgString("name", fmt::format("{} seed {}", info_.program, info_.seed));
   writer_.End();
-  writer_.Begin('M', "thread_name", "", 0, kSchedulerTid);
+  writer_.Begin('M', "thread_name", kMetadataCategory, 0, kSchedulerTid);
   writer_.BeginArgs();
   writer_.ArgString("name", "scheduler");
   writer_.End();
-  writer_.Begin('M', "thread_sort_index", "", 0, kSchedulerTid);
+  writer_.Begin('M', "thread_sort_index", kMetadataCategory, 0, kSchedulerTid);
   writer_.BeginArgs();
   writer_.Arg("sort_index", kSchedulerTid);
   writer_.End();
   for (size_t t = 0; t < sim_.thread_count(); ++t) {
     const int64_t tid = Tid(static_cast<SimThreadId>(t));
-    writer_.Begin('M', "thread_name", "", 0, tid);
+    writer_.Begin('M', "thread_name", kMetadataCategory, 0, tid);
     writer_.BeginArgs();
     writer_.ArgString("name", sim_.thread_name(static_cast<SimThreadId>(t)));
     writer_.End();
-    writer_.Begin('M', "thread_sort_index", "", 0, tid);
+    writer_.Begin('M', "thread_sort_index", kMetadataCategory, 0, tid);
     writer_.BeginArgs();
     writer_.Arg("sort_index", tid);
+    writer_.End();
+  }
+}
+
+void Exporter::WriteRestorations() {
+  const std::vector<Restoration> all = FindRestorations(sim_);
+  std::set<std::pair<SimThreadId, int64_t>> tracks;
+  for (const Restoration& r : all) {
+    const int64_t tid = kRestorationTidBase + Tid(r.thread) * kRestorationLanesMax + r.lane;
+    if (tracks.insert({r.thread, r.lane}).second) {
+      writer_.Begin('M', "thread_name", kMetadataCategory, 0, tid);
+      writer_.BeginArgs();
+      writer_.ArgString("name", fmt::format("{} restorations{}", ThreadName(r.thread),
+                                            r.lane == 0 ? "" : fmt::format(" ({})", r.lane + 1)));
+      writer_.End();
+      writer_.Begin('M', "thread_sort_index", kMetadataCategory, 0, tid);
+      writer_.BeginArgs();
+      writer_.Arg("sort_index", Tid(r.thread));  // beside its restore thread
+      writer_.End();
+    }
+    writer_.Begin('X', fmt::format("{} {}", r.active ? "restore" : "update", r.task),
+                  "restoration", r.start_step, tid);
+    writer_.Field("dur", static_cast<int64_t>(r.end_step - r.start_step));
+    writer_.BeginArgs();
+    writer_.Arg("virtual_time_ns", r.start_ns);
+    writer_.ArgString("task", r.task);
+    writer_.ArgString("ended_by", r.end);
     writer_.End();
   }
 }
@@ -299,6 +414,10 @@ void Exporter::WriteInstant(const TraceEvent& e) {
   const std::string_view op = SimOpName(e.op);
   switch (e.kind) {
     case TraceKind::kPoint:
+      if (!info_.sync_instants) {  // the slice still names it
+        NoteOp(e, op);
+        return;
+      }
       WritePoint(e, op);
       break;
     case TraceKind::kBlock:
@@ -393,7 +512,8 @@ std::string ChromeTraceJson(const Simulation& sim, const ChromeTraceInfo& info) 
   Exporter exporter(sim, info, out);
   exporter.WriteTracks();
   exporter.WriteEvents();
-  out += "\n],\n\"displayTimeUnit\":\"ns\",\n\"metadata\":";
+  exporter.WriteRestorations();
+  out += "\n],\n\"metadata\":";
   out += MetadataJson(sim, info);
   out += "}\n";
   return out;

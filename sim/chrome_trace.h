@@ -9,17 +9,25 @@
 // defines it) is the trace event's `step`, so 1 us on the axis is one scheduling decision.
 // Virtual time stands still while threads can run, so it would squash whole runs into one
 // instant; instead every event carries its virtual time in args.virtual_time_ns, and a counter
-// track "virtual_time_ms" shows where time jumped. ("displayTimeUnit" is "ns" so that the UI
-// prints step counts without a decimal point: 1 step reads as 1000 ns.)
+// track "virtual_time_ms" shows where time jumped. No "displayTimeUnit" is written: the
+// timestamps are microseconds, as the format defines them, and the viewer's default applies.
 //
 // Events:
 //  - "X" slices, one per stretch of steps during which a thread was the running thread: from a
 //    decision choosing it to the next decision choosing another thread, its block, or its
 //    exit. Each is named after what the thread did last in it (its last scheduling operation,
 //    e.g. "mutex.lock", "exit"; "run" when there was none).
-//  - "i" instants on the acting thread's track: scheduling points, blocks, wakes, timeouts,
-//    spawns, exits, non-thread choices and user marks (category in "cat"); the failure of the
-//    run is a global instant "FAILURE: <outcome>".
+//  - "X" slices, one per restoration of a task on a restore thread (its marks "restore/register
+//    T" to the first "restore/restored T", "unregister T", "corrupted T" or "failed T"; to the
+//    end of the run when none came), named "restore T" (an active) or "update T" (a standby),
+//    category "restoration", on tracks of their own beside the restore thread's (tid
+//    kRestorationTidBase + thread * kRestorationLanesMax + lane, named "<thread> restorations",
+//    one lane per restoration in flight at once).
+//  - "i" instants on the acting thread's track: blocks, wakes, timeouts, spawns, exits,
+//    non-thread choices and user marks (category in "cat"); scheduling points only with
+//    ChromeTraceInfo::sync_instants; the failure of the run is a global instant
+//    "FAILURE: <outcome>".
+//  - "M" metadata (process and track names, sort order), category "__metadata".
 //  - "C" counter samples of marks in category "counter" (TraceMark("counter", name, value)):
 //    one counter track per name, e.g. the runtime's "restore_remaining <restore thread>".
 //  - "C" counter samples of the virtual time (ms) at every jump. A counter's args are plotted
@@ -50,6 +58,9 @@ struct ChromeTraceInfo {
   std::string strategy;  // e.g. "pct:3:50"
   std::string outcome;   // OutcomeKindName of the run, e.g. "deadlock"
   std::string message;   // the outcome's message; shown in the FAILURE event's args
+  // Whether every scheduling point (mutex lock and unlock, atomic operations, yields: most of a
+  // run's events) is an instant of its own; off by default (slices still name the last one).
+  bool sync_instants = false;
 };
 
 // The run as a Chrome trace-event JSON document.

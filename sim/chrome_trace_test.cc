@@ -47,6 +47,23 @@ void Workers() {
   b.Join();
 }
 
+// A restore thread's marks as the runtime writes them: two restorations at once, one ended by
+// "restored", one by "unregister"; a third never ends.
+void Restorations() {
+  Thread restore("app-StreamThread-1-restore", []() {
+    TraceMark("restore", "register 0_1#1", 1);
+    Yield();
+    TraceMark("restore", "register 0_2#1", 0);
+    Yield();
+    TraceMark("restore", "restored 0_1#1", 0);
+    Yield();
+    TraceMark("restore", "unregister 0_2#1", 0);
+    TraceMark("restore", "register 0_3#2", 1);
+    Yield();
+  });
+  restore.Join();
+}
+
 // main holds "held" and joins a thread that waits for it: always a deadlock.
 void Deadlock() {
   Mutex mu("held");
@@ -55,12 +72,13 @@ void Deadlock() {
   t.Join();
 }
 
-ChromeTraceInfo InfoFor(const RunOutcome& outcome) {
+ChromeTraceInfo InfoFor(const RunOutcome& outcome, bool sync_instants = false) {
   return ChromeTraceInfo{.program = "test.workers",
                          .seed = 1,
                          .strategy = "random",
                          .outcome = std::string(OutcomeKindName(outcome.kind)),
-                         .message = outcome.message};
+                         .message = outcome.message,
+                         .sync_instants = sync_instants};
 }
 
 struct Exported {
@@ -70,11 +88,11 @@ struct Exported {
   json doc;
 };
 
-Exported RunAndExport(void (*program)(), uint64_t seed) {
+Exported RunAndExport(void (*program)(), uint64_t seed, bool sync_instants = false) {
   Exported e;
   e.sim = NewSimulation(seed);
   e.outcome = e.sim->Run(program);
-  e.text = ChromeTraceJson(*e.sim, InfoFor(e.outcome));
+  e.text = ChromeTraceJson(*e.sim, InfoFor(e.outcome, sync_instants));
   e.doc = json::parse(e.text);  // throws (fails the test) on invalid JSON
   return e;
 }
@@ -99,7 +117,11 @@ TEST(ChromeTraceTest, DocumentHasTheObjectFormat) {
   ASSERT_TRUE(e.outcome.ok()) << e.outcome.message;
   ASSERT_TRUE(e.doc.is_object());
   EXPECT_TRUE(e.doc["traceEvents"].is_array());
-  EXPECT_EQ(e.doc["displayTimeUnit"], "ns");
+  // Timestamps are microseconds (one per step): no display unit that would say otherwise.
+  EXPECT_FALSE(e.doc.contains("displayTimeUnit"));
+  for (const json& m : EventsWithPhase(e.doc, "M")) {
+    EXPECT_EQ(m["cat"], "__metadata") << m.dump();  // readers require a category
+  }
   const json& meta = e.doc["metadata"];
   EXPECT_EQ(meta["program"], "test.workers");
   EXPECT_EQ(meta["seed"], "1");
@@ -154,8 +176,16 @@ TEST(ChromeTraceTest, RunSlicesCoverEveryThreadAndNeverOverlap) {
   }
 }
 
+TEST(ChromeTraceTest, MutexPointsAreInstantsOnlyWhenAskedFor) {
+  Exported quiet = RunAndExport(Workers, 3);
+  EXPECT_FALSE(HasInstant(quiet.doc, "mutex.lock"));
+  EXPECT_TRUE(HasInstant(quiet.doc, "task/0_1 RESTORING")) << "marks stay";
+  Exported sync = RunAndExport(Workers, 3, /*sync_instants=*/true);
+  EXPECT_LT(quiet.doc["traceEvents"].size(), sync.doc["traceEvents"].size());
+}
+
 TEST(ChromeTraceTest, MutexPointsAndMarksAreInstants) {
-  Exported e = RunAndExport(Workers, 3);
+  Exported e = RunAndExport(Workers, 3, /*sync_instants=*/true);
   EXPECT_TRUE(HasInstant(e.doc, "mutex.lock mutex 'lock_a' #1"));
   EXPECT_TRUE(HasInstant(e.doc, "mutex.unlock mutex 'lock_a' #1"));
   EXPECT_TRUE(HasInstant(e.doc, "spawn worker-a"));
@@ -274,6 +304,38 @@ TEST(ChromeTraceTest, WriteChromeTraceWritesTheFile) {
   ASSERT_TRUE(contents.ok()) << contents.status();
   EXPECT_EQ(*contents, e.text);
   EXPECT_TRUE(fs.DeleteFile(path).ok());
+}
+
+}  // namespace
+}  // namespace restoresim::sim
+
+namespace restoresim::sim {
+namespace {
+
+TEST(ChromeTraceTest, EachRestorationIsASliceOnATrackBesideItsRestoreThread) {
+  Exported e = RunAndExport(Restorations, 1);
+  ASSERT_TRUE(e.outcome.ok()) << e.outcome.message;
+  std::map<std::string, json> slices;
+  for (const json& x : EventsWithPhase(e.doc, "X")) {
+    if (x["cat"] == "restoration") slices[x["name"].get<std::string>()] = x;
+  }
+  ASSERT_EQ(slices.size(), 3u);
+  const json& first = slices["restore 0_1#1"];
+  const json& standby = slices["update 0_2#1"];
+  const json& last = slices["restore 0_3#2"];
+  EXPECT_EQ(first["args"]["ended_by"], "restored");
+  EXPECT_EQ(standby["args"]["ended_by"], "unregister");
+  EXPECT_EQ(last["args"]["ended_by"], "run ended");
+  EXPECT_NE(first["tid"], standby["tid"]) << "overlapping restorations get lanes";
+  EXPECT_LT(first["ts"].get<int64_t>(), standby["ts"].get<int64_t>());
+  EXPECT_GT(first["ts"].get<int64_t>() + first["dur"].get<int64_t>(),
+            standby["ts"].get<int64_t>());
+  std::map<int64_t, std::string> names;
+  for (const json& m : EventsWithPhase(e.doc, "M")) {
+    if (m["name"] == "thread_name") names[m["tid"]] = m["args"]["name"];
+  }
+  EXPECT_EQ(names[first["tid"]], "app-StreamThread-1-restore restorations");
+  EXPECT_EQ(names[standby["tid"]], "app-StreamThread-1-restore restorations (2)");
 }
 
 }  // namespace

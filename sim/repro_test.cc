@@ -258,7 +258,10 @@ TEST(ReproTest, RejectsUnknownOutcomes) {
   const std::pair<const char*, const char*> kFits[] = {
       {"failed", "invariant"}, {"failed", "check"},       {"failed", "other"},
       {"failed", "exception"}, {"deadlock", "deadlock"},  {"step-budget", "step-budget"}};
-  for (const auto& [outcome, kind] : kFits) {
+  for (const auto& fit : kFits) {
+    // Named copies, not a structured binding: clang before 16 cannot capture one.
+    const char* outcome = fit.first;
+    const char* kind = fit.second;
     absl::StatusOr<Repro> r = ReproFromJson(Edited([&](json& d) {
       d["expected"]["outcome"] = outcome;
       d["expected"]["failure"]["kind"] = kind;

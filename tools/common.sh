@@ -3,7 +3,16 @@
 
 RESTORESIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian packages the build needs, by package name.
+# Debian packages the restoresim binary needs (tools/run: no clang, no test libraries, no
+# Maven or JDK). RocksDB and librdkafka are in so that the binary is the one tools/test builds
+# (`bench --backend kafka`), and tools/test does not recompile it.
+RESTORESIM_RUN_PACKAGES=(
+  meson ninja-build g++ pkg-config
+  libabsl-dev librocksdb-dev librdkafka-dev libboost-context-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+
+# Debian packages the whole build and every suite need (tools/test), by package name.
 RESTORESIM_PACKAGES=(
   meson ninja-build g++ clang cmake pkg-config
   # clang's sanitizer and libFuzzer runtimes (libclang_rt.fuzzer): tools/test --fuzz.
@@ -18,12 +27,14 @@ RESTORESIM_PACKAGES=(
   python3 python3-venv
 )
 
-log() { printf '[restoresim] %s\n' "$*" >&2; }
+log() { printf '[restoresim %s] %s\n' "$(date +%T)" "$*" >&2; }
 
-# Installs the packages that are not installed yet (apt-get only when something is missing).
+# ensure_packages [PACKAGE...]: installs the packages (default: RESTORESIM_PACKAGES) that are
+# not installed yet (apt-get only when something is missing).
 ensure_packages() {
-  local missing=()
-  for p in "${RESTORESIM_PACKAGES[@]}"; do
+  local wanted=("$@") missing=()
+  if [ "${#wanted[@]}" -eq 0 ]; then wanted=("${RESTORESIM_PACKAGES[@]}"); fi
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ "${#missing[@]}" -eq 0 ]; then return 0; fi
@@ -36,13 +47,22 @@ ensure_packages() {
 }
 
 # configure_build DIR [meson options...]: sets up DIR once (reconfigures if options changed).
+# A directory tools/run set up with only RESTORESIM_RUN_PACKAGES (stamp .restoresim-run-only)
+# is set up again from scratch detection (meson --reconfigure) by anything else, so the test
+# libraries installed since are found; what was compiled stays compiled.
 configure_build() {
   local dir="$1"; shift
-  if [ -f "$RESTORESIM_ROOT/$dir/build.ninja" ]; then
+  local stamp="$RESTORESIM_ROOT/$dir/.restoresim-run-only"
+  if [ -f "$stamp" ] && [ "${RESTORESIM_RUN_ONLY:-0}" != 1 ]; then
+    log "configuring $dir again (tools/run set it up without the test libraries)"
+    meson setup --reconfigure "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@" >/dev/null
+    rm -f "$stamp"
+  elif [ -f "$RESTORESIM_ROOT/$dir/build.ninja" ]; then
     meson configure "$RESTORESIM_ROOT/$dir" "$@" >/dev/null
   else
     log "configuring $dir"
     meson setup "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@" >/dev/null
+    if [ "${RESTORESIM_RUN_ONLY:-0}" = 1 ]; then touch "$stamp"; fi
   fi
 }
 

@@ -57,12 +57,21 @@ constexpr std::array<std::string_view, 45> kUnmodelledStreams = {
     "upgrade.from",
 };
 
-// Client settings Kafka Streams forwards to its consumers, producer and admin client.
-constexpr std::array<std::string_view, 12> kClientSettings = {
-    "bootstrap.servers",   "client.dns.lookup", "sasl.jaas.config",  "sasl.mechanism",
-    "security.protocol",   "send.buffer.bytes", "ssl.endpoint.identification.algorithm",
-    "ssl.key.password",    "ssl.keystore.location", "ssl.keystore.password",
-    "ssl.truststore.location", "ssl.truststore.password",
+// Client settings Kafka Streams forwards to its consumers, producer and admin client when
+// given bare (without a "consumer." or "producer." prefix): classed as client settings.
+constexpr std::array<std::string_view, 45> kClientSettings = {
+    "acks", "allow.auto.create.topics", "auto.commit.interval.ms", "auto.offset.reset",
+    "batch.size", "bootstrap.servers", "buffer.memory", "check.crcs", "client.dns.lookup",
+    "client.rack", "compression.type", "default.api.timeout.ms", "delivery.timeout.ms",
+    "enable.auto.commit", "enable.idempotence", "fetch.max.bytes", "fetch.max.wait.ms",
+    "fetch.min.bytes", "group.instance.id", "group.protocol", "heartbeat.interval.ms",
+    "isolation.level", "linger.ms", "max.block.ms", "max.in.flight.requests.per.connection",
+    "max.partition.fetch.bytes", "max.poll.interval.ms", "max.request.size", "retries",
+    "sasl.jaas.config", "sasl.kerberos.service.name", "sasl.login.callback.handler.class",
+    "sasl.mechanism", "security.protocol", "send.buffer.bytes", "session.timeout.ms",
+    "socket.connection.setup.timeout.ms", "ssl.endpoint.identification.algorithm",
+    "ssl.key.password", "ssl.keystore.location", "ssl.keystore.password", "ssl.keystore.type",
+    "ssl.truststore.location", "ssl.truststore.password", "ssl.truststore.type",
 };
 
 constexpr std::array<std::string_view, 7> kClientPrefixes = {

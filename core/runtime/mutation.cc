@@ -74,6 +74,13 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
      "after a restore the changelog reader keeps the end offsets it read before the freeze"},
     {Mutation::kClonesKeepIdentity, "clones-keep-identity", "KIP-921 thread",
      "a restored instance keeps the image's process identity, so clones share client ids"},
+    {Mutation::kEosRestoreReadUncommitted, "eos-restore-read-uncommitted", "restoresim",
+     "under exactly once the restore consumer reads uncommitted, restoring aborted records"},
+    {Mutation::kEosCheckpointWhileProcessing, "eos-checkpoint-while-processing", "restoresim",
+     "under exactly once a task starts processing with its restoration's checkpoint on disk"},
+    {Mutation::kStoreOffsetIgnored, "store-offset-ignored", "KIP-1035",
+     "the offset a store recorded with its data is not compared with the checkpoint, so a store "
+     "older than its checkpoint is served as complete (Kafka Streams before 4.3)"},
 }};
 
 constexpr bool TableInEnumOrder() {

@@ -52,6 +52,9 @@ enum class Mutation : uint8_t {
   kCheckpointKeepsConnections,
   kStaleEndOffsetsAfterRestore,
   kClonesKeepIdentity,
+  kEosRestoreReadUncommitted,
+  kEosCheckpointWhileProcessing,
+  kStoreOffsetIgnored,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

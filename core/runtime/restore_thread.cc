@@ -143,7 +143,12 @@ void RestoreThread::Run() {
   RS_OBSERVE(OnClientOwner, config_.name + "-consumer", config_.name);
   RS_OBSERVE(OnClientOwner, config_.name + "-admin", config_.name);
   consumer_ = transport_.NewRestoreConsumer(
-      {.client_id = config_.name + "-consumer", .max_poll_records = config_.max_poll_records});
+      {.client_id = config_.name + "-consumer",
+       .max_poll_records = config_.max_poll_records,
+       // Mutation eos-restore-read-uncommitted: aborted changelog records are restored.
+       .isolation_level = RS_MUTANT(kEosRestoreReadUncommitted)
+                              ? IsolationLevel::kReadUncommitted
+                              : config_.isolation_level});
   admin_ = transport_.NewAdmin(config_.name + "-admin");
   ChangelogReaderConfig reader_config = config_.reader;
   reader_config.name = config_.name;  // observers know the reader by its restore thread

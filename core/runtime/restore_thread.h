@@ -83,6 +83,9 @@ struct RestoreThreadConfig {
   TimeNs task_timeout_ns = 300 * kSecond;
   static constexpr size_t kFailuresPerStepMax = 1 << 16;
   int32_t max_poll_records = 1000;
+  // The restore consumer's isolation.level: read_committed under exactly_once_v2 (Kafka Streams
+  // sets it on every consumer), so aborted changelog records are never restored.
+  IsolationLevel isolation_level = IsolationLevel::kReadUncommitted;
   HoldPoint* hold = nullptr;  // checkpoint/restore: see hold_point.h; null when off
   // Publish OwnedOffsetSums after every step (its stream thread reports them to the Streams
   // assignor); off, nothing is published (no extra scheduling point).

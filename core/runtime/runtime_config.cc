@@ -1,6 +1,7 @@
 #include "core/runtime/runtime_config.h"
 
 #include <charconv>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,12 @@
 
 namespace restoresim {
 namespace {
+
+// restoresim's own settings are under "restoresim." (issue 24); the input topic's old name is
+// still read, with a warning.
+constexpr std::string_view kInputTopicKey = "restoresim.input.topic";
+constexpr std::string_view kInputTopicDefault = "input";
+constexpr std::string_view kInputTopicOldKey = "input.topic";
 
 template <typename T>
 absl::Status ParseInt(const std::string& key, const std::string& text, T& out) {
@@ -47,7 +54,8 @@ absl::Status RuntimeConfig::Validate() const {
   }
   if (!ValidName(input_topic)) {
     return absl::InvalidArgumentError(
-        fmt::format("input topic '{}' must be 1-200 characters of [a-zA-Z0-9._-]", input_topic));
+        fmt::format("{}: '{}' must be 1-200 characters of [a-zA-Z0-9._-]", kInputTopicKey,
+                    input_topic));
   }
   if (processing_guarantee != "at_least_once" && processing_guarantee != "exactly_once_v2") {
     return absl::InvalidArgumentError(fmt::format(
@@ -85,50 +93,103 @@ absl::Status RuntimeConfig::Validate() const {
   return absl::OkStatus();
 }
 
+namespace {
+
+using Setter = absl::Status (*)(const std::string& key, const std::string& value,
+                                RuntimeConfig& c);
+
+template <auto Field>
+absl::Status SetText(const std::string&, const std::string& value, RuntimeConfig& c) {
+  c.*Field = value;
+  return absl::OkStatus();
+}
+
+template <auto Field>
+absl::Status SetInt(const std::string& key, const std::string& value, RuntimeConfig& c) {
+  return ParseInt(key, value, c.*Field);
+}
+
+// Every setting read by name: Kafka Streams' under Kafka's names, restoresim's own under
+// "restoresim.". The consumers' max.poll.records is resolved apart (ResolveClientSettings).
+const std::map<std::string_view, Setter>& Setters() {
+  static const auto* setters = new std::map<std::string_view, Setter>{
+      {"application.id", SetText<&RuntimeConfig::application_id>},
+      {kInputTopicKey, SetText<&RuntimeConfig::input_topic>},
+      {"num.stream.threads", SetInt<&RuntimeConfig::num_stream_threads>},
+      {"num.standby.replicas", SetInt<&RuntimeConfig::num_standby_replicas>},
+      {"state.dir", SetText<&RuntimeConfig::state_dir>},
+      {"processing.guarantee", SetText<&RuntimeConfig::processing_guarantee>},
+      {"commit.interval.ms", SetInt<&RuntimeConfig::commit_interval_ms>},
+      {"poll.ms", SetInt<&RuntimeConfig::poll_ms>},
+      {"task.timeout.ms", SetInt<&RuntimeConfig::task_timeout_ms>},
+      {"max.warmup.replicas", SetInt<&RuntimeConfig::max_warmup_replicas>},
+      {"acceptable.recovery.lag", SetInt<&RuntimeConfig::acceptable_recovery_lag>},
+      {"probing.rebalance.interval.ms", SetInt<&RuntimeConfig::probing_rebalance_interval_ms>},
+      {"restoresim.group.assignor", SetText<&RuntimeConfig::group_assignor>},
+  };
+  return *setters;
+}
+
+// A consumer setting the runtime models, as Kafka Streams resolves it for one consumer
+// (StreamsConfig.getMainConsumerConfigs / getRestoreConsumerConfigs): the bare client key,
+// overridden by "consumer.", overridden by the consumer's own prefix. Each key it read is
+// added to `used`.
+absl::Status ResolveConsumerSetting(const std::map<std::string, std::string>& properties,
+                                    std::string_view own_prefix, std::string_view name,
+                                    int32_t& out, std::set<std::string>& used) {
+  for (const std::string& key : {std::string(name), "consumer." + std::string(name),
+                                 std::string(own_prefix) + std::string(name)}) {
+    auto it = properties.find(key);
+    if (it == properties.end()) continue;
+    used.insert(key);
+    if (absl::Status s = ParseInt(key, it->second, out); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ResolveClientSettings(const std::map<std::string, std::string>& properties,
+                                   RuntimeConfig& c, std::set<std::string>& used) {
+  if (absl::Status s = ResolveConsumerSetting(properties, "main.consumer.", "max.poll.records",
+                                              c.max_poll_records, used);
+      !s.ok()) {
+    return s;
+  }
+  return ResolveConsumerSetting(properties, "restore.consumer.", "max.poll.records",
+                                c.restore_max_poll_records, used);
+}
+
+}  // namespace
+
 absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
     const std::map<std::string, std::string>& properties, std::vector<std::string>* warnings) {
   RuntimeConfig c;
-  bool commit_interval_set = false;
+  c.input_topic = std::string(kInputTopicDefault);
+  if (!properties.contains("application.id")) {
+    return absl::InvalidArgumentError(
+        "application.id: missing; Kafka Streams requires it (it names the group, the state "
+        "directory and the changelogs)");
+  }
+  std::set<std::string> used;
+  if (absl::Status s = ResolveClientSettings(properties, c, used); !s.ok()) return s;
   for (const auto& [key, value] : properties) {
-    absl::Status s;
-    if (key == "application.id") {
-      c.application_id = value;
-    } else if (key == "input.topic") {
-      c.input_topic = value;
-    } else if (key == "num.stream.threads") {
-      s = ParseInt(key, value, c.num_stream_threads);
-    } else if (key == "num.standby.replicas") {
-      s = ParseInt(key, value, c.num_standby_replicas);
-    } else if (key == "state.dir") {
-      c.state_dir = value;
-    } else if (key == "processing.guarantee") {
-      c.processing_guarantee = value;
-    } else if (key == "commit.interval.ms") {
-      s = ParseInt(key, value, c.commit_interval_ms);
-      commit_interval_set = true;
-    } else if (key == "poll.ms") {
-      s = ParseInt(key, value, c.poll_ms);
-    } else if (key == "main.consumer.max.poll.records") {
-      s = ParseInt(key, value, c.max_poll_records);
-    } else if (key == "restore.consumer.max.poll.records") {
-      s = ParseInt(key, value, c.restore_max_poll_records);
-    } else if (key == "task.timeout.ms") {
-      s = ParseInt(key, value, c.task_timeout_ms);
-    } else if (key == "max.warmup.replicas") {
-      s = ParseInt(key, value, c.max_warmup_replicas);
-    } else if (key == "acceptable.recovery.lag") {
-      s = ParseInt(key, value, c.acceptable_recovery_lag);
-    } else if (key == "probing.rebalance.interval.ms") {
-      s = ParseInt(key, value, c.probing_rebalance_interval_ms);
-    } else if (key == "restoresim.group.assignor") {
-      c.group_assignor = value;
-    } else {
-      if (warnings != nullptr) warnings->push_back(IgnoredSettingWarning(key));
+    if (used.contains(key)) continue;
+    auto setter = Setters().find(key);
+    if (setter != Setters().end()) {
+      if (absl::Status s = setter->second(key, value, c); !s.ok()) return s;
+    } else if (key == kInputTopicOldKey) {
+      // The name before issue 24; Kafka Streams has no such setting. Read, with a warning.
+      if (!properties.contains(std::string(kInputTopicKey))) c.input_topic = value;
+      if (warnings != nullptr) {
+        warnings->push_back(fmt::format("setting '{}' is restoresim's old name of '{}': use "
+                                        "that",
+                                        kInputTopicOldKey, kInputTopicKey));
+      }
+    } else if (warnings != nullptr) {
+      warnings->push_back(IgnoredSettingWarning(key));
     }
-    if (!s.ok()) return s;
   }
   // Kafka Streams' default commit interval is 100 ms under exactly-once, 30 s otherwise.
-  if (!commit_interval_set && c.exactly_once()) c.commit_interval_ms = 100;
+  if (!properties.contains("commit.interval.ms") && c.exactly_once()) c.commit_interval_ms = 100;
   if (absl::Status s = c.Validate(); !s.ok()) return s;
   return c;
 }
@@ -136,7 +197,7 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
 std::vector<std::pair<std::string, std::string>> RuntimeConfig::ToProperties() const {
   return {
       {"application.id", application_id},
-      {"input.topic", input_topic},
+      {std::string(kInputTopicKey), input_topic},
       {"state.dir", state_dir},
       {"processing.guarantee", processing_guarantee},
       {"num.stream.threads", std::to_string(num_stream_threads)},

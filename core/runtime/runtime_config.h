@@ -16,7 +16,9 @@ namespace restoresim {
 
 struct RuntimeConfig {
   std::string application_id;                       // application.id (required)
-  std::string input_topic;                          // the topology's source topic (required)
+  // The topology's source topic: restoresim.input.topic (Kafka Streams has no such setting;
+  // a topology names its sources in code), "input" unless set.
+  std::string input_topic;
   int32_t num_stream_threads = 1;                   // num.stream.threads
   int32_t num_standby_replicas = 0;                 // num.standby.replicas
   std::string state_dir = "/tmp/kafka-streams";     // state.dir
@@ -53,8 +55,11 @@ struct RuntimeConfig {
   bool exactly_once() const { return processing_guarantee == "exactly_once_v2"; }
   bool streams_assignor() const { return group_assignor == "streams"; }
   absl::Status Validate() const;
-  // Builds a config from Kafka Streams properties. A bad value of a known key is an error
-  // naming the key; a key restoresim does not know — Kafka Streams' settings it does not
+  // Builds a config from Kafka Streams properties: Kafka Streams' settings under their names,
+  // restoresim's own under "restoresim." with defaults, and the consumers' max.poll.records
+  // with Kafka's precedence (bare < "consumer." < "main.consumer." / "restore.consumer.").
+  // A missing application.id or a bad value of a known key is an error naming the key; a key
+  // restoresim does not know — Kafka Streams' settings it does not
   // model, settings for Kafka Streams' clients, unknown names — is ignored with a warning in
   // `warnings` (when not null), as Kafka logs unused configs, so a real Kafka Streams
   // properties file loads.

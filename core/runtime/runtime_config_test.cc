@@ -14,7 +14,7 @@ using ::testing::HasSubstr;
 TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({
       {"application.id", "word-counts"},
-      {"input.topic", "words"},
+      {"restoresim.input.topic", "words"},
       {"num.stream.threads", "2"},
       {"num.standby.replicas", "1"},
       {"processing.guarantee", "exactly_once_v2"},
@@ -25,32 +25,32 @@ TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
   EXPECT_TRUE(c->exactly_once());
   EXPECT_EQ(c->commit_interval_ms, 100) << "Kafka's exactly-once default";
   EXPECT_EQ(c->restore_max_poll_records, 500);
-  c = RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+  c = RuntimeConfig::FromProperties({{"application.id", "a"}, {"restoresim.input.topic", "t"}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->commit_interval_ms, 30000);
 }
 
 TEST(RuntimeConfigTest, TaskTimeoutMsDefaultsToKafkasFiveMinutesAndZeroIsAllowed) {
   absl::StatusOr<RuntimeConfig> c =
-      RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+      RuntimeConfig::FromProperties({{"application.id", "a"}, {"restoresim.input.topic", "t"}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->task_timeout_ms, 300000);
   c = RuntimeConfig::FromProperties(
-      {{"application.id", "a"}, {"input.topic", "t"}, {"task.timeout.ms", "0"}});
+      {{"application.id", "a"}, {"restoresim.input.topic", "t"}, {"task.timeout.ms", "0"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->task_timeout_ms, 0) << "0: the first retryable error fails the task";
 }
 
 TEST(RuntimeConfigTest, AssignorSettingsDefaultToKafkasAndParse) {
   absl::StatusOr<RuntimeConfig> c =
-      RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", "t"}});
+      RuntimeConfig::FromProperties({{"application.id", "a"}, {"restoresim.input.topic", "t"}});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->max_warmup_replicas, 2);
   EXPECT_EQ(c->acceptable_recovery_lag, 10000);
   EXPECT_EQ(c->probing_rebalance_interval_ms, 600000);
   EXPECT_FALSE(c->streams_assignor()) << "the group's default assignment unless asked";
   c = RuntimeConfig::FromProperties({{"application.id", "a"},
-                                     {"input.topic", "t"},
+                                     {"restoresim.input.topic", "t"},
                                      {"max.warmup.replicas", "5"},
                                      {"acceptable.recovery.lag", "0"},
                                      {"probing.rebalance.interval.ms", "60000"},
@@ -64,7 +64,7 @@ TEST(RuntimeConfigTest, AssignorSettingsDefaultToKafkasAndParse) {
 
 TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
   const std::map<std::string, std::string> base = {{"application.id", "app"},
-                                                   {"input.topic", "in"}};
+                                                   {"restoresim.input.topic", "in"}};
   struct Case {
     std::string key, value, message;
   } cases[] = {
@@ -89,14 +89,17 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
     EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(r.status().message()), HasSubstr(c.message));
   }
-  EXPECT_FALSE(RuntimeConfig::FromProperties({{"input.topic", "in"}}).ok()) << "no application.id";
+  absl::StatusOr<RuntimeConfig> missing =
+      RuntimeConfig::FromProperties({{"restoresim.input.topic", "in"}});
+  ASSERT_FALSE(missing.ok()) << "no application.id";
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("application.id: missing"));
 }
 
 TEST(RuntimeConfigTest, UnknownKeysAreWarnedAboutAndIgnored) {
   std::vector<std::string> warnings;
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
       {{"application.id", "app"},
-       {"input.topic", "in"},
+       {"restoresim.input.topic", "in"},
        {"no.such.setting", "1"},
        {"default.key.serde", "org.apache.kafka.common.serialization.Serdes$StringSerde"},
        {"producer.linger.ms", "5"},
@@ -111,7 +114,8 @@ TEST(RuntimeConfigTest, UnknownKeysAreWarnedAboutAndIgnored) {
                   HasSubstr("'default.key.serde' is Kafka Streams' but not modelled"),
                   HasSubstr("'producer.linger.ms' is for Kafka Streams' clients"),
                   HasSubstr("'bootstrap.servers' is for Kafka Streams' clients")));
-  EXPECT_TRUE(RuntimeConfig::FromProperties({{"application.id", "app"}, {"input.topic", "in"},
+  EXPECT_TRUE(RuntimeConfig::FromProperties({{"application.id", "app"},
+                                             {"restoresim.input.topic", "in"},
                                              {"no.such.setting", "1"}})
                   .ok())
       << "without a warnings list the key is still ignored";
@@ -120,7 +124,10 @@ TEST(RuntimeConfigTest, UnknownKeysAreWarnedAboutAndIgnored) {
 TEST(RuntimeConfigTest, ABadValueOfAKnownKeyIsStillAnErrorAmongUnknownKeys) {
   std::vector<std::string> warnings;
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
-      {{"application.id", "app"}, {"input.topic", "in"}, {"x.y", "1"}, {"poll.ms", "soon"}},
+      {{"application.id", "app"},
+       {"restoresim.input.topic", "in"},
+       {"x.y", "1"},
+       {"poll.ms", "soon"}},
       &warnings);
   ASSERT_FALSE(c.ok());
   EXPECT_THAT(std::string(c.status().message()), HasSubstr("poll.ms: expected an integer"));
@@ -129,7 +136,9 @@ TEST(RuntimeConfigTest, ABadValueOfAKnownKeyIsStillAnErrorAmongUnknownKeys) {
 TEST(RuntimeConfigTest, CheckpointIntervalIsCommitIntervalMsAndItsOldKeyIsUnknown) {
   std::vector<std::string> warnings;
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(
-      {{"application.id", "app"}, {"input.topic", "in"}, {"checkpoint.interval.ms", "5"}},
+      {{"application.id", "app"},
+       {"restoresim.input.topic", "in"},
+       {"checkpoint.interval.ms", "5"}},
       &warnings);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_THAT(warnings, ::testing::ElementsAre(HasSubstr("'checkpoint.interval.ms'")));
@@ -142,7 +151,7 @@ TEST(RuntimeConfigTest, ARealKafkaStreamsPropertiesFileLoads) {
       "application.id=word-counts\n"
       "bootstrap.servers = broker-1:9092,\\\n"
       "                    broker-2:9092\n"
-      "input.topic: words\n"
+      "restoresim.input.topic: words\n"
       "default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n"
       "processing.guarantee=exactly_once_v2\n"
       "num.standby.replicas=1\n"
@@ -160,6 +169,66 @@ TEST(RuntimeConfigTest, ARealKafkaStreamsPropertiesFileLoads) {
       RuntimeConfig::FromPropertiesText("application.id=a\nx=\\u12\n", &warnings);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("line 2: malformed \\uxxxx"));
+}
+
+// Issue 24: the consumers' max.poll.records as Kafka Streams resolves it for each consumer:
+// the bare client key, overridden by "consumer.", overridden by the consumer's own prefix.
+TEST(RuntimeConfigTest, MaxPollRecordsFollowsKafkasPrecedenceForEachConsumer) {
+  const std::map<std::string, std::string> base = {{"application.id", "app"}};
+  auto resolved = [&](std::map<std::string, std::string> extra) {
+    extra.insert(base.begin(), base.end());
+    std::vector<std::string> warnings;
+    absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(extra, &warnings);
+    EXPECT_TRUE(c.ok()) << c.status();
+    EXPECT_THAT(warnings, ::testing::IsEmpty()) << "every key here is modelled";
+    return std::pair{c->max_poll_records, c->restore_max_poll_records};
+  };
+  EXPECT_EQ(resolved({}), std::pair(1000, 1000)) << "Kafka's default";
+  EXPECT_EQ(resolved({{"max.poll.records", "7"}}), std::pair(7, 7));
+  EXPECT_EQ(resolved({{"max.poll.records", "7"}, {"consumer.max.poll.records", "8"}}),
+            std::pair(8, 8));
+  EXPECT_EQ(resolved({{"max.poll.records", "7"},
+                      {"consumer.max.poll.records", "8"},
+                      {"main.consumer.max.poll.records", "9"}}),
+            std::pair(9, 8));
+  EXPECT_EQ(resolved({{"consumer.max.poll.records", "8"},
+                      {"restore.consumer.max.poll.records", "10"}}),
+            std::pair(8, 10));
+  absl::StatusOr<RuntimeConfig> bad =
+      RuntimeConfig::FromProperties({{"application.id", "a"}, {"consumer.max.poll.records", "x"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("consumer.max.poll.records: expected an integer"));
+}
+
+// Issue 24: restoresim's own settings are under "restoresim." with defaults; the old
+// `input.topic` is still read, with a warning naming the new key.
+TEST(RuntimeConfigTest, OwnSettingsHaveThePrefixAndDefaults) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c =
+      RuntimeConfig::FromProperties({{"application.id", "app"}}, &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->input_topic, "input");
+  EXPECT_THAT(warnings, ::testing::IsEmpty());
+  c = RuntimeConfig::FromProperties({{"application.id", "app"}, {"input.topic", "old"}},
+                                    &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->input_topic, "old");
+  EXPECT_THAT(warnings, ::testing::ElementsAre(HasSubstr("use that")));
+  c = RuntimeConfig::FromProperties({{"application.id", "app"},
+                                     {"input.topic", "old"},
+                                     {"restoresim.input.topic", "new"}});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->input_topic, "new") << "the prefixed key wins";
+  c = RuntimeConfig::FromProperties({{"application.id", "app"}, {"restoresim.input.topic", ""}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("restoresim.input.topic: ''"));
+  // Bare client settings are classed as client settings.
+  warnings.clear();
+  ASSERT_TRUE(RuntimeConfig::FromProperties({{"application.id", "app"}, {"linger.ms", "5"}},
+                                            &warnings)
+                  .ok());
+  EXPECT_THAT(warnings, ::testing::ElementsAre(HasSubstr("is for Kafka Streams' clients")));
 }
 
 }  // namespace

@@ -1,19 +1,22 @@
 // RuntimeObserver: the runtime's observation port. The runtime reports every event an
 // invariant is about — task lifecycle, hand-offs between the stream thread and its restore
 // thread, changelog registration and restore progress, restore listener calls, store flushes
-// and checkpoints — to the observer installed on the calling OS thread, if any. The invariant
-// oracle (properties/oracle.h) is the observer of simulated runs; real runs install none and
-// each hook costs one thread-local load.
+// and checkpoints — to the observer installed on the calling OS thread, if any. The observer
+// of both worlds is the EventRecorder (core/events/event_recorder.h), which turns each call
+// into a typed event (core/events/event.h) for the invariant oracle (properties/oracle.h) or a
+// file; runs that install none pay one thread-local load per hook.
 //
 // Why ambient and not injected: the hooks sit deep in parts (Task, StateManager,
 // ChangelogReader) that scenario tests also build by hand, and the simulator runs every
 // simulated thread of one run on one OS thread, so a thread-local observer reaches all of them
-// without threading a pointer through every constructor (the same choice as CurrentSim()).
-// Observers see events on whichever simulated thread raised them; they must not block or
-// yield (they run inside the runtime's critical sections).
+// without threading a pointer through every constructor (the same choice as CurrentSim()). On
+// real threads a Thread inherits the observer of the thread that started it.
+// Observers see events on whichever thread raised them; they must not block or yield (they
+// run inside the runtime's critical sections).
 //
-// Thread-safety: InstallObserver/CurrentObserver are per OS thread. An installed observer is
-// called only from that OS thread.
+// Thread-safety: ScopedObserver/CurrentObserver are per OS thread. An observer installed on a
+// thread that starts OS threads is called from all of them: it must be thread-safe (the
+// EventRecorder is); under the simulator it is called from the one OS thread of the run.
 #ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_OBSERVER_H_
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_OBSERVER_H_
 
@@ -218,6 +221,9 @@ class RuntimeObserver {
   virtual void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) {}
   virtual void OnCheckpointResult(const StateManager& state, bool written) {}
   virtual void OnWiped(const StateManager& state) {}
+  // The task directory's checkpoint file is gone (deleted, or there was none): under
+  // exactly-once at load and before the task processes.
+  virtual void OnCheckpointDeleted(const StateManager& state) {}
   // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.
   virtual void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) {}
   // The checkpoint named `claimed` for a store that has lost its data (its directory missing

@@ -89,6 +89,7 @@ absl::Status StateManager::OpenStores() {
         return s;
       }
     }
+    if (absl::Status s = WipeIfNotAtCheckpoint(name, *store); !s.ok()) return s;
     const bool has_data = (*store)->NumEntries() > 0;
     if (config_.exactly_once && has_data && !checkpointed_.contains(changelog)) {
       // Data without a checkpoint under exactly-once: it may hold uncommitted writes.
@@ -107,11 +108,74 @@ absl::Status StateManager::OpenStores() {
     }
     stores_.emplace(name, std::move(*store));
   }
+  // Exactly once, as Kafka 4.0-4.2's ProcessorStateManager: the checkpoint is read, then
+  // deleted before anything can write to the stores; from here on a crash leaves data without
+  // a checkpoint (wiped at the next open), never a checkpoint the stores have outgrown. One is
+  // written again during restoration, at its end and at a clean close.
+  if (config_.exactly_once) {
+    if (absl::Status s = DeleteCheckpointFile(); !s.ok()) return s;
+  }
   pending_ = checkpointed_;
   flushed_ = checkpointed_;
   last_checkpoint_ = checkpointed_;
   RS_OBSERVE(OnStoresRegistered, *this);
   return absl::OkStatus();
+}
+
+// A store whose own offset is behind what the checkpoint claims for it holds less than the
+// claim (a stale copy of its directory, a lost directory update of its manifest, a database of
+// an earlier flush): the records in between would never be restored. Under exactly-once, one
+// ahead of the claim was written after the checkpoint (which is deleted before processing: a
+// checkpoint that came back, say by a lost directory update of its deletion), so it may hold
+// uncommitted writes. Either is data loss: the claim is withdrawn on disk first (as for a lost
+// directory), then the store is wiped and opened empty. A store with data that recorded no
+// offset (state directories of earlier releases) is trusted as before.
+absl::Status StateManager::WipeIfNotAtCheckpoint(const std::string& name,
+                                                 std::unique_ptr<KeyValueStore>& store) {
+  const TopicPartition changelog = ChangelogOf(name);
+  // Mutation store-offset-ignored (KIP-1035): the store's own offset is not looked at.
+  if (RS_MUTANT(kStoreOffsetIgnored)) return absl::OkStatus();
+  std::optional<int64_t> reached = store->CommittedOffset();
+  // An empty store reaches nothing, whatever it recorded (a store of an earlier release cut
+  // back to before its first flush, say); wiping it costs nothing.
+  if (!reached.has_value() && store->NumEntries() == 0) reached = 0;
+  auto claim = checkpointed_.find(changelog);
+  if (!reached.has_value() || claim == checkpointed_.end()) return absl::OkStatus();
+  const bool behind = *reached < claim->second;
+  const bool uncommitted = config_.exactly_once && *reached > claim->second;
+  if (!behind && !uncommitted) return absl::OkStatus();
+  const std::string why =
+      behind ? fmt::format("its store '{}' reaches only offset {}", name, *reached)
+             : fmt::format("its store '{}' holds writes up to offset {}, past the checkpoint, "
+                           "under exactly-once",
+                           name, *reached);
+  TraceMark("cover", behind ? "store behind its checkpoint" : "eos store past its checkpoint");
+  (void)store->Close();
+  store.reset();
+  if (absl::Status s = DropCheckpointClaim(changelog, why); !s.ok()) return s;
+  RS_OBSERVE(OnStoreWipedOnOpen, *this, changelog);
+  const std::string store_dir = config_.task_dir + "/" + name;
+  if (absl::Status s = config_.fs->DeleteDirRecursively(store_dir); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<KeyValueStore>> reopened = config_.open_store(store_dir, name);
+  if (!reopened.ok()) return reopened.status();
+  store = std::move(*reopened);
+  RS_CHECK(!checkpointed_.contains(changelog), "task {}: claim on {} kept", id_.ToString(),
+           changelog.ToString());
+  return absl::OkStatus();
+}
+
+absl::Status StateManager::DeleteCheckpointFile() {
+  absl::Status s = config_.fs->DeleteFile(checkpoint_path());
+  if (s.code() == absl::StatusCode::kNotFound) {
+    checkpoint_on_disk_ = false;
+    RS_OBSERVE(OnCheckpointDeleted, *this);
+    return absl::OkStatus();
+  }
+  if (!s.ok()) return s;
+  checkpoint_on_disk_ = false;
+  RS_OBSERVE(OnCheckpointDeleted, *this);
+  TraceMark("cover", "eos checkpoint deleted");
+  return config_.fs->SyncDir(config_.task_dir);
 }
 
 absl::Status StateManager::DropCheckpointClaim(const TopicPartition& changelog,
@@ -178,9 +242,13 @@ void StateManager::Advance(const TopicPartition& changelog, int64_t next_offset)
   RS_OBSERVE(OnAdvance, *this, changelog, next_offset);
 }
 
+// Each store records, with the data it makes durable, how far in its changelog the data
+// reaches (KIP-1035): what lets the next open tell a store older than its checkpoint.
 absl::Status StateManager::Flush() {
   for (auto& [name, store] : stores_) {
-    if (absl::Status s = store->Flush(); !s.ok()) {
+    auto pending = pending_.find(ChangelogOf(name));
+    absl::Status s = pending == pending_.end() ? store->Flush() : store->Commit(pending->second);
+    if (!s.ok()) {
       TraceMark("cover", "store flush failed");
       return s;
     }
@@ -201,17 +269,19 @@ absl::Status StateManager::Checkpoint() {
   RS_OBSERVE(OnCheckpointWritten, *this, flushed_);
   absl::Status s = WriteCheckpoint(*config_.fs, checkpoint_path(), flushed_);
   if (!s.ok()) TraceMark("cover", "checkpoint write failed");
-  if (s.ok()) last_checkpoint_ = flushed_;
+  if (s.ok()) {
+    last_checkpoint_ = flushed_;
+    checkpoint_on_disk_ = true;
+  }
   RS_OBSERVE(OnCheckpointResult, *this, s.ok());
   return s;
 }
 
 absl::Status StateManager::RemoveCheckpointForProcessing() {
   if (!config_.exactly_once) return absl::OkStatus();
-  absl::Status s = config_.fs->DeleteFile(checkpoint_path());
-  if (s.code() == absl::StatusCode::kNotFound) return absl::OkStatus();
-  if (!s.ok()) return s;
-  return config_.fs->SyncDir(config_.task_dir);
+  // Mutation eos-checkpoint-while-processing: the checkpoint restoration wrote stays.
+  if (RS_MUTANT(kEosCheckpointWhileProcessing)) return absl::OkStatus();
+  return DeleteCheckpointFile();
 }
 
 absl::Status StateManager::Close(bool clean) {
@@ -255,17 +325,21 @@ absl::Status StateManager::Wipe() {
   for (auto& [name, store] : stores_) {
     RS_CHECK(!store->IsOpen(), "task {} wiped with store '{}' open", id_.ToString(), name);
   }
-  RS_OBSERVE(OnWiped, *this);
   // Mutation stale-checkpoint-after-corruption (KAFKA-10391): the stores go, the checkpoint
   // naming the corrupted offsets stays.
   if (RS_MUTANT(kStaleCheckpointAfterCorruption)) {
+    RS_OBSERVE(OnWiped, *this);
     for (const std::string& name : config_.store_names) {
       absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir + "/" + name);
       if (!s.ok() && !absl::IsNotFound(s)) return s;
     }
     return absl::OkStatus();
   }
-  return config_.fs->DeleteDirRecursively(config_.task_dir);
+  absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir);
+  // Observed only once it happened: a wipe through a crashed disk (an instance's dirty close
+  // after its crash, under exactly once) leaves the directory as it was.
+  if (s.ok() || absl::IsNotFound(s)) RS_OBSERVE(OnWiped, *this);
+  return s;
 }
 
 void StateManager::PrepareNewTaskType(TaskType type) {

@@ -72,7 +72,8 @@ class StateManager {
   // Unavailable stays the file system's I/O error), opens the stores and reads the
   // checkpoint. A missing or unreadable checkpoint means restoring from the beginning (reason
   // in checkpoint_note()). Under exactly-once a store that has data but no checkpoint is
-  // corrupt: its directory is wiped first.
+  // corrupt: its directory is wiped first; and the checkpoint, once read, is deleted (Kafka
+  // 4.0-4.2), so none exists until restoration or a clean close writes one.
   [[nodiscard]] absl::Status RegisterStores();
   bool registered() const { return !stores_.empty(); }
 
@@ -100,8 +101,15 @@ class StateManager {
   int64_t OffsetDeltaSinceCheckpoint() const;
   // Kafka's checkpointNeeded: a forced checkpoint (restoration done, removed, closed) is
   // always needed; an unforced one only once the stores moved more than `delta_min` records.
+  // Under exactly-once a standby whose checkpoint was deleted at load needs one too, whatever
+  // it restored since: a caught-up standby that receives nothing would otherwise have none on
+  // disk (a restoresim departure, docs/DESIGN.md: the harness and the offset sums read it).
   bool CheckpointNeeded(bool enforce, int64_t delta_min) const {
-    return registered() && (enforce || OffsetDeltaSinceCheckpoint() > delta_min);
+    return registered() &&
+           (enforce || OffsetDeltaSinceCheckpoint() > delta_min || StandbyWithoutCheckpoint());
+  }
+  bool StandbyWithoutCheckpoint() const {
+    return config_.exactly_once && type_ == TaskType::kStandby && !checkpoint_on_disk_;
   }
 
   [[nodiscard]] absl::Status Flush();
@@ -120,6 +128,7 @@ class StateManager {
   [[nodiscard]] absl::Status Wipe();
 
   TaskId id() const { return id_; }
+  bool exactly_once() const { return config_.exactly_once; }
   const std::string& application_id() const { return config_.application_id; }
   TaskType type() const { return type_; }
   std::optional<TaskType> pending_type() const { return pending_type_; }
@@ -137,8 +146,12 @@ class StateManager {
   TopicPartition ChangelogOf(const std::string& store) const;
   absl::Status OpenStores();
   // Forgets the checkpoint's offset of a store that lost its data, on disk at once.
+  absl::Status WipeIfNotAtCheckpoint(const std::string& name,
+                                     std::unique_ptr<KeyValueStore>& store);
   absl::Status DropCheckpointClaim(const TopicPartition& changelog, std::string_view why);
   absl::Status ReadCheckpointOrNote();
+  // Deletes the checkpoint file (a missing one is fine) and syncs the directory.
+  absl::Status DeleteCheckpointFile();
 
   const TaskId id_;
   TaskType type_;
@@ -151,6 +164,9 @@ class StateManager {
   CheckpointOffsets last_checkpoint_;  // what the last checkpoint written named (registration)
   std::string checkpoint_note_;
   uint64_t lock_token_ = 0;  // with a directory: this state manager's lock token
+  // Exactly once: whether this state manager's directory has a checkpoint file (false once it
+  // deleted it, true once it wrote one).
+  bool checkpoint_on_disk_ = true;
 };
 
 }  // namespace restoresim

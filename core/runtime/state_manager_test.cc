@@ -67,6 +67,94 @@ TEST_F(StateManagerTest, CheckpointNamesOnlyFlushedOffsets) {
   EXPECT_EQ(*again.StoreForChangelog(changelog_)->Get("k"), std::optional<std::string>("1"));
 }
 
+// Seed of issue 25: a store directory older than its checkpoint (here: a copy taken at an
+// earlier commit put back, as a restored backup or a lost directory update would) was served
+// as complete, and the records between its contents and the checkpoint were never restored.
+// Its own offset now tells: the claim is withdrawn, the store wiped and restored from 0.
+TEST_F(StateManagerTest, AStoreBehindItsCheckpointIsWipedAndRestoredFromTheBeginning) {
+  const std::string store_dir = dir_ + "/app/0_1/counts";
+  const std::string copy = dir_ + "/stale-counts";
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+    sm.Advance(changelog_, 4);
+    ASSERT_TRUE(sm.Flush().ok());
+    std::filesystem::copy(store_dir, copy);
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "2").ok());
+    sm.Advance(changelog_, 7);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());  // checkpoint: 7
+  }
+  std::filesystem::remove_all(store_dir);
+  std::filesystem::rename(copy, store_dir);
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt) << "restored from the beginning";
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 0u) << "wiped";
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("reaches only offset 4"));
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            CheckpointOffsets{})
+      << "the claim is withdrawn on disk";
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+}
+
+// A store at or ahead of its checkpoint, or one that recorded no offset (state directories of
+// earlier releases), keeps its data and restores from the checkpoint.
+TEST_F(StateManagerTest, AStoreAtOrAheadOfItsCheckpointIsKept) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+    sm.Advance(changelog_, 4);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  }
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), 4);
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->CommittedOffset(), 4);
+  EXPECT_EQ(*sm.StoreForChangelog(changelog_)->Get("k"), std::optional<std::string>("1"));
+  ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "2").ok());
+  ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Commit(9).ok());  // ahead of the checkpoint
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+  StateManager again({0, 1}, TaskType::kActive, Config());
+  ASSERT_TRUE(again.RegisterStores().ok());
+  EXPECT_EQ(again.StartOffset(changelog_), 4);
+  EXPECT_EQ(*again.StoreForChangelog(changelog_)->Get("k"), std::optional<std::string>("2"));
+  ASSERT_TRUE(again.Close(/*clean=*/false).ok());
+}
+
+// Under exactly-once the checkpoint is deleted before processing; if it comes back (a lost
+// directory update of its deletion), the store's offset past it tells that the store holds
+// writes made after it, perhaps of transactions that aborted: wiped, not trusted.
+TEST_F(StateManagerTest, UnderExactlyOnceAStorePastItsCheckpointIsWiped) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "1").ok());
+    sm.Advance(changelog_, 4);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());  // checkpoint 4, store at 4
+  }
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+    ASSERT_TRUE(sm.RegisterStores().ok());  // the checkpoint is deleted for processing
+    EXPECT_EQ(sm.StartOffset(changelog_), 4);
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "uncommitted").ok());
+    sm.Advance(changelog_, 9);
+    ASSERT_TRUE(sm.Flush().ok());  // the store records 9
+    ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+  }
+  // The deleted checkpoint comes back.
+  ASSERT_TRUE(WriteCheckpoint(*PosixFileSystem::Default(), dir_ + "/app/0_1/.checkpoint",
+                              {{changelog_, 4}})
+                  .ok());
+  StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 0u);
+  EXPECT_THAT(sm.checkpoint_note(), HasSubstr("past the checkpoint, under exactly-once"));
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+}
+
 TEST_F(StateManagerTest, ChangelogPartitionsMustBeCapturedBeforeClear) {
   StateManager sm({0, 1}, TaskType::kActive, Config());
   ASSERT_TRUE(sm.RegisterStores().ok());
@@ -113,6 +201,28 @@ TEST_F(StateManagerTest, ExactlyOnceWipesAStoreWithDataButNoCheckpoint) {
   EXPECT_THAT(sm.checkpoint_note(), HasSubstr("wiped"));
   EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 0u);
   EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+}
+
+// Kafka 4.0-4.2's lifecycle under exactly-once: the checkpoint is read at registration and
+// deleted before anything writes, so a crash from then on finds data without a checkpoint.
+TEST_F(StateManagerTest, ExactlyOnceDeletesTheCheckpointOnceRead) {
+  {
+    StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+    ASSERT_TRUE(sm.RegisterStores().ok());
+    ASSERT_TRUE(sm.StoreForChangelog(changelog_)->Put("k", "committed").ok());
+    sm.Advance(changelog_, 4);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());  // flushed and checkpointed at 4
+  }
+  ASSERT_TRUE(PosixFileSystem::Default()->FileExists(dir_ + "/app/0_1/.checkpoint").ok());
+  StateManager sm({0, 1}, TaskType::kActive, Config(/*eos=*/true));
+  ASSERT_TRUE(sm.RegisterStores().ok());
+  EXPECT_EQ(sm.StartOffset(changelog_), 4);  // read
+  EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 1u);
+  EXPECT_TRUE(absl::IsNotFound(
+      PosixFileSystem::Default()->FileExists(dir_ + "/app/0_1/.checkpoint")));  // and deleted
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), sm.checkpoint_path()),
+            (CheckpointOffsets{{changelog_, 4}}));  // a clean close writes it again
 }
 
 TEST_F(StateManagerTest, AtLeastOnceKeepsDataWithoutCheckpointAndRestoresFromScratch) {

@@ -17,13 +17,21 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
              "process id", config_.name);
     assignor_ = std::make_unique<StreamsGroupAssignor>(*config_.streams_assignor, clock);
   }
+  const bool eos = config_.tasks.exactly_once;
+  const IsolationLevel isolation =
+      eos ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted;
   consumer_ = transport.NewMainConsumer(
       config_.group, {.client_id = ConsumerId(),
                       .max_poll_records = config_.max_poll_records,
                       .auto_offset_reset = OffsetReset::kEarliest,
+                      .isolation_level = isolation,
                       .assignor = assignor_.get()});
-  producer_ = transport.NewProducer(ProducerId());
+  producer_ = std::make_unique<StreamsProducer>(
+      transport, StreamsProducerConfig{.client_id = ProducerId(),
+                                       .exactly_once = eos,
+                                       .transactional_id = config_.group + "-" + config_.name});
   RestoreThreadConfig restore = config_.restore;
+  restore.isolation_level = isolation;
   restore.name = config_.name + "-restore";
   restore.publish_offset_sums = assignor_ != nullptr;
   restore.metrics.task_thread_id = config_.name;  // tasks are made on the stream thread
@@ -182,6 +190,7 @@ absl::Status StreamThread::RunOnce() {
   if (!(got_records && RS_MUTANT(kEventsDrainedLate))) {
     if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
   }
+  MaybeHandleTransactionLost();  // after the rebalance callbacks' commits and closes
   UpdateState(rebalances_before);
   if (assignor_ != nullptr) MaybeProbingRebalance();
   // The client's gate: read and observed with no scheduling point between (so the oracle sees
@@ -202,11 +211,28 @@ absl::Status StreamThread::RunOnce() {
   if (clock_.NowNs() >= next_commit_ns_) {
     next_commit_ns_ = DeadlineAfter(clock_.NowNs(), config_.commit_interval_ns);
     absl::Status s = tasks_->Commit();
+    // Exactly once: a transaction that could not commit is handled here, not fatal.
+    if (tasks_->transaction_lost()) {
+      MaybeHandleTransactionLost();
+      return absl::OkStatus();
+    }
     // A commit refused because the partitions moved (Kafka's CommitFailedException, i.e. a
     // task migrated) is not fatal: the next poll delivers the rebalance that explains it.
     if (!s.ok() && !IsRetryable(s) && !absl::IsFailedPrecondition(s)) return s;
   }
+  MaybeHandleTransactionLost();  // a send that failed for good while processing
   return absl::OkStatus();
+}
+
+void StreamThread::MaybeHandleTransactionLost() {
+  if (!tasks_->transaction_lost()) return;
+  RS_CHECK(config_.tasks.exactly_once, "stream thread '{}' lost a transaction under at least "
+           "once", config_.name);
+  tasks_->HandleTransactionLost();
+  RS_CHECK(!tasks_->transaction_lost(), "stream thread '{}': lost transaction not handled",
+           config_.name);
+  // Its actives restore again: not RUNNING until they run (as after a rebalance).
+  if (state() == StreamThreadState::kRunning) SetState(StreamThreadState::kPartitionsAssigned);
 }
 
 void StreamThread::StopProcessing() {

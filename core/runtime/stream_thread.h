@@ -7,6 +7,11 @@
 //      dirty, wipe, revive);
 //   4. process every running task that has input: a restored task does not wait for others;
 //   5. commit on the commit interval.
+// Under exactly_once_v2 its producer is transactional (streams_producer.h: transactional.id
+// "<application.id>-<thread name>"), both its consumers read committed, and a transaction lost
+// anywhere in the loop (a failed commit or send, a running task closed dirty mid-transaction)
+// is handled before anything processes or commits again (TaskManager::HandleTransactionLost):
+// never a reason for the thread to fail.
 // Its state (stream_thread_state.h) is RUNNING only while every active task it is assigned
 // runs.
 //
@@ -31,6 +36,7 @@
 #include "core/runtime/hold_point.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread_state.h"
+#include "core/runtime/streams_producer.h"
 #include "core/runtime/streams_group_assignor.h"
 #include "core/runtime/task_manager.h"
 #include "core/sync/atomic.h"
@@ -119,6 +125,8 @@ class StreamThread {
   // triggers a probing rebalance that is due.
   absl::Status ReportSubscription();
   void MaybeProbingRebalance();
+  // Exactly once: a lost transaction handled now (no-op otherwise).
+  void MaybeHandleTransactionLost();
   // Restore thread, tasks, clients; DEAD. Once (completed_).
   absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result);
 
@@ -126,7 +134,7 @@ class StreamThread {
   Clock& clock_;
   std::unique_ptr<StreamsGroupAssignor> assignor_;  // outlives the consumer offering it
   std::unique_ptr<MainConsumer> consumer_;
-  std::unique_ptr<Producer> producer_;
+  std::unique_ptr<StreamsProducer> producer_;  // exactly_once_v2: its transactions
   std::unique_ptr<RestoreThread> restore_;
   std::unique_ptr<TaskManager> tasks_;
   Atomic<bool> stop_{false, "stream_stop"};

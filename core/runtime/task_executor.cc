@@ -2,13 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
 namespace restoresim {
 
 TaskExecutor::TaskExecutor(TaskExecutorConfig config, TasksRegistry& tasks,
-                           MainConsumer& consumer, Producer& producer,
+                           MainConsumer& consumer, StreamsProducer& producer,
                            std::vector<absl::Status>& errors)
     : config_(std::move(config)),
       tasks_(tasks),
@@ -42,7 +44,13 @@ absl::StatusOr<size_t> TaskExecutor::Process(size_t records_per_task_max) {
              "task {} in the running registry is {} {}", task->incarnation().ToString(),
              TaskTypeName(task->type()), TaskStateName(task->state()));
     if (IsPausedRunning(*task)) continue;  // its topology is paused: nothing processed
-    absl::StatusOr<size_t> n = task->Process(producer_, records_per_task_max);
+    if (config_.exactly_once && !BeginTransactionFor(*task)) break;
+    absl::StatusOr<size_t> n = task->Process(producer_.producer(), records_per_task_max);
+    if (!n.ok() && config_.exactly_once && !IsRetryable(n.status())) {
+      // Fenced or abortable while sending: the transaction is lost, not the thread.
+      MarkTransactionLost(n.status());
+      break;
+    }
     if (!n.ok()) return n.status();
     RS_CHECK(*n <= records_per_task_max, "task {} processed {} records, more than {}",
              task->incarnation().ToString(), *n, records_per_task_max);
@@ -62,7 +70,7 @@ bool TaskExecutor::HasBuffered() const {
 // it wrote; only then may a checkpoint name those offsets (after the stores flushed).
 absl::Status TaskExecutor::FlushProducer(const std::vector<Task*>& tasks) {
   absl::StatusOr<std::map<TopicPartition, int64_t>> acked =
-      producer_.Flush(config_.producer_flush_timeout_ns);
+      producer_.producer().Flush(config_.producer_flush_timeout_ns);
   if (!acked.ok()) return acked.status();
   for (const auto& [changelog, last] : *acked) {
     const TaskId id{0, changelog.partition};
@@ -81,7 +89,61 @@ absl::Status TaskExecutor::FlushProducer(const std::vector<Task*>& tasks) {
   return absl::OkStatus();
 }
 
+bool TaskExecutor::BeginTransactionFor(const Task& task) {
+  if (transaction_lost()) return false;
+  if (task.buffered() == 0) return true;  // nothing to send
+  absl::Status s = producer_.MaybeBeginTransaction();
+  if (s.ok()) return true;
+  if (IsRetryable(s)) {
+    errors_.push_back(s);  // processed at the next loop
+  } else {
+    MarkTransactionLost(s);
+  }
+  return false;
+}
+
+void TaskExecutor::MarkTransactionLost(absl::Status cause) {
+  RS_CHECK(config_.exactly_once && !cause.ok(), "{}: transaction lost under at least once",
+           config_.thread_name);
+  if (transaction_lost()) return;  // the first cause is the one reported
+  TraceMark("eos", fmt::format("{} transaction lost: {}", config_.thread_name, cause.ToString()));
+  lost_cause_ = std::move(cause);
+}
+
+// Every running task is in the thread's transaction: whichever task a commit is for, all of
+// them commit together (Kafka under EOS v2 commits all tasks at a revocation for this reason).
+absl::Status TaskExecutor::CommitTransaction(const std::vector<Task*>& tasks) {
+  if (transaction_lost()) return lost_cause_;
+  std::vector<Task*> all = tasks;
+  for (auto& [id, task] : tasks_.running()) {
+    if (std::find(all.begin(), all.end(), task.get()) == all.end()) all.push_back(task.get());
+  }
+  absl::Status s = FlushProducer(all);
+  std::map<TopicPartition, int64_t> offsets;
+  for (Task* task : all) {
+    if (!s.ok()) break;
+    s = task->state_manager().Flush();  // no checkpoint: none exists while it processes
+    const std::optional<int64_t> consumed = task->consumed_offset();
+    auto committed = committed_offsets_.find(task->incarnation());
+    if (consumed && (committed == committed_offsets_.end() || committed->second != *consumed)) {
+      offsets[task->input()] = *consumed;
+    }
+  }
+  if (s.ok()) s = producer_.CommitTransaction(offsets, consumer_.GroupMetadata());
+  if (!s.ok()) {
+    if (!IsRetryable(s)) MarkTransactionLost(s);
+    return s;
+  }
+  std::map<TaskIncarnation, int64_t> now;  // only the incarnations of this commit stay
+  for (Task* task : all) {
+    if (task->consumed_offset()) now[task->incarnation()] = *task->consumed_offset();
+  }
+  committed_offsets_ = std::move(now);
+  return s;
+}
+
 absl::Status TaskExecutor::CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint) {
+  if (config_.exactly_once) return CommitTransaction(tasks);
   if (absl::Status s = FlushProducer(tasks); !s.ok()) return s;
   std::map<TopicPartition, int64_t> offsets;
   for (Task* task : tasks) {
@@ -91,9 +153,8 @@ absl::Status TaskExecutor::CommitTasks(const std::vector<Task*>& tasks, bool enf
     // records since its last checkpoint (a close or recycle enforces it); the input offsets
     // are committed either way, since the changelog holds every acknowledged write.
     const bool checkpoint =
-        !config_.exactly_once &&
         sm.CheckpointNeeded(enforce_checkpoint, config_.checkpoint_offset_delta_min);
-    if (config_.exactly_once || checkpoint) {
+    if (checkpoint) {
       if (absl::Status s = sm.Flush(); !s.ok()) return s;
     }
     if (checkpoint) {

@@ -6,8 +6,18 @@
 // Commit, at least once: the producer is flushed (its acknowledgements move each task's
 // changelog position past what it wrote), stores are flushed and checkpointed — a periodic
 // commit only past checkpoint_offset_delta_min records since the last checkpoint, a close or
-// recycle always — and then the input offsets are committed. Under exactly_once the stores are
-// flushed and no checkpoint is written while processing.
+// recycle always — and then the input offsets are committed.
+//
+// Commit, exactly_once_v2 (Kafka's commitOffsetsOrTransaction with the thread's one
+// StreamsProducer): every running task shares the thread's transaction, so every commit — the
+// periodic one, a revocation's, a close's — commits all of them: the producer is flushed, the
+// stores are flushed (no checkpoint while processing), and the input offsets of every running
+// task go into the transaction with the main consumer's group metadata before it commits. A
+// transaction begins before the first record processed after a commit. A retryable failure
+// leaves the transaction open (the next commit retries it); any other failure (fenced,
+// abortable, the member left the generation) means the transaction is lost: the executor
+// processes and commits nothing more until its task manager closed every running task dirty
+// and ended the transaction (TaskManager::HandleTransactionLost).
 //
 // Pause (KIP-834): while its topology is paused (config.pause, read at each Process) a running
 // active processes nothing — its input partition is paused on the main consumer, as Kafka's
@@ -28,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "core/port/clock.h"
 #include "core/runtime/state_manager.h"
+#include "core/runtime/streams_producer.h"
 #include "core/runtime/tasks_registry.h"
 #include "core/runtime/topology_pause.h"
 #include "core/transport/transport.h"
@@ -53,7 +64,7 @@ class TaskExecutor {
 
   // `errors` collects what fails nothing (its task manager's error list).
   TaskExecutor(TaskExecutorConfig config, TasksRegistry& tasks, MainConsumer& consumer,
-               Producer& producer, std::vector<absl::Status>& errors);
+               StreamsProducer& producer, std::vector<absl::Status>& errors);
 
   // Hands polled records to the running tasks (records of a task not running are fetched
   // again once it runs).
@@ -68,6 +79,17 @@ class TaskExecutor {
   // backoff until close_commit_timeout_ns (as Kafka's commitSync and producer flush do).
   [[nodiscard]] absl::Status CommitForClose(Task& task);
 
+  // ---- exactly_once_v2: the thread's transaction ----
+  // Whether the transaction was lost (see above); the cause. Cleared by its task manager once
+  // the running tasks are closed and the transaction ended.
+  bool transaction_lost() const { return !lost_cause_.ok(); }
+  const absl::Status& transaction_lost_cause() const { return lost_cause_; }
+  void MarkTransactionLost(absl::Status cause);
+  void ClearTransactionLost() { lost_cause_ = absl::OkStatus(); }
+  bool transaction_in_flight() const {
+    return producer_.exactly_once() && producer_.transaction_in_flight();
+  }
+
   // Whether `task` (this incarnation) is a running active held paused.
   bool IsPausedRunning(const Task& task) const;
   std::set<TaskId> paused_running() const;
@@ -75,6 +97,11 @@ class TaskExecutor {
  private:
   // `enforce_checkpoint`: a close or recycle; else a periodic commit.
   absl::Status CommitTasks(const std::vector<Task*>& tasks, bool enforce_checkpoint);
+  // Exactly once: the commit of the thread's transaction, `tasks` and every running task.
+  absl::Status CommitTransaction(const std::vector<Task*>& tasks);
+  // Exactly once: begins the transaction before `task` processes; false when it may not
+  // process now (a retryable failure, or the transaction was lost).
+  bool BeginTransactionFor(const Task& task);
   // Moves each task's changelog position past what the producer acknowledged.
   absl::Status FlushProducer(const std::vector<Task*>& tasks);
   void ApplyTopologyPause();
@@ -84,8 +111,12 @@ class TaskExecutor {
   const TaskExecutorConfig config_;
   TasksRegistry& tasks_;
   MainConsumer& consumer_;
-  Producer& producer_;
+  StreamsProducer& producer_;
   std::vector<absl::Status>& errors_;
+  absl::Status lost_cause_;  // exactly once: why the transaction was lost (OK: it was not)
+  // Exactly once: the input offset last committed per running incarnation, so a commit sends
+  // only offsets that moved (Kafka's commitNeeded) and an idle thread opens no transaction.
+  std::map<TaskIncarnation, int64_t> committed_offsets_;
   // Running actives paused (their input paused on the consumer), by the incarnation paused.
   std::map<TaskId, TaskIncarnation> paused_running_;
 };

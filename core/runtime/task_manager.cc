@@ -14,11 +14,12 @@
 namespace restoresim {
 
 TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread,
-                         MainConsumer& consumer, Producer& producer,
+                         MainConsumer& consumer, StreamsProducer& producer,
                          Atomic<uint64_t>& incarnations)
     : config_(std::move(config)),
       restore_thread_(restore_thread),
       consumer_(consumer),
+      producer_(producer),
       incarnations_(incarnations),
       tasks_(config_.thread_name),
       executor_(TaskExecutorConfig{.thread_name = config_.thread_name,
@@ -33,6 +34,8 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
                 tasks_, consumer, producer, errors_),
       init_backoff_(config_.clock, config_.init_backoff_ns, config_.init_backoff_ns_max) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
+  RS_CHECK(producer.exactly_once() == config_.exactly_once, "{}: producer and tasks disagree on "
+           "exactly once", config_.thread_name);
 }
 
 TaskManager::~TaskManager() = default;
@@ -254,6 +257,10 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   if (!want || revoked == false) {
     CloseRunning(id, /*clean=*/revoked.value_or(true), TaskDecision::kClose,
                  /*commit=*/!revoked.has_value());
+    // Its revocation's commit failed, so it was not recycled: the standby the assignment
+    // wants is a new incarnation (found under exactly once, where a stale generation fails
+    // the revocation's commit: the standby was never created).
+    if (want) tasks_.AddPendingInit(NewTask(id, *want));
     return;
   }
   // Active -> standby: commit, suspend, and recycle keeping the stores; the CLOSE of the old
@@ -288,6 +295,14 @@ void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, boo
       clean = false;
     }
   }
+  if (!clean && executor_.transaction_in_flight()) {
+    // Its records are in the thread's open transaction with every other running task's: the
+    // transaction must abort, and the others' stores hold what it takes back (Kafka aborts
+    // on a dirty close under EOS and closes the other tasks dirty too).
+    executor_.MarkTransactionLost(absl::CancelledError(fmt::format(
+        "{}: {} closed dirty with a transaction in flight", config_.thread_name,
+        task->incarnation().ToString())));
+  }
   task->TransitionTo(TaskState::kSuspended);
   const TaskIncarnation who = task->incarnation();
   // Materialise the changelogs before Clear() forgets them: the restore thread needs them.
@@ -312,7 +327,10 @@ void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecisio
       errors_.push_back(s);
       clean = false;
     }
-    if (wipe) {
+    // Under exactly once a dirty close wipes the task's state (Kafka's closeStateManager with
+    // eosEnabled): its stores may hold writes of a transaction that never commits.
+    if (wipe || (!clean && config_.exactly_once)) {
+      if (!wipe) TraceMark("cover", "eos dirty close wiped the task's state");
       if (absl::Status w = sm.Wipe(); !w.ok()) errors_.push_back(w);
     }
   }
@@ -331,6 +349,36 @@ void TaskManager::SendClose(const TaskIncarnation& who, std::vector<TopicPartiti
   item.changelogs = std::move(changelogs);
   item.promoted = promoted;
   close_items_.push_back(std::move(item));
+}
+
+void TaskManager::HandleTransactionLost() {
+  RS_CHECK(config_.exactly_once && executor_.transaction_lost(),
+           "{}: no lost transaction to handle", config_.thread_name);
+  const absl::Status cause = executor_.transaction_lost_cause();
+  // (A fenced producer is rare — the drawn fatal faults — so not a coverage mark.)
+  TraceMark(absl::IsAborted(cause) ? "eos" : "cover",
+            absl::IsAborted(cause) ? "transaction lost: producer fenced"
+                                   : "eos transaction lost: aborted");
+  // A fenced producer can do nothing more: a new one (its InitTransactions aborts what the old
+  // one left open). An abortable transaction is aborted and the producer goes on.
+  absl::Status ended = producer_.exactly_once() && absl::IsAborted(cause)
+                           ? producer_.Reset()
+                           : producer_.AbortOrReset();
+  if (!ended.ok()) errors_.push_back(ended);  // the next transaction initialises it again
+  errors_.push_back(cause);
+  std::vector<TopicPartition> inputs;
+  for (const TaskId& id : tasks_.RunningIds()) {
+    inputs.push_back(InputOf(id));
+    CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost, /*commit=*/false);
+  }
+  // Their input waits for the new incarnations, which seek it back to the last commit.
+  if (!inputs.empty()) {
+    if (absl::Status s = consumer_.Pause(inputs); !s.ok()) errors_.push_back(s);
+  }
+  executor_.ClearTransactionLost();
+  RS_CHECK(tasks_.running().empty(), "{}: running tasks left after a lost transaction",
+           config_.thread_name);
+  Reconcile();  // what is still assigned is created again
 }
 
 }  // namespace restoresim

@@ -38,6 +38,7 @@
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/state_manager.h"
+#include "core/runtime/streams_producer.h"
 #include "core/runtime/task.h"
 #include "core/runtime/task_executor.h"
 #include "core/runtime/tasks_registry.h"
@@ -96,7 +97,7 @@ class TaskManager final : public RebalanceListener {
   static constexpr int kCloseCommitAttemptsMax = TaskExecutor::kCloseCommitAttemptsMax;
 
   TaskManager(TaskManagerConfig config, RestoreThread& restore_thread, MainConsumer& consumer,
-              Producer& producer, Atomic<uint64_t>& incarnations);
+              StreamsProducer& producer, Atomic<uint64_t>& incarnations);
   ~TaskManager() override;
 
   // ---- rebalance callbacks (inside MainConsumer::Poll) ----
@@ -122,6 +123,16 @@ class TaskManager final : public RebalanceListener {
   // Flushes the producer, advances changelog offsets, flushes stores, checkpoints (at least
   // once) and commits the input offsets.
   [[nodiscard]] absl::Status Commit() { return executor_.Commit(); }
+  // Exactly once: whether the thread's transaction was lost (a commit or send failed for
+  // good, or a running task closed dirty with a transaction in flight).
+  bool transaction_lost() const { return executor_.transaction_lost(); }
+  // Kafka's handleLostAll under EOS v2 after a TaskMigratedException, and its abort of an
+  // abortable transaction: the transaction is aborted (a fenced producer is replaced by a new,
+  // initialised one, which aborts it on the broker), every running task is closed dirty — its
+  // store holds writes the aborted transaction took back, so it is wiped — and the tasks
+  // still assigned are created again, to restore from their changelogs and reprocess from the
+  // last committed offsets. REQUIRES: transaction_lost().
+  void HandleTransactionLost();
   // Closes every task: running ones here, the others once the restore thread (already shut
   // down) returned them through its events.
   [[nodiscard]] absl::Status CloseAll(bool clean);
@@ -215,6 +226,7 @@ class TaskManager final : public RebalanceListener {
   const TaskManagerConfig config_;
   RestoreThread& restore_thread_;
   MainConsumer& consumer_;
+  StreamsProducer& producer_;
   Atomic<uint64_t>& incarnations_;
 
   std::set<TaskId> wanted_active_;

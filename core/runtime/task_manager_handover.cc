@@ -41,6 +41,15 @@ void TaskManager::InitializePending() {
   for (const TaskId& id : ids) {
     if (init_backoff_.BackingOff(id)) continue;
     Task& task = *tasks_.pending_init().at(id);
+    // Exactly once: the thread's producer initialises its transactions before its first active
+    // task does (Kafka's RecordCollectorImpl.initialize), which aborts a transaction a crashed
+    // predecessor of this transactional.id left open on the changelogs about to be restored.
+    if (config_.exactly_once && task.effective_type() == TaskType::kActive) {
+      if (absl::Status s = producer_.InitTransactionIfNeeded(); !s.ok()) {
+        errors_.push_back(s);  // retried next round, the task still pending
+        continue;
+      }
+    }
     StateManager& sm = task.state_manager();
     absl::Status s = sm.RegisterStores();
     // Mutation damaged-store-retried: the damaged store is retried as it is, forever.
@@ -249,6 +258,15 @@ void TaskManager::Revive(std::unique_ptr<Task> task, const std::set<TopicPartiti
 }
 
 void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
+  // Exactly once: the checkpoint restoration wrote is deleted before the task processes (none
+  // may exist while it does). A disk that cannot delete it keeps the task restored, retried at
+  // the next drain: never processing over a checkpoint.
+  if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {
+    errors_.push_back(s);
+    TraceMark("eos", "checkpoint not deleted before running: retried");
+    tasks_.AddRestored(std::move(task));
+    return;
+  }
   const TopicPartition input = task->input();
   absl::StatusOr<std::map<TopicPartition, int64_t>> committed = consumer_.Committed({input});
   absl::Status s = committed.status();
@@ -262,6 +280,10 @@ void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
     // The input resumes where the group committed it (nothing: auto.offset.reset).
     if (auto it = committed->find(input); it != committed->end()) {
       s = consumer_.Seek(input, it->second);
+    } else if (config_.exactly_once) {
+      // Nothing committed: from the beginning (auto.offset.reset=earliest), not from where an
+      // earlier incarnation whose transaction aborted left the consumer's position.
+      s = consumer_.Seek(input, 0);
     }
   }
   if (!s.ok()) {
@@ -356,9 +378,6 @@ void TaskManager::StartRunning(std::unique_ptr<Task> task) {
            InputOf(task->id()).ToString());
   Decided(task->incarnation(), TaskDecision::kStartRunning, task->type());
   task->TransitionTo(TaskState::kRunning);
-  if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {
-    errors_.push_back(s);
-  }
   if (absl::Status s = consumer_.Resume({task->input()}); !s.ok()) errors_.push_back(s);
   TraceMark("task", "running " + task->incarnation().ToString());
   tasks_.AddRunning(std::move(task));

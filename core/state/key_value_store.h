@@ -58,6 +58,19 @@ class KeyValueStore {
   [[nodiscard]] virtual absl::Status EndRestore() { return absl::OkStatus(); }
   // Makes every earlier write durable.
   [[nodiscard]] virtual absl::Status Flush() = 0;
+  // Kafka 4.3's StateStore.commit (KIP-1035): a Flush that also records, atomically with the
+  // data it makes durable, the changelog offset the store's contents reach (the next offset to
+  // restore). The default, for a store that cannot record one, is a plain Flush.
+  [[nodiscard]] virtual absl::Status Commit(int64_t changelog_offset) {
+    (void)changelog_offset;
+    return Flush();
+  }
+  // The offset the last durable Commit recorded (StateStore.committedOffset): read back at
+  // open, so that a store older than the checkpoint that names it (a stale copy of its
+  // directory, a lost directory update, an earlier database version) tells. A new store
+  // reaches 0; nullopt: unknown (a store written before stores recorded offsets, not committed
+  // since, or a store that cannot record one).
+  virtual std::optional<int64_t> CommittedOffset() const { return std::nullopt; }
   // Releases the store. Writes since the last Flush survive a restart of the process but not
   // a crash (nor a dirty close followed by a crash).
   [[nodiscard]] virtual absl::Status Close() = 0;

@@ -87,9 +87,19 @@ std::string LogStore::ManifestPath() const {
 
 // manifest_ becomes `next` only once `next` is on disk: a failed write leaves the old one in
 // force in memory too, so the next Flush writes it again.
+// The same holds for the changelog offset it records.
 absl::Status LogStore::WriteManifest(std::vector<LogSegmentEntry> next) {
-  absl::Status s = WriteFileAtomically(fs_, ManifestPath(), EncodeLogStoreManifest(next));
-  if (s.ok()) manifest_ = std::move(next);
+  return WriteManifest(std::move(next), committed_offset_);
+}
+
+absl::Status LogStore::WriteManifest(std::vector<LogSegmentEntry> next,
+                                     std::optional<int64_t> offset) {
+  absl::Status s = WriteFileAtomically(
+      fs_, ManifestPath(), EncodeLogStoreManifest(LogStoreManifest{next, offset}));
+  if (s.ok()) {
+    manifest_ = std::move(next);
+    committed_offset_ = offset;
+  }
   return Annotate(s, fmt::format("store '{}' manifest", name_));
 }
 
@@ -119,16 +129,21 @@ absl::Status LogStore::Recover() {
           name_, dir_, on_disk.size()));
     }
     created_ = true;
+    // A new store reaches offset 0. Only a manifest of an earlier release has no offset (it
+    // stays unknown until the first Commit): a manifest of this one saying "none" could pass
+    // a store older than its checkpoint as trusted.
+    committed_offset_ = 0;
   } else {
     absl::StatusOr<std::string> text = fs_.ReadFile(ManifestPath());
     if (!text.ok()) return Annotate(text.status(), fmt::format("store '{}'", name_));
-    absl::StatusOr<std::vector<LogSegmentEntry>> decoded =
+    absl::StatusOr<LogStoreManifest> decoded =
         DecodeLogStoreManifest(*text, options_.segments_max);
     if (!decoded.ok()) {
       return absl::DataLossError(fmt::format("store '{}' in {}: {}", name_, dir_,
                                              std::string(decoded.status().message())));
     }
-    listed = std::move(*decoded);
+    listed = std::move(decoded->segments);
+    committed_offset_ = decoded->changelog_offset;
   }
   // Replay exactly what the listed segments flushed. Bytes past that (and newer segments a
   // crash left unlisted) were never promised durable: they are dropped, as a RocksDB store with
@@ -297,16 +312,28 @@ absl::Status LogStore::ApplyBatch(const std::vector<KeyValueWrite>& writes) {
   return absl::OkStatus();
 }
 
-absl::Status LogStore::Flush() {
+absl::Status LogStore::Flush() { return FlushRecording(committed_offset_); }
+
+absl::Status LogStore::Commit(int64_t changelog_offset) {
+  RS_CHECK(changelog_offset >= 0, "store '{}': changelog offset {}", name_, changelog_offset);
+  absl::Status s = FlushRecording(changelog_offset);
+  RS_CHECK(!s.ok() || committed_offset_ == changelog_offset, "store '{}': offset not recorded",
+           name_);
+  return s;
+}
+
+// The flushed length and the offset go into one manifest write: the offset is durable exactly
+// when the bytes it reaches are.
+absl::Status LogStore::FlushRecording(std::optional<int64_t> offset) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   RS_CHECK(!manifest_.empty() && manifest_.back().number == segment_ && !manifest_.back().sealed,
            "store '{}': the manifest does not end with the open segment {}", name_, segment_);
   if (absl::Status s = file_->Sync(); !s.ok()) return Annotate(s, fmt::format("store '{}'", name_));
-  if (manifest_.back().flushed_bytes != segment_bytes_) {
+  if (manifest_.back().flushed_bytes != segment_bytes_ || committed_offset_ != offset) {
     // The directory sync of the manifest's rename also makes the segment's entry durable.
     std::vector<LogSegmentEntry> next = manifest_;
     next.back().flushed_bytes = segment_bytes_;
-    if (absl::Status s = WriteManifest(std::move(next)); !s.ok()) return s;
+    if (absl::Status s = WriteManifest(std::move(next), offset); !s.ok()) return s;
   }
   RS_CHECK(manifest_.back().flushed_bytes == segment_bytes_, "store '{}': flush not recorded",
            name_);

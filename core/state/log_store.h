@@ -19,6 +19,8 @@
 //     changelog. Only names of the form above ("segment-00000007.log") are segments: other
 //     files in the directory, look-alikes such as "segment-7.log" included, are left alone;
 //   * a directory with neither manifest nor segments is a new store (created_on_open());
+//   * Commit(offset) is a Flush that also records, in the same manifest write, the changelog
+//     offset the flushed contents reach (CommittedOffset(), read back at Open);
 //   * when the log holds more than twice the live data, or more than segments_compact_at
 //     segments, a snapshot segment of the live entries replaces the others (crash-safe: the
 //     manifest lists the old segments or the snapshot alone, never a mix).
@@ -58,6 +60,8 @@ class LogStore final : public KeyValueStore {
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override;
   absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) override;
   absl::Status Flush() override;
+  absl::Status Commit(int64_t changelog_offset) override;
+  std::optional<int64_t> CommittedOffset() const override { return committed_offset_; }
   absl::Status Close() override;
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override;
   uint64_t NumEntries() const override { return data_.size(); }
@@ -74,6 +78,8 @@ class LogStore final : public KeyValueStore {
   absl::Status ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt);
   absl::Status StartSegment(uint32_t number);
   absl::Status WriteManifest(std::vector<LogSegmentEntry> next);
+  absl::Status WriteManifest(std::vector<LogSegmentEntry> next, std::optional<int64_t> offset);
+  absl::Status FlushRecording(std::optional<int64_t> offset);
   std::string ManifestPath() const;
   absl::Status Append(std::string_view key, const std::string_view* value);
   absl::Status Compact();
@@ -91,6 +97,7 @@ class LogStore final : public KeyValueStore {
   uint64_t segment_bytes_ = 0;  // bytes appended to the current segment
   uint64_t segment_salt_ = 0;   // mixed into its records' checksums (log_record.h)
   std::vector<LogSegmentEntry> manifest_;  // as last written (sealed ones, then the current)
+  std::optional<int64_t> committed_offset_;  // as the manifest last written records it
   bool created_ = false;                   // Open found no store: a new one
   uint64_t log_bytes_ = 0;   // bytes in all segments
   uint64_t live_bytes_ = 0;  // bytes a snapshot of data_ would take

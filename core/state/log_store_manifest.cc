@@ -5,13 +5,16 @@
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
+#include "core/util/check.h"
 #include "core/util/stable_hash.h"
 
 namespace restoresim {
 namespace {
 
-constexpr std::string_view kHeader = "restoresim-logstore-manifest 2";
+constexpr std::string_view kHeader = "restoresim-logstore-manifest 3";
+constexpr std::string_view kHeaderVersion2 = "restoresim-logstore-manifest 2";
 constexpr std::string_view kHeaderVersion1 = "restoresim-logstore-manifest 1";
+constexpr std::string_view kOffsetWord = "changelog-offset";
 
 uint64_t BodyHash(std::string_view body) {
   StableHash h;
@@ -51,18 +54,41 @@ absl::Status Damaged(std::string_view why) {
 
 }  // namespace
 
-std::string EncodeLogStoreManifest(const std::vector<LogSegmentEntry>& segments) {
+std::string EncodeLogStoreManifest(const LogStoreManifest& manifest) {
+  RS_CHECK(!manifest.changelog_offset.has_value() || *manifest.changelog_offset >= 0,
+           "changelog offset {} in a manifest", *manifest.changelog_offset);
   std::string body(kHeader);
   body += '\n';
-  for (const LogSegmentEntry& s : segments) {
+  body += manifest.changelog_offset.has_value()
+              ? fmt::format("{} {}\n", kOffsetWord, *manifest.changelog_offset)
+              : fmt::format("{} none\n", kOffsetWord);
+  for (const LogSegmentEntry& s : manifest.segments) {
     body += fmt::format("segment {} {} {} {:016x}\n", s.number, s.flushed_bytes,
                         s.sealed ? "sealed" : "open", s.salt);
   }
   return body + fmt::format("checksum {:016x}\n", BodyHash(body));
 }
 
-absl::StatusOr<std::vector<LogSegmentEntry>> DecodeLogStoreManifest(std::string_view text,
-                                                                    uint32_t segments_max) {
+namespace {
+
+// The "changelog-offset" line of a version 3 manifest.
+absl::Status ParseOffsetLine(std::string_view line, std::optional<int64_t>& offset) {
+  const std::vector<std::string_view> w = Words(line);
+  if (w.size() != 2 || w[0] != kOffsetWord) return Damaged("line 2 is not the changelog offset");
+  if (w[1] == "none") {
+    offset.reset();
+    return absl::OkStatus();
+  }
+  int64_t value = 0;
+  if (!ParseNumber(w[1], value) || value < 0) {
+    return Damaged(fmt::format("changelog offset '{}' is not an offset", w[1]));
+  }
+  offset = value;
+  return absl::OkStatus();
+}
+
+// Checks the checksum line; returns the lines before it.
+absl::StatusOr<std::string_view> CheckedBody(std::string_view text) {
   if (text.size() > kLogStoreManifestBytesMax) {
     return Damaged(fmt::format("{} bytes (more than {})", text.size(), kLogStoreManifestBytesMax));
   }
@@ -73,37 +99,55 @@ absl::StatusOr<std::vector<LogSegmentEntry>> DecodeLogStoreManifest(std::string_
   const std::vector<std::string_view> checksum =
       Words(text.substr(checksum_at + 1, text.size() - checksum_at - 2));
   uint64_t expected = 0;
-  if (checksum.size() != 2 || checksum[0] != "checksum" || checksum[1].size() != 16 ||
-      std::from_chars(checksum[1].data(), checksum[1].data() + 16, expected, 16).ptr !=
-          checksum[1].data() + 16) {
+  if (checksum.size() != 2 || checksum[0] != "checksum" || !ParseHex16(checksum[1], expected)) {
     return Damaged("the last line is not a checksum");
   }
   if (BodyHash(body) != expected) return Damaged("checksum mismatch");
-  std::vector<LogSegmentEntry> segments;
+  return body;
+}
+
+// One "segment" line (`words`: 4 in version 1, no salt; 5 since).
+absl::Status ParseSegmentLine(std::string_view line, size_t words, size_t index,
+                              LogSegmentEntry& e) {
+  const std::vector<std::string_view> w = Words(line);
+  if (w.size() != words || w[0] != "segment" || !ParseNumber(w[1], e.number) ||
+      !ParseNumber(w[2], e.flushed_bytes) || (w[3] != "sealed" && w[3] != "open") ||
+      (words == 5 && !ParseHex16(w[4], e.salt))) {
+    return Damaged(fmt::format("line {} is not a segment entry", index));
+  }
+  e.sealed = w[3] == "sealed";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LogStoreManifest> DecodeLogStoreManifest(std::string_view text,
+                                                        uint32_t segments_max) {
+  absl::StatusOr<std::string_view> body = CheckedBody(text);
+  if (!body.ok()) return body.status();
+  LogStoreManifest manifest;
+  std::vector<LogSegmentEntry>& segments = manifest.segments;
   size_t start = 0;
-  bool header = true;
-  size_t words = 5;  // per segment line: 4 in version 1 (no salt)
-  while (start < body.size()) {
-    const size_t end = body.find('\n', start);
-    const std::string_view line = body.substr(start, end - start);
+  size_t line_number = 0;
+  int version = 0;
+  while (start < body->size()) {
+    const size_t end = body->find('\n', start);
+    const std::string_view line = body->substr(start, end - start);
     start = end + 1;
-    if (header) {
-      if (line == kHeaderVersion1) {
-        words = 4;
-      } else if (line != kHeader) {
-        return Damaged("unknown header (not a LogStore manifest of version 1 or 2)");
-      }
-      header = false;
+    ++line_number;
+    if (line_number == 1) {
+      version = line == kHeader ? 3 : line == kHeaderVersion2 ? 2 : line == kHeaderVersion1 ? 1 : 0;
+      if (version == 0) return Damaged("unknown header (not a LogStore manifest of version 1-3)");
       continue;
     }
-    const std::vector<std::string_view> w = Words(line);
-    LogSegmentEntry e;
-    if (w.size() != words || w[0] != "segment" || !ParseNumber(w[1], e.number) ||
-        !ParseNumber(w[2], e.flushed_bytes) || (w[3] != "sealed" && w[3] != "open") ||
-        (words == 5 && !ParseHex16(w[4], e.salt))) {
-      return Damaged(fmt::format("line {} is not a segment entry", segments.size() + 2));
+    if (line_number == 2 && version == 3) {
+      if (absl::Status s = ParseOffsetLine(line, manifest.changelog_offset); !s.ok()) return s;
+      continue;
     }
-    e.sealed = w[3] == "sealed";
+    LogSegmentEntry e;
+    if (absl::Status s = ParseSegmentLine(line, version == 1 ? 4 : 5, line_number, e); !s.ok()) {
+      return s;
+    }
     if (!segments.empty() && segments.back().number >= e.number) {
       return Damaged(fmt::format("segment {} listed after segment {}", e.number,
                                  segments.back().number));
@@ -116,8 +160,10 @@ absl::StatusOr<std::vector<LogSegmentEntry>> DecodeLogStoreManifest(std::string_
       return Damaged(fmt::format("more than {} segments", segments_max));
     }
   }
-  if (header) return Damaged("no header");
-  return segments;
+  if (version == 0) return Damaged("no header");
+  if (version == 3 && line_number < 2) return Damaged("no changelog offset line");
+  RS_CHECK(segments.size() <= segments_max);
+  return manifest;
 }
 
 }  // namespace restoresim

@@ -315,6 +315,59 @@ TEST_F(LogStoreTest, ADamagedManifestIsDataLoss) {
   EXPECT_THAT(std::string(store.status().message()), HasSubstr("damaged manifest"));
 }
 
+TEST_F(LogStoreTest, CommitRecordsTheChangelogOffsetWithTheFlushedData) {
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(store->CommittedOffset(), 0);  // new: it reaches nothing
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Commit(5).ok());
+    EXPECT_EQ(store->CommittedOffset(), 5);
+    ASSERT_TRUE(store->Flush().ok());  // a plain flush keeps the offset
+    ASSERT_TRUE(store->Commit(9).ok());  // no new bytes (markers, say): the offset still moves
+    ASSERT_TRUE(store->Put("b", "2").ok());  // never flushed: neither it nor an offset for it
+    ASSERT_TRUE(store->Close().ok());
+  }
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(store->CommittedOffset(), 9);
+    EXPECT_EQ(*store->ReadAll(), (std::map<std::string, std::string>{{"a", "1"}}));
+    ASSERT_TRUE(store->Close().ok());
+  }
+  // Through a compaction (every Flush of a log more than twice its live data compacts).
+  LogStoreOptions compact_always;
+  compact_always.compact_min_bytes = 0;
+  {
+    auto store = OpenStore(compact_always);
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(store->Put("a", std::to_string(i)).ok());
+    ASSERT_TRUE(store->Commit(30).ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(store->CommittedOffset(), 30);
+  EXPECT_EQ(*store->Get("a"), std::optional<std::string>("19"));
+}
+
+// A copy of the store's directory taken at an earlier commit (a restored backup, a directory
+// of an older incarnation, a manifest whose last rename was lost) tells its age by its offset.
+TEST_F(LogStoreTest, AStaleCopyOfTheDirectoryReportsTheOffsetItReaches) {
+  const std::string live = dir_ + "/store";
+  const std::string stale = dir_ + "/stale-copy";
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Commit(5).ok());
+    std::filesystem::copy(live, stale);
+    ASSERT_TRUE(store->Put("a", "2").ok());
+    ASSERT_TRUE(store->Commit(8).ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  std::filesystem::remove_all(live);
+  std::filesystem::rename(stale, live);
+  auto store = OpenStore();
+  EXPECT_EQ(store->CommittedOffset(), 5);
+  EXPECT_EQ(*store->Get("a"), std::optional<std::string>("1"));
+}
+
 TEST_F(LogStoreTest, ReopeningDoesNotPileUpSegments) {
   for (int i = 0; i < 40; ++i) {
     auto store = OpenStore();
@@ -406,25 +459,48 @@ TEST(LogRecordTest, ARecordDecodesOnlyWithTheSaltItWasWrittenWith) {
   }
 }
 
-TEST(LogStoreManifestTest, ReadsVersion1ManifestsAsUnsalted) {
-  // A version 1 manifest, as the previous release wrote it (checksum of the lines above it).
-  const std::string body = "restoresim-logstore-manifest 1\nsegment 2 40 sealed\nsegment 3 0 open\n";
+// A manifest as an earlier release wrote it: `body` and the checksum of its lines.
+std::string OldManifest(const std::string& body) {
   StableHash h;
   h.AddString(body);
-  const std::string text = body + fmt::format("checksum {:016x}\n", h.Value());
-  absl::StatusOr<std::vector<LogSegmentEntry>> decoded = DecodeLogStoreManifest(text, 1024);
+  return body + fmt::format("checksum {:016x}\n", h.Value());
+}
+
+TEST(LogStoreManifestTest, ReadsVersion1ManifestsAsUnsalted) {
+  const std::string text = OldManifest(
+      "restoresim-logstore-manifest 1\nsegment 2 40 sealed\nsegment 3 0 open\n");
+  absl::StatusOr<LogStoreManifest> decoded = DecodeLogStoreManifest(text, 1024);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
-  EXPECT_EQ(*decoded, (std::vector<LogSegmentEntry>{{2, 40, true, 0}, {3, 0, false, 0}}));
-  EXPECT_THAT(EncodeLogStoreManifest(*decoded), HasSubstr("restoresim-logstore-manifest 2"));
+  EXPECT_EQ(decoded->segments, (std::vector<LogSegmentEntry>{{2, 40, true, 0}, {3, 0, false, 0}}));
+  EXPECT_EQ(decoded->changelog_offset, std::nullopt);
+  EXPECT_THAT(EncodeLogStoreManifest(*decoded), HasSubstr("restoresim-logstore-manifest 3"));
+}
+
+TEST(LogStoreManifestTest, ReadsVersion2ManifestsWithoutAnOffset) {
+  const std::string text = OldManifest(
+      "restoresim-logstore-manifest 2\nsegment 5 12 open 00000000000000aa\n");
+  absl::StatusOr<LogStoreManifest> decoded = DecodeLogStoreManifest(text, 1024);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->segments, (std::vector<LogSegmentEntry>{{5, 12, false, 0xaa}}));
+  EXPECT_EQ(decoded->changelog_offset, std::nullopt);
+  // Version 3 requires its offset line, and refuses an offset that is not one.
+  for (const char* bad : {"restoresim-logstore-manifest 3\n",
+                          "restoresim-logstore-manifest 3\nchangelog-offset -1\n",
+                          "restoresim-logstore-manifest 3\nchangelog-offset 99999999999999999999\n",
+                          "restoresim-logstore-manifest 3\nsegment 5 12 open 00000000000000aa\n"}) {
+    const auto refused = DecodeLogStoreManifest(OldManifest(bad), 1024);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss) << bad;
+  }
 }
 
 TEST(LogStoreManifestTest, RoundTripsAndRejectsEveryDamagedForm) {
-  const std::vector<LogSegmentEntry> segments = {
-      {3, 120, true, 0x0123456789abcdef}, {4, 0, true, 1}, {7, 55, false, 0xffffffffffffffff}};
-  const std::string text = EncodeLogStoreManifest(segments);
-  EXPECT_EQ(*DecodeLogStoreManifest(text, 1024), segments);
-  EXPECT_EQ(*DecodeLogStoreManifest(EncodeLogStoreManifest({}), 1024),
-            std::vector<LogSegmentEntry>{});
+  const LogStoreManifest manifest{
+      {{3, 120, true, 0x0123456789abcdef}, {4, 0, true, 1}, {7, 55, false, 0xffffffffffffffff}},
+      4711};
+  const std::string text = EncodeLogStoreManifest(manifest);
+  EXPECT_EQ(*DecodeLogStoreManifest(text, 1024), manifest);
+  EXPECT_EQ(*DecodeLogStoreManifest(EncodeLogStoreManifest({}), 1024), LogStoreManifest{});
   // Every single-byte change and every cut is refused as data loss, never accepted or crashed.
   for (size_t i = 0; i < text.size(); ++i) {
     std::string damaged = text;
@@ -436,10 +512,10 @@ TEST(LogStoreManifestTest, RoundTripsAndRejectsEveryDamagedForm) {
   }
   EXPECT_FALSE(DecodeLogStoreManifest(text, 2).ok());  // more segments than allowed
   // An open segment before the last, or numbers out of order, even with a valid checksum.
-  EXPECT_FALSE(DecodeLogStoreManifest(EncodeLogStoreManifest({{1, 5, false}, {2, 0, false}}),
-                                      1024).ok());
-  EXPECT_FALSE(DecodeLogStoreManifest(EncodeLogStoreManifest({{2, 5, true}, {2, 0, false}}),
-                                      1024).ok());
+  EXPECT_FALSE(
+      DecodeLogStoreManifest(EncodeLogStoreManifest({{{1, 5, false}, {2, 0, false}}}), 1024).ok());
+  EXPECT_FALSE(
+      DecodeLogStoreManifest(EncodeLogStoreManifest({{{2, 5, true}, {2, 0, false}}}), 1024).ok());
 }
 
 }  // namespace

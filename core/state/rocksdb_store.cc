@@ -3,12 +3,15 @@
 #include "core/state/rocksdb_store.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
 #include "core/state/rocksdb_options.h"
 #include "core/state/rocksdb_status.h"
+#include "core/util/check.h"
 
 namespace restoresim {
 namespace {
@@ -26,6 +29,29 @@ rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.s
 // own scan of the DB directory for obsolete files never looks.
 std::string ScratchDir(const std::string& dir) { return dir + "/bulk-restore"; }
 
+// The column family of the store's own changelog offset, as Kafka 4.3's RocksDB stores keep
+// theirs (KIP-1035): one key, the offset as 8 bytes big-endian.
+constexpr char kOffsetsFamily[] = "offsets";
+constexpr char kOffsetKey[] = "changelog-offset";
+
+std::string EncodeOffset(int64_t offset) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>((static_cast<uint64_t>(offset) >> (56 - 8 * i)) & 0xff);
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> DecodeOffset(std::string_view bytes) {
+  uint64_t v = 0;
+  for (const char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
+  if (bytes.size() != 8 || static_cast<int64_t>(v) < 0) {
+    return absl::DataLossError(fmt::format("the recorded changelog offset is damaged ({} bytes)",
+                                           bytes.size()));
+  }
+  return static_cast<int64_t>(v);
+}
+
 }  // namespace
 
 RocksDbStore::RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
@@ -42,6 +68,10 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
                                                                  std::string name,
                                                                  RocksDbStoreOptions options) {
   rocksdb::Options db_options = KafkaStreamsRocksDbOptions();
+  // The offsets family is flushed with the data, in one version edit: its offset is durable
+  // exactly when the data it reaches is. A database from before it existed gains it empty.
+  db_options.atomic_flush = true;
+  db_options.create_missing_column_families = true;
   // A database is its CURRENT file (naming the live MANIFEST): without one, DB::Open with
   // create_if_missing makes a new, empty database, whatever else the directory holds.
   const rocksdb::Status current = db_options.env->FileExists(dir + "/CURRENT");
@@ -49,15 +79,54 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
     return TranslateRocksDb(current, "open " + dir);
   }
   const bool created = current.IsNotFound();
+  // Whether the database already had its offsets family: if so, a missing offset means "0"
+  // (made, never flushed since); if not, it is a database of an earlier release (unknown).
+  bool had_offsets = false;
+  if (!created) {
+    std::vector<std::string> names;
+    if (rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(db_options), dir, &names).ok()) {
+      had_offsets = std::find(names.begin(), names.end(), kOffsetsFamily) != names.end();
+    }
+  }
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(db_options)},
+      {kOffsetsFamily, rocksdb::ColumnFamilyOptions(db_options)}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  if (absl::Status s = TranslateRocksDb(rocksdb::DB::Open(db_options, dir, &raw), "open " + dir);
+  if (absl::Status s = TranslateRocksDb(
+          rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw),
+          "open " + dir);
       !s.ok()) {
     return s;
   }
+  RS_CHECK(handles.size() == 2, "open {}: {} column families", dir, handles.size());
   auto store = std::unique_ptr<RocksDbStore>(new RocksDbStore(
       std::unique_ptr<rocksdb::DB>(raw), std::move(db_options), dir, std::move(name), options));
+  store->data_ = handles[0];
+  store->offsets_ = handles[1];
   store->created_ = created;
+  if (absl::Status s = store->ReadCommittedOffset(); !s.ok()) return s;
+  if (had_offsets && !store->committed_offset_.has_value()) store->committed_offset_ = 0;
+  // A new database reaches offset 0, durably at once: a copy of it taken before its first
+  // flush must not pass as a database of an earlier release (offset unknown, trusted).
+  if (created) {
+    if (absl::Status s = store->Commit(0); !s.ok()) return s;
+  }
   return store;
+}
+
+absl::Status RocksDbStore::ReadCommittedOffset() {
+  std::string value;
+  const rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), offsets_, kOffsetKey, &value);
+  if (s.IsNotFound()) return absl::OkStatus();
+  if (absl::Status t = TranslateRocksDb(s, "read the changelog offset"); !t.ok()) return t;
+  absl::StatusOr<int64_t> offset = DecodeOffset(value);
+  if (!offset.ok()) {
+    return absl::DataLossError(fmt::format("store '{}' in {}: {}", name_, dir_,
+                                           std::string(offset.status().message())));
+  }
+  committed_offset_ = *offset;
+  return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::CheckOpen() const {
@@ -180,7 +249,30 @@ RocksDbStoreStats RocksDbStore::stats() const {
 absl::Status RocksDbStore::Flush() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-  return TranslateRocksDb(db_->Flush(rocksdb::FlushOptions()), "flush");
+  return TranslateRocksDb(db_->Flush(rocksdb::FlushOptions(), {data_, offsets_}), "flush");
+}
+
+// The offset goes into the offsets family's memtable, then one atomic flush of both families
+// makes it durable together with every write before it. A crash before the flush ends loses
+// both; one after keeps both.
+absl::Status RocksDbStore::Commit(int64_t changelog_offset) {
+  RS_CHECK(changelog_offset >= 0, "store '{}': changelog offset {}", name_, changelog_offset);
+  if (absl::Status s = CheckOpen(); !s.ok()) return s;
+  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+  if (absl::Status s = TranslateRocksDb(
+          db_->Put(NoWal(), offsets_, kOffsetKey, EncodeOffset(changelog_offset)),
+          "record the changelog offset");
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          TranslateRocksDb(db_->Flush(rocksdb::FlushOptions(), {data_, offsets_}), "flush");
+      !s.ok()) {
+    return s;
+  }
+  committed_offset_ = changelog_offset;
+  RS_CHECK(committed_offset_ == changelog_offset);
+  return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::Close() {
@@ -189,6 +281,11 @@ absl::Status RocksDbStore::Close() {
   // is off); a failure is reported, and the store closes anyway.
   const absl::Status drained = LeaveBulk();
   bulk_.reset();
+  for (rocksdb::ColumnFamilyHandle* h : {data_, offsets_}) {
+    if (h != nullptr) (void)db_->DestroyColumnFamilyHandle(h);
+  }
+  data_ = nullptr;
+  offsets_ = nullptr;
   const rocksdb::Status s = db_->Close();
   db_.reset();
   if (!drained.ok()) return drained;

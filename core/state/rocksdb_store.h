@@ -13,6 +13,11 @@
 // Buffered records behave as the KeyValueStore contract says: reads, writes, Flush and Close
 // ingest them first.
 //
+// The changelog offset the contents reach (Commit, CommittedOffset) lives in a column family
+// of its own, "offsets", flushed atomically with the data (atomic_flush), as Kafka 4.3 keeps
+// it (KIP-1035). A database of an earlier version (a MANIFEST cut in its last records, a stale
+// copy of the directory) comes back with the offset of that version.
+//
 // Thread-safety: as KeyValueStore: one owner at a time.
 #ifndef RESTORESIM_CORE_STATE_ROCKSDB_STORE_H_
 #define RESTORESIM_CORE_STATE_ROCKSDB_STORE_H_
@@ -24,8 +29,9 @@
 #include "core/state/sst_bulk_loader.h"
 
 namespace rocksdb {
+class ColumnFamilyHandle;
 class DB;
-}
+}  // namespace rocksdb
 
 namespace restoresim {
 
@@ -63,6 +69,8 @@ class RocksDbStore final : public KeyValueStore {
   absl::Status RestoreBatch(std::vector<KeyValueWrite> writes) override;
   absl::Status EndRestore() override;
   absl::Status Flush() override;
+  absl::Status Commit(int64_t changelog_offset) override;
+  std::optional<int64_t> CommittedOffset() const override { return committed_offset_; }
   absl::Status Close() override;
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override;
   uint64_t NumEntries() const override;
@@ -77,6 +85,7 @@ class RocksDbStore final : public KeyValueStore {
   RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options, std::string dir,
                std::string name, RocksDbStoreOptions options);
   absl::Status CheckOpen() const;
+  absl::Status ReadCommittedOffset();
   bool TakesBulkPath(int64_t records_expected) const;
   bool DbIsEmpty() const;
   // Ingests the buffered chunk (if any); the bulk path stays on.
@@ -85,6 +94,9 @@ class RocksDbStore final : public KeyValueStore {
   absl::Status LeaveBulk();
 
   std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* data_ = nullptr;     // the default family: the store's entries
+  rocksdb::ColumnFamilyHandle* offsets_ = nullptr;  // the changelog offset (Commit)
+  std::optional<int64_t> committed_offset_;
   const rocksdb::Options db_options_;  // what db_ was opened with (chunk files need the same)
   const std::string dir_;
   std::string name_;

@@ -4,10 +4,15 @@
 #include <thread>
 
 #include "core/runtime/mutation.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
 
 namespace restoresim {
+
+namespace {
+thread_local std::string os_thread_name;
+}  // namespace
 
 struct Thread::OsThread {
   std::thread thread;
@@ -20,11 +25,15 @@ Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(n
   }
   os_thread_ = std::make_unique<OsThread>();
   // The run's mutations (core/runtime/mutation.h) reach the threads the runtime starts.
+  // So does its observer (an event recorder, which is thread-safe).
   const MutationSet mutations = ActiveMutations();
-  os_thread_->thread = std::thread([name = name_, body = std::move(body), mutations]() {
+  RuntimeObserver* observer = CurrentObserver();
+  os_thread_->thread = std::thread([name = name_, body = std::move(body), mutations, observer]() {
     const std::string short_name = name.substr(0, 15);  // the kernel's limit
     pthread_setname_np(pthread_self(), short_name.c_str());
+    os_thread_name = name;
     ScopedMutations scoped(mutations);
+    ScopedObserver observing(observer);
     body();
   });
 }
@@ -46,6 +55,11 @@ void Thread::Join() {
     return;
   }
   os_thread_->thread.join();
+}
+
+std::string_view CurrentThreadName() {
+  if (SimHooks* sim = CurrentSim()) return sim->ThreadName(sim->CurrentThread());
+  return os_thread_name;
 }
 
 void Yield() {

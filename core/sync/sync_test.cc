@@ -60,14 +60,20 @@ TEST(MutexTest, TryLockFailsWhileAnotherThreadHoldsIt) {
   std::optional<bool> after_release;
   mu.Lock();
   Thread probe("probe", [&]() {
-    while_held = mu.TryLock();
-    if (*while_held) mu.Unlock();
+    while_held = false;
+    if (mu.TryLock()) {  // written so clang's thread-safety analysis can follow it
+      while_held = true;
+      mu.Unlock();
+    }
   });
   probe.Join();
   mu.Unlock();
   Thread probe_again("probe-again", [&]() {
-    after_release = mu.TryLock();
-    if (*after_release) mu.Unlock();
+    after_release = false;
+    if (mu.TryLock()) {
+      after_release = true;
+      mu.Unlock();
+    }
   });
   probe_again.Join();
   ASSERT_TRUE(while_held.has_value());

@@ -33,6 +33,11 @@ class Thread {
   std::unique_ptr<OsThread> os_thread_;
 };
 
+// The calling thread's name: the simulated thread's under the simulator ("<scheduler>" outside
+// its threads), the Thread's on an OS thread it started, "" on any other OS thread. Valid
+// until the thread ends (simulated: until the next thread is spawned).
+std::string_view CurrentThreadName();
+
 // A scheduling point (simulator) or std::this_thread::yield (OS threads).
 void Yield();
 

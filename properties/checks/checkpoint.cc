@@ -3,9 +3,10 @@
 // no changelog reported corrupted and not wiped since, and each store holding the fold of its
 // changelog's whole history below the offset named — each key as of that offset or as a later
 // record of it has it (a store may be ahead of its checkpoint, never behind), modulo records a
-// from-scratch restoration found already removed. At every open: a directory wiped since it was last open
-// comes back with no checkpoint and empty stores, and one closed cleanly since comes back with
-// the checkpoint and the contents it was closed with (unless the file system crashed between).
+// from-scratch restoration found already removed. At every open: a directory wiped since it
+// was last open comes back with no checkpoint and empty stores, and one closed cleanly since
+// comes back with the checkpoint and the contents it was closed with (unless the file system
+// crashed between). Stores are read as the events recorded them (StateInfo::stores).
 #include <fmt/format.h>
 
 #include "properties/checks/checkers.h"
@@ -17,20 +18,21 @@ class CheckpointChecker final : public Checker {
  public:
   explicit CheckpointChecker(OracleContext& c) : Checker(c, "checkpoint") {}
 
-  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override {
-    auto dir_it = ledger().dirs.find(state.task_dir());
+  void OnCheckpointWritten(const events::StateInfo& state,
+                           const CheckpointOffsets& offsets) override {
+    auto dir_it = ledger().dirs.find(state.task_dir);
     const DirRecord empty;
     const DirRecord& dir = dir_it == ledger().dirs.end() ? empty : dir_it->second;
     for (const auto& [tp, offset] : offsets) {
       auto flushed = dir.flushed.find(tp);
       const int64_t limit = flushed == dir.flushed.end() ? 0 : flushed->second;
       if (offset > limit) {
-        Violation(state.task_dir(), fmt::format("checkpoint names {} at {}, beyond the flushed "
+        Violation(state.task_dir, fmt::format("checkpoint names {} at {}, beyond the flushed "
                                                 "data (at {})",
                                                 tp.ToString(), offset, limit));
       }
       if (dir.corrupted.contains(tp)) {
-        Violation(state.task_dir(), fmt::format("checkpoint names {}, reported corrupted and not "
+        Violation(state.task_dir, fmt::format("checkpoint names {}, reported corrupted and not "
                                                 "wiped since",
                                                 tp.ToString()));
       }
@@ -40,58 +42,59 @@ class CheckpointChecker final : public Checker {
 
   // The state manager heals a checkpoint that names a store with no data; but a checkpoint
   // that outlived the wipe of its directory is the runtime's own mistake (KAFKA-10391's kind).
-  void OnCheckpointClaimDropped(const StateManager& state, const TopicPartition& tp,
+  void OnCheckpointClaimDropped(const events::StateInfo& state, const TopicPartition& tp,
                                 int64_t claimed) override {
-    auto dir_it = ledger().dirs.find(state.task_dir());
+    auto dir_it = ledger().dirs.find(state.task_dir);
     if (dir_it == ledger().dirs.end() || !dir_it->second.wiped) return;
-    Violation(state.task_dir(), fmt::format("a checkpoint survived the wipe of its directory: it "
+    Violation(state.task_dir, fmt::format("a checkpoint survived the wipe of its directory: it "
                                             "still named {} at {}",
                                             tp.ToString(), claimed));
   }
 
-  void OnStoresRegistered(const StateManager& state) override {
-    auto dir_it = ledger().dirs.find(state.task_dir());
+  void OnStoresRegistered(const events::StateInfo& state) override {
+    auto dir_it = ledger().dirs.find(state.task_dir);
     if (dir_it == ledger().dirs.end()) return;
     const DirRecord& dir = dir_it->second;
-    StateManager& sm = const_cast<StateManager&>(state);  // reading, no scheduling point
     if (dir.wiped) {
-      if (!state.flushed_offsets().empty()) {
-        Violation(state.task_dir(), fmt::format("a checkpoint survived the wipe of its directory: "
-                                                "{} changelogs still named",
-                                                state.flushed_offsets().size()));
+      if (!state.flushed.empty()) {
+        Violation(state.task_dir, fmt::format("a checkpoint survived the wipe of its directory: "
+                                              "{} changelogs still named",
+                                              state.flushed.size()));
       }
-      for (const std::string& name : sm.StoreNames()) {
-        if (KeyValueStore* store = sm.Store(name); store != nullptr && store->NumEntries() > 0) {
-          Violation(state.task_dir(), fmt::format("store '{}' has {} entries after its directory "
-                                                  "was wiped",
-                                                  name, store->NumEntries()));
+      for (const events::StoreSnapshot& store : state.stores) {
+        if (store.entries > 0) {
+          Violation(state.task_dir, fmt::format("store '{}' has {} entries after its directory "
+                                                "was wiped",
+                                                store.name, store.entries));
         }
       }
       return;
     }
     if (!dir.clean_close.has_value()) return;
-    if (state.flushed_offsets() != dir.clean_close->checkpoint) {
-      Violation(state.task_dir(), "opened with another checkpoint than its clean close wrote");
+    if (state.flushed != dir.clean_close->checkpoint) {
+      Violation(state.task_dir, "opened with another checkpoint than its clean close wrote");
     }
     for (const auto& [name, contents] : dir.clean_close->contents) {
-      KeyValueStore* store = sm.Store(name);
+      const events::StoreSnapshot* store = state.Store(name);
       if (store == nullptr) continue;
-      absl::StatusOr<std::map<std::string, std::string>> now = store->ReadAll();
-      if (now.ok() && *now != contents) {
-        Violation(state.task_dir(), fmt::format("store '{}' opened with {} entries, closed "
-                                                "cleanly with {}",
-                                                name, now->size(), contents.size()));
+      if (store->readable && store->data != contents) {
+        Violation(state.task_dir, fmt::format("store '{}' opened with {} entries, closed "
+                                              "cleanly with {}",
+                                              name, store->data.size(), contents.size()));
       }
     }
   }
 
  private:
-  void CheckContents(const StateManager& state, const DirRecord& dir, const TopicPartition& tp,
+  void CheckContents(const events::StateInfo& state, const DirRecord& dir, const TopicPartition& tp,
                      int64_t offset, std::string_view when) {
-    KeyValueStore* store = const_cast<StateManager&>(state).StoreForChangelog(tp);
+    if (!state.stores_read) {
+      ++context().counts().store_checks_skipped;  // not recorded
+      return;
+    }
+    const events::StoreSnapshot* store = state.StoreFor(tp);
     if (store == nullptr) return;
-    absl::StatusOr<std::map<std::string, std::string>> actual = store->ReadAll();
-    if (!actual.ok()) {
+    if (!store->readable) {
       ++context().counts().store_checks_skipped;
       return;
     }
@@ -101,12 +104,12 @@ class CheckpointChecker final : public Checker {
     auto below = dir.compacted_below.find(tp);
     const std::string diff =
         DiffFromHistory(history == ledger().history.end() ? kNone : history->second, offset,
-                        below == dir.compacted_below.end() ? 0 : below->second, *actual,
+                        below == dir.compacted_below.end() ? 0 : below->second, store->data,
                         /*or_later=*/true);
     if (diff.empty()) return;
-    Violation(state.task_dir(), fmt::format("{} of {} at {}: store '{}' differs from the "
+    Violation(state.task_dir, fmt::format("{} of {} at {}: store '{}' differs from the "
                                             "changelog's history below it:{}",
-                                            when, tp.ToString(), offset, store->name(), diff));
+                                            when, tp.ToString(), offset, store->name, diff));
   }
 };
 

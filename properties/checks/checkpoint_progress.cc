@@ -13,13 +13,13 @@ class CheckpointProgressChecker final : public Checker {
  public:
   explicit CheckpointProgressChecker(OracleContext& c) : Checker(c, "checkpoint_progress") {}
 
-  void OnRestoreEvent(std::string_view rt, const RestoreEvent& event, bool drained) override {
-    if (drained || event.task == nullptr) return;
+  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+                      bool drained) override {
+    if (drained || !event.task.has_value()) return;
     if (event.kind != RestoreEvent::Kind::kRestored && event.kind != RestoreEvent::Kind::kRemoved) {
       return;
     }
-    const StateManager& sm = event.task->state_manager();
-    auto dir_it = ledger().dirs.find(sm.task_dir());
+    auto dir_it = ledger().dirs.find(event.task->task_dir);
     if (dir_it == ledger().dirs.end()) return;
     const DirRecord& dir = dir_it->second;
     if (dir.checkpoint_failed) return;

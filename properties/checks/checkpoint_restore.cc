@@ -50,14 +50,16 @@ class CheckpointRestoreChecker final : public Checker {
   }
 
   void OnStreamLoop(std::string_view stream_thread, std::string_view) override {
-    NoProgress(stream_thread, "runs a stream loop");
+    NoProgress(stream_thread, [] { return std::string("runs a stream loop"); });
   }
   void OnRestoreLoop(std::string_view restore_thread) override {
-    NoProgress(restore_thread, "runs a restore loop");
+    NoProgress(restore_thread, [] { return std::string("runs a restore loop"); });
   }
-  void OnProcess(const Task& task, size_t records) override {
-    NoProgress(context().CurrentThreadView(),
-               fmt::format("processes {} records of {}", records, task.incarnation().ToString()));
+  void OnProcess(const events::TaskInfo& task, size_t records) override {
+    // The message is built only for a violation: this runs on every Process call.
+    NoProgress(context().CurrentThreadView(), [&] {
+      return fmt::format("processes {} records of {}", records, task.who.ToString());
+    });
   }
 
   void OnCompleted(std::string_view reader, const TopicPartition& changelog,
@@ -79,10 +81,11 @@ class CheckpointRestoreChecker final : public Checker {
   static std::string Name(std::string_view instance) {
     return instance.empty() ? std::string("(runtime)") : Str(instance);
   }
-  void NoProgress(std::string_view thread, std::string what) {
+  template <typename What>
+  void NoProgress(std::string_view thread, const What& what) {
     const auto* instance = ledger().InstanceOfThread(thread);
     if (instance == nullptr || !instance->frozen) return;
-    Violation(Str(thread), fmt::format("{} while its instance is frozen", what));
+    Violation(Str(thread), fmt::format("{} while its instance is frozen", what()));
   }
 };
 

@@ -14,7 +14,8 @@ class ErrorsChecker final : public Checker {
  public:
   explicit ErrorsChecker(OracleContext& c) : Checker(c, "errors") {}
 
-  void OnRestoreEvent(std::string_view rt, const RestoreEvent& event, bool drained) override {
+  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+                      bool drained) override {
     auto it = ledger().events_in_flight.find(Str(rt));
     const int64_t in_flight = it == ledger().events_in_flight.end() ? 0 : it->second;
     if (drained && in_flight <= 0) {
@@ -22,20 +23,21 @@ class ErrorsChecker final : public Checker {
                 fmt::format("restore thread '{}': an event drained that was never emitted",
                             Str(rt)));
     }
-    if (event.task != nullptr && event.task->incarnation() != event.incarnation) {
+    if (event.task.has_value() && event.task->who != event.incarnation) {
       Violation(event.incarnation.ToString(),
-                fmt::format("event carries task {}", event.task->incarnation().ToString()));
+                fmt::format("event carries task {}", event.task->who.ToString()));
     }
   }
 
-  void OnCorruptionHandled(const TaskIncarnation& reported, const Task* acted_on) override {
+  void OnCorruptionHandled(const TaskIncarnation& reported,
+                           const std::optional<TaskIncarnation>& acted_on) override {
     if (!ledger().corruption_reported.contains(reported)) {
       Violation(reported.ToString(), "corruption handled that was never reported");
     }
-    if (acted_on != nullptr && acted_on->incarnation() != reported) {
+    if (acted_on.has_value() && *acted_on != reported) {
       Violation(reported.ToString(), fmt::format("corruption report applied to another "
                                                  "incarnation, {}",
-                                                 acted_on->incarnation().ToString()));
+                                                 acted_on->ToString()));
     }
   }
 

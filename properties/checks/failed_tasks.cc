@@ -14,8 +14,9 @@ class FailedTasksChecker final : public Checker {
  public:
   explicit FailedTasksChecker(OracleContext& c) : Checker(c, "failed_tasks") {}
 
-  void OnRestoreEvent(std::string_view rt, const RestoreEvent& event, bool drained) override {
-    if (event.kind != RestoreEvent::Kind::kFailed || event.task == nullptr) return;
+  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+                      bool drained) override {
+    if (event.kind != RestoreEvent::Kind::kFailed || !event.task.has_value()) return;
     if (drained) {  // from here its stream thread knows: it may only close it
       if (auto it = failed_.find(event.incarnation); it != failed_.end()) it->second.known = true;
       return;
@@ -40,11 +41,11 @@ class FailedTasksChecker final : public Checker {
   }
 
   // A later instance in the same world (a restart) numbers its incarnations from 1 again.
-  void OnTaskOpened(const Task& task) override {
-    auto it = failed_.find(task.incarnation());
+  void OnTaskOpened(const events::TaskInfo& task) override {
+    auto it = failed_.find(task.who);
     if (it == failed_.end()) return;
     if (!it->second.closed) {
-      Violation(task.incarnation().ToString(), "opened again while its failed incarnation is open");
+      Violation(task.who.ToString(), "opened again while its failed incarnation is open");
     }
     failed_.erase(it);
   }
@@ -57,12 +58,12 @@ class FailedTasksChecker final : public Checker {
                                           TaskHolderName(from), TaskHolderName(to)));
   }
 
-  void OnTaskTransition(const Task& task, TaskState, TaskState to) override {
-    auto it = failed_.find(task.incarnation());
+  void OnTaskTransition(const events::TaskInfo& task, TaskState, TaskState to) override {
+    auto it = failed_.find(task.who);
     if (it == failed_.end()) return;
     if (to == TaskState::kClosed) it->second.closed = true;
     if (to == TaskState::kRestoring || to == TaskState::kRunning) {
-      Violation(task.incarnation().ToString(),
+      Violation(task.who.ToString(),
                 fmt::format("becomes {} after it failed", TaskStateName(to)));
     }
   }

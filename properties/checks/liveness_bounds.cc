@@ -23,7 +23,7 @@ class LivenessBoundsChecker final : public Checker {
 
   void OnRoundQueued(std::string_view rt, size_t) override {
     Thread& t = threads_[Str(rt)];
-    if (t.queued == t.drained) t.oldest_pending_ns = context().sim().now_ns();
+    if (t.queued == t.drained) t.oldest_pending_ns = context().now_ns();
     ++t.queued;
   }
 
@@ -54,13 +54,13 @@ class LivenessBoundsChecker final : public Checker {
   void OnRestoreIdle(std::string_view rt, bool begin, bool woken) override {
     Thread& t = threads_[Str(rt)];
     if (begin) {
-      t.idle_since_ns = context().sim().now_ns();
+      t.idle_since_ns = context().now_ns();
       return;
     }
     // Rounds queued before or during the wait that it did not wake for at once.
     if (t.queued > t.drained) {
       const TimeNs pushed = std::max(t.oldest_pending_ns, t.idle_since_ns);
-      const TimeNs now = context().sim().now_ns();
+      const TimeNs now = context().now_ns();
       if (now > pushed) {
         Violation(Str(rt), fmt::format("idle for {} ms of virtual time with a round queued (a "
                                        "lost wake-up)",
@@ -78,7 +78,8 @@ class LivenessBoundsChecker final : public Checker {
   // an empty queue, at its first iteration. Its predecessor's undrained events stay owed.
   void OnRestoreStopped(std::string_view rt) override { threads_[Str(rt)].stopped = true; }
 
-  void OnRestoreEvent(std::string_view rt, const RestoreEvent& event, bool drained) override {
+  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+                      bool drained) override {
     Thread& t = threads_[Str(rt)];
     if (drained) {
       if (!t.pending_events.empty()) t.pending_events.erase(t.pending_events.begin());

@@ -79,9 +79,9 @@ class PausedTasksChecker final : public Checker {
     }
   }
 
-  void OnProcess(const Task& task, size_t records) override {
+  void OnProcess(const events::TaskInfo& task, size_t records) override {
     if (records == 0) return;
-    const TaskIncarnation& who = task.incarnation();
+    const TaskIncarnation& who = task.who;
     if (auto it = paused_by_.find(who); it != paused_by_.end()) {
       Violation(who.ToString(), fmt::format("processes {} records while {} holds it paused",
                                             records, it->second));
@@ -101,8 +101,8 @@ class PausedTasksChecker final : public Checker {
       paused_by_.erase(it);
     }
   }
-  void OnTaskTransition(const Task& task, TaskState from, TaskState) override {
-    if (from == TaskState::kRunning) paused_by_.erase(task.incarnation());
+  void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState) override {
+    if (from == TaskState::kRunning) paused_by_.erase(task.who);
   }
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_by_.erase(who); }
 

@@ -107,7 +107,7 @@ class RegistrationChecker final : public Checker {
   // The conversion belongs to one restore thread: the one completing it, or (when a stream
   // thread completes it) that stream thread's own. Another thread's reader may still hold a
   // completed registration of an incarnation that moved away: it never touches the stores.
-  void OnTypeConversion(const StateManager& state, TaskType from, TaskType to) override {
+  void OnTypeConversion(const events::StateInfo& state, TaskType from, TaskType to) override {
     const std::string current = context().CurrentThreadName();
     std::string reader;
     if (ledger().restore_threads.contains(current)) {
@@ -119,11 +119,11 @@ class RegistrationChecker final : public Checker {
     }
     for (const auto& [key, reg] : ledger().registered) {
       if (!reader.empty() && key.first != reader) continue;
-      if (reg.task_dir == state.task_dir()) {
+      if (reg.task_dir == state.task_dir) {
         Violation(reg.owner.ToString(),
                   fmt::format("type conversion {} -> {} of {} while changelog {} is registered "
                               "in {} (by {})",
-                              TaskTypeName(from), TaskTypeName(to), state.task_dir(),
+                              TaskTypeName(from), TaskTypeName(to), state.task_dir,
                               key.second.ToString(), key.first, reg.owner.ToString()));
       }
     }

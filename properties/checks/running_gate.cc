@@ -15,13 +15,13 @@ class RunningGateChecker final : public Checker {
  public:
   explicit RunningGateChecker(OracleContext& c) : Checker(c, "running_gate") {}
 
-  void OnProcess(const Task& task, size_t records) override {
+  void OnProcess(const events::TaskInfo& task, size_t records) override {
     if (records == 0) return;
-    const TaskRecord* record = ledger().Find(task.incarnation());
+    const TaskRecord* record = ledger().Find(task.who);
     if (record == nullptr) return;  // single_owner's to report
-    for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
+    for (const TopicPartition& tp : task.changelogs) {
       if (!record->completed.contains(tp)) {
-        Violation(task.incarnation().ToString(),
+        Violation(task.who.ToString(),
                   fmt::format("processes {} records before changelog {} completed restoration",
                               records, tp.ToString()));
       }

@@ -16,14 +16,14 @@ class SingleOwnerChecker final : public Checker {
  public:
   explicit SingleOwnerChecker(OracleContext& c) : Checker(c, "single_owner") {}
 
-  void OnTaskOpened(const Task& task) override {
-    if (ledger().Find(task.incarnation()) != nullptr) {
-      Violation(task.incarnation().ToString(), "opened twice");
+  void OnTaskOpened(const events::TaskInfo& task) override {
+    if (ledger().Find(task.who) != nullptr) {
+      Violation(task.who.ToString(), "opened twice");
     }
   }
 
-  void OnTaskTransition(const Task& task, TaskState from, TaskState to) override {
-    const TaskIncarnation& who = task.incarnation();
+  void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState to) override {
+    const TaskIncarnation& who = task.who;
     const TaskRecord* record = ledger().Find(who);
     if (record == nullptr) {
       Violation(who.ToString(), fmt::format("{} -> {} of a task that is not open",
@@ -37,13 +37,13 @@ class SingleOwnerChecker final : public Checker {
     }
   }
 
-  void OnProcess(const Task& task, size_t records) override {
+  void OnProcess(const events::TaskInfo& task, size_t records) override {
     if (records == 0) return;
-    const TaskRecord* record = ledger().Find(task.incarnation());
+    const TaskRecord* record = ledger().Find(task.who);
     if (record == nullptr) {
-      Violation(task.incarnation().ToString(), "processes records but is not open");
+      Violation(task.who.ToString(), "processes records but is not open");
     }
-    CheckHolderThread(task.incarnation(), *record, "processing");
+    CheckHolderThread(task.who, *record, "processing");
   }
 
   void OnHandOff(std::string_view rt, const TaskIncarnation& who, TaskHolder from,
@@ -66,18 +66,18 @@ class SingleOwnerChecker final : public Checker {
   }
 
   // A state manager's stores change only on the thread that holds its task.
-  void OnAdvance(const StateManager& state, const TopicPartition& tp, int64_t next) override {
+  void OnAdvance(const events::StateInfo& state, const TopicPartition& tp, int64_t next) override {
     CheckStateToucher(state, fmt::format("advancing {}", tp.ToString()));
   }
-  void OnFlushed(const StateManager& state) override { CheckStateToucher(state, "a flush"); }
-  void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets&) override {
+  void OnFlushed(const events::StateInfo& state) override { CheckStateToucher(state, "a flush"); }
+  void OnCheckpointWritten(const events::StateInfo& state, const CheckpointOffsets&) override {
     CheckStateToucher(state, "a checkpoint");
   }
 
-  void OnStoresRegistered(const StateManager& state) override {
-    auto user = ledger().dir_users.find(state.task_dir());
-    if (user != ledger().dir_users.end() && user->second != &state) {
-      Violation(state.task_dir(),
+  void OnStoresRegistered(const events::StateInfo& state) override {
+    auto user = ledger().dir_users.find(state.task_dir);
+    if (user != ledger().dir_users.end() && user->second != state.state_id) {
+      Violation(state.task_dir,
                 "stores opened while another incarnation of the task has them open");
     }
   }
@@ -135,7 +135,7 @@ class SingleOwnerChecker final : public Checker {
     }
   }
 
-  void CheckStateToucher(const StateManager& state, std::string_view action) {
+  void CheckStateToucher(const events::StateInfo& state, std::string_view action) {
     const TaskIncarnation* owner = ledger().OwnerOf(state);
     if (owner == nullptr) return;  // a state manager without a task (a test's own)
     const TaskRecord* record = ledger().Find(*owner);

@@ -66,13 +66,13 @@ class StoppedProcessingChecker final : public Checker {
     }
   }
 
-  void OnProcess(const Task& task, size_t records) override {
+  void OnProcess(const events::TaskInfo& task, size_t records) override {
     if (records == 0) return;
-    const TaskRecord* record = ledger().Find(task.incarnation());
+    const TaskRecord* record = ledger().Find(task.who);
     if (record == nullptr) return;  // single_owner's to report
     const RuntimeState* c = ClientOf(record->stream_thread);
     if (c != nullptr && (*c == RuntimeState::kError || *c == RuntimeState::kNotRunning)) {
-      Violation(task.incarnation().ToString(),
+      Violation(task.who.ToString(),
                 fmt::format("processes {} records on {} while its client is {}", records,
                             record->stream_thread, RuntimeStateName(*c)));
     }

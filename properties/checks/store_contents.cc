@@ -12,18 +12,24 @@ class StoreContentsChecker final : public Checker {
  public:
   explicit StoreContentsChecker(OracleContext& c) : Checker(c, "store_contents") {}
 
-  void OnRestoreEvent(std::string_view, const RestoreEvent& event, bool drained) override {
-    if (!drained || event.kind != RestoreEvent::Kind::kRestored || event.task == nullptr) return;
-    // The restored task reached the stream thread: no other thread touches it now.
-    StateManager& sm = const_cast<Task&>(*event.task).state_manager();
-    auto dir_it = ledger().dirs.find(sm.task_dir());
-    for (const TopicPartition& tp : sm.ChangelogPartitions()) {
-      auto position = sm.pending_offsets().find(tp);
-      const int64_t upto = position == sm.pending_offsets().end() ? 0 : position->second;
-      KeyValueStore* store = sm.StoreForChangelog(tp);
+  void OnRestoreEvent(std::string_view, const events::RestoreEventInfo& event,
+                      bool drained) override {
+    if (!drained || event.kind != RestoreEvent::Kind::kRestored || !event.task.has_value()) return;
+    // The restored task reached the stream thread: no other thread touches it now. Its stores
+    // as the event recorded them.
+    if (!event.state.has_value()) return;
+    const events::StateInfo& sm = *event.state;
+    auto dir_it = ledger().dirs.find(sm.task_dir);
+    for (const TopicPartition& tp : event.task->changelogs) {
+      auto position = sm.pending.find(tp);
+      const int64_t upto = position == sm.pending.end() ? 0 : position->second;
+      if (!sm.stores_read) {
+        ++context().counts().store_checks_skipped;  // not recorded
+        continue;
+      }
+      const events::StoreSnapshot* store = sm.StoreFor(tp);
       if (store == nullptr) continue;
-      absl::StatusOr<std::map<std::string, std::string>> actual = store->ReadAll();
-      if (!actual.ok()) {
+      if (!store->readable) {
         ++context().counts().store_checks_skipped;  // an unreadable store fails the task
         continue;
       }
@@ -36,11 +42,11 @@ class StoreContentsChecker final : public Checker {
       auto history = ledger().history.find(tp);
       static const ChangelogHistory kNone;
       const std::string diff = DiffFromHistory(
-          history == ledger().history.end() ? kNone : history->second, upto, below, *actual);
+          history == ledger().history.end() ? kNone : history->second, upto, below, store->data);
       if (!diff.empty()) {
         Violation(event.incarnation.ToString(),
                   fmt::format("store '{}' differs from the fold of {} up to {} ({} entries):{}",
-                              store->name(), tp.ToString(), upto, actual->size(), diff));
+                              store->name, tp.ToString(), upto, store->data.size(), diff));
       }
     }
   }

@@ -32,14 +32,14 @@ class ThreadConfinementChecker final : public Checker {
                                    owner->second));
   }
 
-  void OnTaskTransition(const Task& task, TaskState, TaskState to) override {
+  void OnTaskTransition(const events::TaskInfo& task, TaskState, TaskState to) override {
     if (to != TaskState::kRunning) return;
-    const TaskRecord* record = ledger().Find(task.incarnation());
+    const TaskRecord* record = ledger().Find(task.who);
     if (record == nullptr) return;
     const std::string current = context().CurrentThreadName();
     if (record->stream_thread.empty() || !context().ThreadExists(record->stream_thread)) return;
     if (current != record->stream_thread) {
-      Violation(task.incarnation().ToString(),
+      Violation(task.who.ToString(),
                 fmt::format("made RUNNING on thread '{}', not on its stream thread '{}'", current,
                             record->stream_thread));
     }

@@ -228,7 +228,7 @@ def main(argv):
                    "workers": {str(i): w for i, w in sorted(workers.items())}}, f, indent=2)
     print(f"[sweep] {args.shards} shards on {len(set(workers.values()))} worker processes, "
           f"{progress.retried} retried, {seconds:.1f} s end to end "
-          f"({progress.runs / seconds:.0f} seeds/s, cluster start included)", file=sys.stderr)
+          f"({progress.runs / seconds:.0f} runs/s, cluster start included)", file=sys.stderr)
     shard_files = [os.path.join("shards", str(i), "shard.json") for i in range(args.shards)]
     merge = [args.bin, "merge", *shard_files, "--repros-to", "repros",
              "--json-out", "merged.json"] + (["--json"] if args.json else [])

@@ -92,7 +92,7 @@ class SweepOnDaskTest(unittest.TestCase):
         self.assertEqual(repro_files(os.path.join(out, "repros")), self.single_repros)
         self.assertEqual(len(json.loads(merged)["timing"]["shards"]), 8)
         self.assertIn("restoresim merge: 8 shards of scenario=all", stdout)
-        self.assertIn("seeds/s over the slowest of 8 shards", stdout)
+        self.assertIn("runs/s over the slowest of 8 shards", stdout)
         self.assertIn("8/8 shards", stderr)  # the progress of the whole sweep
         with open(os.path.join(out, "sweep.json"), encoding="utf-8") as f:
             return json.load(f)

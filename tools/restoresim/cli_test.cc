@@ -124,7 +124,7 @@ TEST_F(CliTest, SweepOfCorrectProgramsSucceedsAndPrintsATable) {
   EXPECT_THAT(r.out, HasSubstr("restoresim explore: scenario=demo.* seeds=[0, 3000)"));
   EXPECT_THAT(r.out, HasSubstr("demo.lost_update_fixed"));
   EXPECT_THAT(r.out, HasSubstr("bug found"));
-  EXPECT_THAT(r.out, HasSubstr("seeds/s"));
+  EXPECT_THAT(r.out, HasSubstr("runs/s"));
   EXPECT_THAT(r.out, HasSubstr("verdict: every scenario behaved as expected"));
 }
 
@@ -230,7 +230,8 @@ TEST_F(CliTest, ShrinkMinimisesAnExploredFailureAndTheResultReplays) {
   ASSERT_EQ(again.exit_code, 0) << again.out;
   EXPECT_THAT(again.out, HasSubstr("shrunk to a fixed point in " + j["runs"].dump() + " runs"));
   EXPECT_THAT(again.out, HasSubstr("preemptions:  " + j["before"]["preemptions"].dump() + " -> 2"));
-  EXPECT_THAT(again.out, HasSubstr("replay: restoresim replay --repro " + dir_ + "/again.json"));
+  // Printed with the binary as invoked, so that it runs when pasted.
+  EXPECT_THAT(again.out, HasSubstr("replay: " + Bin() + " replay --repro " + dir_ + "/again.json"));
   auto read = [](const std::string& path) {
     nlohmann::json file = nlohmann::json::parse(std::ifstream(path));
     file.erase("replay");  // names the file
@@ -512,7 +513,7 @@ TEST_F(CliTest, ConfigLoadsAKafkaStreamsPropertiesFileAndWarnsAboutWhatItIgnores
   std::ofstream(good) << "# word count\n"
                          "application.id=word-counts\n"
                          "bootstrap.servers=localhost:9092\n"
-                         "input.topic=words\n"
+                         "restoresim.input.topic=words\n"
                          "default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n"
                          "commit.interval.ms=1000\n"
                          "no.such.thing=1\n";
@@ -530,14 +531,114 @@ TEST_F(CliTest, ConfigLoadsAKafkaStreamsPropertiesFileAndWarnsAboutWhatItIgnores
   const Result json = RunCli("config --json " + good, /*stdout_only=*/true);
   ASSERT_EQ(json.exit_code, 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
-  EXPECT_EQ(j["settings"]["input.topic"], "words");
+  EXPECT_EQ(j["settings"]["restoresim.input.topic"], "words");
   EXPECT_EQ(j["warnings"].size(), 3u);
 
   const std::string bad = dir_ + "/bad.properties";
-  std::ofstream(bad) << "application.id=a\ninput.topic=t\nnum.stream.threads=lots\n";
+  std::ofstream(bad) << "application.id=a\nrestoresim.input.topic=t\nnum.stream.threads=lots\n";
   const Result refused = RunCli("config " + bad);
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.out, HasSubstr("num.stream.threads: expected an integer, got 'lots'"));
   std::ofstream(bad) << "application.id=\\u00zz\n";
   EXPECT_THAT(RunCli("config " + bad).out, HasSubstr("line 1: malformed \\uxxxx escape"));
+}
+
+// Issue 24: the text output's lines run as printed, from the folder the sweep ran in.
+namespace {
+
+// The text after `prefix` on the first line of `out` that holds it ("" when none).
+std::string LineAfter(const std::string& out, const std::string& prefix) {
+  const size_t at = out.find(prefix);
+  if (at == std::string::npos) return "";
+  const size_t begin = at + prefix.size();
+  return out.substr(begin, out.find('\n', begin) - begin);
+}
+
+// A correct program failing on purpose: a step budget too small for it (an unexpected
+// failure, "livelock").
+constexpr const char* kUnexpected =
+    "explore --scenario demo.lost_update_fixed --seeds 2 --steps-max 3 --jobs 1";
+
+}  // namespace
+
+TEST_F(CliTest, TextReplayLineRunsAsPrintedAndNextStepsFollowTheFirstUnexpectedFailure) {
+  const std::string in_dir = "cd " + dir_ + " && ";
+  const Result r = restoresim::tools::testing::RunShell(in_dir + Bin() + " " + kUnexpected +
+                                                        " 2>&1");
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  // The binary as invoked (here its absolute path), not a bare `restoresim` PATH may not have.
+  const std::string replay = LineAfter(r.out, "  replay: ");
+  ASSERT_EQ(replay.rfind(Bin() + " replay demo.lost_update_fixed --seed 0", 0), 0u) << r.out;
+  const Result replayed = restoresim::tools::testing::RunShell(in_dir + replay + " 2>&1");
+  EXPECT_EQ(replayed.exit_code, 1) << replayed.out;  // the failure again
+  EXPECT_THAT(replayed.out, HasSubstr("outcome: "));
+  // Under the first unexpected failure only: its shrink and timeline lines, which run too.
+  const std::string shrink = LineAfter(r.out, "  next:   ");
+  ASSERT_EQ(shrink.rfind(Bin() + " shrink restoresim-repros/demo.lost_update_fixed-seed0", 0),
+            0u) << r.out;
+  EXPECT_EQ(r.out.find("  next:   ", r.out.find("  next:   ") + 1), std::string::npos) << r.out;
+  // The line under `next:` (its indentation is also the table's padding).
+  std::string timeline = LineAfter(r.out.substr(r.out.find("  next:   ")), "\n          ");
+  timeline = timeline.substr(0, timeline.find("   #"));
+  ASSERT_THAT(timeline, HasSubstr(" --timeline demo.lost_update_fixed-seed0.trace.json"));
+  const Result opened = restoresim::tools::testing::RunShell(in_dir + timeline + " 2>&1");
+  EXPECT_EQ(opened.exit_code, 1) << opened.out;
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/demo.lost_update_fixed-seed0.trace.json"));
+  const Result shrunk = restoresim::tools::testing::RunShell(in_dir + shrink + " 2>&1");
+  EXPECT_THAT(shrunk.out, HasSubstr("wrote restoresim-repros/demo.lost_update_fixed-seed0"))
+      << shrunk.out;
+  // The JSON keeps the machine-independent form.
+  const Result j = restoresim::tools::testing::RunShell(in_dir + Bin() + " " + kUnexpected +
+                                                        " --json 2>/dev/null");
+  const auto report = nlohmann::json::parse(j.out);
+  EXPECT_EQ(report["failures"][0]["replay"].get<std::string>().rfind("restoresim replay ", 0),
+            0u);
+}
+
+TEST_F(CliTest, APlantedBugNotFoundWithinTheSeedsGivenIsSaidAndIsNotAFailure) {
+  // demo.order_violation_d3 needs hundreds of pct:3 seeds; 3 do not find it.
+  const Result r = RunCli("explore --scenario 'demo.order_violation_d3' --seeds 3 --jobs 1 "
+                          "--repro-dir ''", /*stdout_only=*/true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("not found"));
+  EXPECT_THAT(r.out, HasSubstr("demo.order_violation_d3: not found within 3 seeds"));
+  EXPECT_THAT(r.out, HasSubstr("verdict: every scenario behaved as expected"));
+  EXPECT_THAT(r.out, HasSubstr(" runs/s "));
+  const Result j = RunCli("explore --scenario 'demo.order_violation_d3' --seeds 3 --jobs 1 "
+                          "--repro-dir '' --json", /*stdout_only=*/true);
+  EXPECT_EQ(j.exit_code, 0);
+  const auto report = nlohmann::json::parse(j.out);
+  EXPECT_EQ(report["scenarios"][0]["verdict"], "not found");
+  EXPECT_EQ(report["ok"], true);
+}
+
+// Issue 24: a production application's 30-key Kafka Streams properties file loads with
+// warnings only; max.poll.records follows Kafka's precedence per consumer.
+TEST_F(CliTest, AProductionKafkaStreamsPropertiesFileLoadsWithWarningsOnly) {
+  const char* root = std::getenv("RESTORESIM_TESTDATA_ROOT");
+  ASSERT_NE(root, nullptr) << "set by meson";
+  const std::string file =
+      std::string(root) + "/core/runtime/testdata/kafka-streams-production.properties";
+  const Result r = RunCli("config --json " + file, /*stdout_only=*/true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["settings"]["application.id"], "orders-enrichment");
+  EXPECT_EQ(j["settings"]["restoresim.input.topic"], "input") << "restoresim's default";
+  EXPECT_EQ(j["settings"]["num.stream.threads"], "4");
+  EXPECT_EQ(j["settings"]["processing.guarantee"], "exactly_once_v2");
+  EXPECT_EQ(j["settings"]["main.consumer.max.poll.records"], "500") << "bare key";
+  EXPECT_EQ(j["settings"]["restore.consumer.max.poll.records"], "2000") << "its own prefix";
+  for (const auto& w : j["warnings"]) {
+    const std::string warning = w.get<std::string>();
+    EXPECT_THAT(warning, ::testing::AnyOf(HasSubstr("is Kafka Streams' but not modelled"),
+                                          HasSubstr("is for Kafka Streams' clients")))
+        << "no key of a real file is unknown: " << warning;
+  }
+  EXPECT_GE(j["warnings"].size(), 15u);
+  // Without application.id the error names the key.
+  const std::string bad = dir_ + "/no-id.properties";
+  std::ofstream(bad) << "bootstrap.servers=localhost:9092\n";
+  const Result refused = RunCli("config " + bad);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.out, HasSubstr("application.id: missing"));
 }

@@ -1,9 +1,13 @@
 // The restoresim command line: one function per subcommand, each registering its options on a
 // CLI11 app and returning the process exit code when run.
 //
-// Exit codes (all subcommands): 0 success; 1 the runs found something unexpected (a failure
-// of a correct program, or a planted bug not found); 2 bad usage or input; 3 a replay did not
-// reproduce its repro file.
+// Exit codes (all subcommands; docs/USING.md, "Exit codes"): 0 success; 1 the runs found
+// something unexpected (a failure of a correct program, a planted bug failing by no expected
+// invariant, a failure that did not reproduce or could not be saved); 2 bad usage or input; 3
+// a replay did not reproduce its repro file; 130 interrupted. A planted bug that no run failed
+// on within the seeds given is said ("not found within N seeds") and is not a failure: a short
+// sweep may miss a bug that needs more seeds (`restoresim zoo` and catalogue_test require
+// finding each within a bound).
 #ifndef RESTORESIM_TOOLS_RESTORESIM_COMMANDS_H_
 #define RESTORESIM_TOOLS_RESTORESIM_COMMANDS_H_
 
@@ -33,6 +37,7 @@ Command AddShrinkCommand(CLI::App& app);
 Command AddBenchCommand(CLI::App& app);
 Command AddConfigCommand(CLI::App& app);
 Command AddZooCommand(CLI::App& app);
+Command AddCheckCommand(CLI::App& app);
 
 }  // namespace restoresim::tools
 

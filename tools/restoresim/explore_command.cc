@@ -246,7 +246,7 @@ int RunExplore(const ExploreOptions& o) {
     return report.Ok() ? kExitOk : kExitFindings;
   }
   const std::string totals = fmt::format(
-      "{} runs, {} failed, {:.0f} seeds/s ({} jobs, {:.2f} s), trace hash {}", report.runs,
+      "{} runs, {} failed, {:.0f} runs/s ({} jobs, {:.2f} s), trace hash {}", report.runs,
       report.failed_runs, report.timing.seeds_per_second, report.timing.jobs,
       report.timing.wall_seconds, sim::HashHex(report.trace_hash));
   PrintSweepSummary(report, totals,

@@ -17,6 +17,7 @@
 
 #include "core/util/shown.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/invocation.h"
 
 namespace {
 constexpr size_t kArgumentBytesMax = 4096;  // PATH_MAX
@@ -38,10 +39,11 @@ int main(int argc, char** argv) {
   const Command bench = AddBenchCommand(app);
   const Command zoo = AddZooCommand(app);
   const Command config = AddConfigCommand(app);
+  const Command check = AddCheckCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, merge, replay, scenarios, "
-                 "shrink, bench, zoo, config (see --help)\n",
+                 "shrink, bench, zoo, config, check (see --help)\n",
                  restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
   }
@@ -65,6 +67,7 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  SetInvocation(argc > 0 ? argv[0] : "restoresim");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -80,6 +83,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("bench")) return bench();
     if (app.got_subcommand("zoo")) return zoo();
     if (app.got_subcommand("config")) return config();
+    if (app.got_subcommand("check")) return check();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "restoresim: error: %s\n", e.what());
     return kExitUsage;

@@ -130,16 +130,17 @@ TEST_F(MergeCliTest, MergedShardsEqualOneProcessByteForByte) {
                             "../shards3/shard-2.json");
   EXPECT_EQ(text.exit_code, single.exit_code) << text.out;
   EXPECT_THAT(text.out, HasSubstr("restoresim merge: 3 shards of scenario=all seeds=[3, 15)"));
-  EXPECT_THAT(text.out, HasSubstr("seeds/s over the slowest of 3 shards"));
+  EXPECT_THAT(text.out, HasSubstr("runs/s over the slowest of 3 shards"));
   EXPECT_THAT(text.out, HasSubstr("trace hash " + sj["trace_hash"].get<std::string>()));
   EXPECT_THAT(text.out, HasSubstr("expected findings (--all-failures shows each in full)"));
+  // The replay lines of the text name the binary as invoked, so they run when pasted.
   EXPECT_THAT(text.out, HasSubstr("bug.create_before_close found at seed 3 "
-                                  "[invariant:registration]: restoresim replay "));
+                                  "[invariant:registration]: " + Bin() + " replay "));
   EXPECT_THAT(text.out, HasSubstr("verdict: "));
   const Result full = RunIn(dir_ + "/merged3",
                             "merge --all-failures ../shards3/shard-0.json "
                             "../shards3/shard-1.json ../shards3/shard-2.json");
-  EXPECT_THAT(full.out, HasSubstr("  replay: restoresim replay "));
+  EXPECT_THAT(full.out, HasSubstr("  replay: " + Bin() + " replay "));
   EXPECT_THAT(full.out, ::testing::Not(HasSubstr("expected findings")));
   const Result explore_text = RunIn(dir_ + "/single", sweep + " --repro-dir '' --quiet");
   const auto table = [](const std::string& s) {

@@ -1,7 +1,7 @@
 // `restoresim merge SHARD.json...`: combines the reports of a sweep's shards (`explore
 // --shard I/N --json`, or `--json-out`) into the report one process running the whole sweep
 // would have given (sim/sweep_merge.h), printed as explore prints it: the table, the totals
-// with seeds/s over the slowest shard, every saved failure with its replay line and repro
+// with runs/s over the slowest shard, every saved failure with its replay line and repro
 // file, the verdict; or, with --json, the merged report. --repros-to DIR copies the repro files
 // the merged report keeps into one folder (checked to be the repro of that failure).
 //
@@ -166,7 +166,7 @@ int RunMerge(const MergeOptions& o) {
   double shard_seconds = 0;
   for (const sim::ShardTiming& s : t.shards) shard_seconds += s.wall_seconds;
   const std::string totals = fmt::format(
-      "{} runs, {} failed, {:.0f} seeds/s over the slowest of {} shards ({} jobs in all, "
+      "{} runs, {} failed, {:.0f} runs/s over the slowest of {} shards ({} jobs in all, "
       "{:.2f} s; {:.2f} s summed over shards), trace hash {}",
       merged->runs, merged->failed_runs, t.seeds_per_second, shards.size(), t.jobs,
       t.wall_seconds, shard_seconds, sim::HashHex(merged->trace_hash));

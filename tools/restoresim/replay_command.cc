@@ -1,7 +1,9 @@
 // `restoresim replay`: re-runs one run exactly, from a scenario and seed or from a repro file,
 // prints the seed and every derived option first, then the outcome; --timeline writes the
-// Chrome trace-event JSON (open it in the Perfetto UI).
+// Chrome trace-event JSON (open it in the Perfetto UI); --events writes the run's events (the
+// ones the invariant oracle judged, docs/EVENTS.md) for `restoresim check`.
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "core/events/event_codec.h"
 #include "core/port/posix_file_system.h"
+#include "properties/oracle.h"
 #include "sim/chrome_trace.h"
 #include "core/util/shown.h"
 #include "sim/failure_signature.h"
@@ -26,6 +30,8 @@ struct ReplayOptions {
   std::optional<uint64_t> seed;
   std::string repro_path;
   std::string timeline_path;
+  std::string events_path;
+  bool timeline_sync = false;
   bool ignore_schedule = false;
   RunOptions run;
   // The run options given on the command line (a repro file carries its own).
@@ -97,7 +103,23 @@ int RunReplay(const ReplayOptions& o) {
                                 streams.strategy, streams.program)
                         .c_str());
   config.trace_mode = o.timeline_path.empty() ? sim::TraceMode::kHashOnly : sim::TraceMode::kFull;
+  std::ofstream events_out;
+  std::optional<events::EventStreamWriter> events_writer;
+  if (!o.events_path.empty()) {
+    events_out.open(o.events_path, std::ios::binary | std::ios::trunc);
+    if (!events_out) return Usage(fmt::format("cannot write events to '{}'", o.events_path));
+    events_writer.emplace(events_out);
+    properties::Oracle::SetDefaultTap(&*events_writer);
+  }
   const sim::RunResult r = sim::RunProgram(*program, config);
+  properties::Oracle::SetDefaultTap(nullptr);
+  if (events_writer.has_value()) {
+    events_out.flush();
+    if (!events_out) return Usage(fmt::format("cannot write events to '{}'", o.events_path));
+    std::printf("%s", fmt::format("events: {} written to {} (judge them: restoresim check {})\n",
+                                  events_writer->events(), o.events_path, o.events_path)
+                          .c_str());
+  }
   std::printf("%s", fmt::format("outcome: {}{}\n  steps={} threads={} virtual-time={}ns "
                                 "trace-events={} trace-hash=0x{:016x}\n",
                                 sim::OutcomeKindName(r.outcome.kind),
@@ -110,7 +132,7 @@ int RunReplay(const ReplayOptions& o) {
   if (!o.timeline_path.empty()) {
     sim::ChromeTraceInfo info{program->name, config.seed, r.strategy.ToString(),
                               std::string(sim::OutcomeKindName(r.outcome.kind)),
-                              r.outcome.message};
+                              r.outcome.message, o.timeline_sync};
     absl::Status s = WriteOutput(o.timeline_path, sim::ChromeTraceJson(*r.simulation, info));
     if (!s.ok()) return Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
     std::printf("timeline: %s (open in https://ui.perfetto.dev)\n", o.timeline_path.c_str());
@@ -138,6 +160,11 @@ Command AddReplayCommand(CLI::App& app) {
   cmd->add_option("--repro", o->repro_path, "a repro file written by explore");
   cmd->add_option("--timeline", o->timeline_path,
                   "write the run as Chrome trace-event JSON (Perfetto UI)");
+  cmd->add_option("--events", o->events_path,
+                  "write the run's events (what the oracle judged) to FILE, for restoresim check");
+  cmd->add_flag("--timeline-sync", o->timeline_sync,
+                "with --timeline: every scheduling point (mutex lock/unlock, atomics, yields) "
+                "as an instant of its own");
   cmd->add_flag("--ignore-schedule", o->ignore_schedule,
                 "with --repro: re-derive the schedule from the seed, not the recorded choices");
   o->run.AddTo(*cmd);

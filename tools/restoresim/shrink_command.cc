@@ -17,6 +17,7 @@
 #include "core/util/shown.h"
 #include "sim/shrink.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/invocation.h"
 #include "tools/restoresim/output_file.h"
 
 namespace restoresim::tools {
@@ -65,7 +66,9 @@ void PrintSummary(const sim::ShrinkResult& r, const std::string& out) {
     passes += fmt::format("{}{} {}/{}", passes.empty() ? "" : ", ", p.pass, p.improvements, p.runs);
   }
   std::printf("%s", fmt::format("  passes (kept/runs): {}\n", passes).c_str());
-  std::printf("%s", fmt::format("wrote {}\n  replay: {}\n", out, r.repro.replay_command).c_str());
+  std::printf("%s",
+              fmt::format("wrote {}\n  replay: {}\n", out, Runnable(r.repro.replay_command))
+                  .c_str());
 }
 
 int RunShrink(const ShrinkOptions& o) {

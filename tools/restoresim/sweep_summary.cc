@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/restoresim/invocation.h"
+
 namespace restoresim::tools {
 namespace {
 
@@ -55,13 +57,46 @@ void PrintExpectedFindings(const sim::SweepReport& r) {
                                  ? "invariant:" + invariant->get<std::string>()
                                  : first->outcome;
     Print(fmt::format("  {} found at seed {} [{}]: {}\n", s.name, first->seed, what,
-                      first->replay));
+                      Runnable(first->replay)));
   }
 }
 
+// Planted bugs no run failed on: not a failure of the sweep (a short one may miss them), said.
+void PrintNotFound(const sim::SweepReport& r) {
+  bool listed_any = false;
+  for (const sim::ScenarioReport& s : r.scenarios) {
+    if (!s.NotFound()) continue;
+    if (!listed_any) {
+      Print("\nplanted bugs not found (not a failure: some need more seeds; `restoresim zoo` "
+            "measures how many):\n");
+    }
+    listed_any = true;
+    Print(fmt::format("  {}: not found within {} seeds\n", s.name, s.runs));
+  }
+}
+
+// `path` without its folders and its ".json".
+std::string Stem(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  if (name.ends_with(".json")) name.resize(name.size() - 5);
+  return name;
+}
+
+// What to do with a failure next: its lines to shrink it and to open its timeline.
+void PrintNextSteps(const sim::FailureReport& f) {
+  const std::string bin = BinaryWord();
+  const std::string repro = ShellWord(f.repro);
+  Print(fmt::format("  next:   {} shrink {}\n", bin, repro));
+  Print(fmt::format("          {} replay --repro {} --timeline {}.trace.json   "
+                    "# open it at https://ui.perfetto.dev\n",
+                    bin, repro, ShellWord(Stem(f.repro))));
+}
+
 // The failures that were re-run and saved (the first few of each scenario); those of expected
-// findings only with all_failures, or when their repro has a problem.
+// findings only with all_failures, or when their repro has a problem. Under the first
+// unexpected failure, the next steps.
 void PrintFailures(const sim::SweepReport& r, bool all_failures) {
+  bool next_steps_shown = false;
   for (const sim::FailureReport& f : r.failures) {
     if (!f.has_repro) continue;
     const bool problem = !f.repro_error.empty() || !f.reproduced;
@@ -71,8 +106,12 @@ void PrintFailures(const sim::SweepReport& r, bool all_failures) {
                                       });
     if (expected && !all_failures && !problem) continue;
     Print(fmt::format("\n{} seed {}: {}\n  replay: {}\n", f.scenario, f.seed, f.message,
-                      f.replay));
+                      Runnable(f.replay)));
     if (!f.repro.empty()) Print(fmt::format("  repro:  {}\n", f.repro));
+    if (!expected && !next_steps_shown && !f.repro.empty() && f.repro_error.empty()) {
+      PrintNextSteps(f);
+      next_steps_shown = true;
+    }
     if (!f.repro_error.empty()) Print(fmt::format("  repro NOT SAVED: {}\n", f.repro_error));
     if (!f.reproduced) {
       Print("  NOT REPRODUCED: a re-run gave another trace (non-determinism)\n");
@@ -87,6 +126,7 @@ void PrintSweepSummary(const sim::SweepReport& r, const std::string& totals,
   PrintTable(r);
   if (options.coverage) PrintCoverage(r);
   Print("\n" + totals + "\n");
+  PrintNotFound(r);
   if (!options.quiet) {
     if (!options.all_failures) PrintExpectedFindings(r);
     PrintFailures(r, options.all_failures);
