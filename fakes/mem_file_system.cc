@@ -595,7 +595,8 @@ void MemFileSystem::SetDamage(const MemFileSystemDamage& damage) {
                damage.bit_flip_per_mille <= kPerMille &&
                damage.zeroed_sector_per_mille <= kPerMille &&
                damage.vanished_entry_per_mille <= kPerMille &&
-               damage.lost_dir_update_per_mille <= kPerMille,
+               damage.lost_dir_update_per_mille <= kPerMille &&
+               damage.wrong_type_per_mille <= kPerMille,
            "damage rates are per mille");
   MutexLock lock(mu_);
   damage_ = damage;
@@ -666,6 +667,12 @@ void MemFileSystem::DamageDirectory(Inode& node) {
       ++last_damage_.vanished_entries;
     } else {
       ++it;
+    }
+  }
+  for (auto& [name, child] : node.durable_entries) {
+    if (!Node(child).is_dir && Inject(damage_.wrong_type_per_mille)) {
+      child = NewInode(/*is_dir=*/true);  // map insertion: `node` and the loop stay valid
+      ++last_damage_.wrong_types;
     }
   }
 }

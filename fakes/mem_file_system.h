@@ -45,7 +45,10 @@
 //  * lost directory update: a directory's last SyncDir never reached the disk: its durable
 //    entries are those of the SyncDir before, naming the inodes they named then (a file
 //    replaced by a rename comes back with its old contents, a directory deleted and made again
-//    comes back as the old one: a stale copy of a store directory).
+//    comes back as the old one: a stale copy of a store directory);
+//  * wrong type: a durable directory entry naming a file names an empty directory instead
+//    (what a special file — a directory, FIFO or device — in place of a file looks like to a
+//    reader: ReadFile refuses it with kFailedPrecondition).
 // Damage happens to the durable version only, so it shows after the crash, where a restarted
 // instance recovers: the stores must detect it and restore from their changelogs.
 //
@@ -107,6 +110,7 @@ struct MemFileSystemDamage {
   uint32_t zeroed_sector_per_mille = 0;
   uint32_t vanished_entry_per_mille = 0;
   uint32_t lost_dir_update_per_mille = 0;  // per directory whose last SyncDir changed it
+  uint32_t wrong_type_per_mille = 0;       // per durable entry naming a file
 };
 
 // What damage a Crash() did, for marks and tests.
@@ -118,9 +122,10 @@ struct MemFileSystemDamageDone {
   uint32_t zeroed_sectors = 0;
   uint32_t vanished_entries = 0;
   uint32_t lost_dir_updates = 0;
+  uint32_t wrong_types = 0;
   uint32_t total() const {
     return torn_writes + lost_writes + misdirected_writes + bit_flips + zeroed_sectors +
-           vanished_entries + lost_dir_updates;
+           vanished_entries + lost_dir_updates + wrong_types;
   }
 };
 
@@ -264,7 +269,8 @@ class MemFileSystem final : public FileSystem {
   void DamageDurable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Undoes `node`'s last Sync and writes its bytes into another file (misdirected write).
   void MisdirectLastSync(InodeId id, Inode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Draws a lost update of directory `node`'s last SyncDir, then vanished entries.
+  // Draws a lost update of directory `node`'s last SyncDir, then vanished entries, then
+  // entries of the wrong type.
   void DamageDirectory(Inode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees every inode unreachable from "/" through current and durable entries (and the
   // entries a lost directory update may bring back).

@@ -47,7 +47,8 @@ enum class Damage : uint64_t {
   kVanishedEntry = 4,
   kMisdirectedWrite = 5,
   kLostDirUpdate = 6,
-  kNone = 7,
+  kWrongType = 7,
+  kNone = 8,
 };
 
 // When the crash comes: at any drawn moment (kAny), or at a drawn file-system mutation made
@@ -98,7 +99,7 @@ struct CrashParams {
                         : draw.Fixed("crash_at", CrashAt::kMutation),
         .crash_mutation = draw.Int<uint64_t>("crash_mutation", 0, any ? 299 : 39),
         .crash_time_ns = draw.Ms("crash_time_ms", 0, 59),
-        .damage = with_damage ? draw.Enum<Damage>("damage", 7)
+        .damage = with_damage ? draw.Enum<Damage>("damage", 8)
                               : draw.Fixed("damage", Damage::kNone),
         .damage_per_mille = with_damage ? draw.Int<uint32_t>("damage_per_mille", 0, 499)
                                         : draw.Fixed("damage_per_mille", uint32_t{0}),
@@ -129,6 +130,7 @@ struct CrashParams {
       case Damage::kVanishedEntry: rates.vanished_entry_per_mille = damage_per_mille / 5; break;
       case Damage::kMisdirectedWrite: rates.misdirected_write_per_mille = damage_per_mille; break;
       case Damage::kLostDirUpdate: rates.lost_dir_update_per_mille = damage_per_mille; break;
+      case Damage::kWrongType: rates.wrong_type_per_mille = damage_per_mille / 5; break;
       case Damage::kNone: break;
     }
     return rates;
@@ -143,6 +145,7 @@ void TraceDamageDone(const fakes::MemFileSystemDamageDone& done) {
   if (done.zeroed_sectors > 0) TraceMark("fault", "damage/zeroed_sector");
   if (done.vanished_entries > 0) TraceMark("fault", "damage/vanished_entry");
   if (done.lost_dir_updates > 0) TraceMark("fault", "damage/lost_dir_update");
+  if (done.wrong_types > 0) TraceMark("fault", "damage/wrong_type");
 }
 
 // The story's state, shared by its phases: setup, first instance (until the crash), crash,

@@ -46,6 +46,8 @@ class FileSystem {
   // Creates (or truncates) `path` for writing.
   virtual absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) = 0;
+  // kFailedPrecondition for anything but a regular file (a directory, a FIFO, a device),
+  // refused without waiting: never blocks on a FIFO.
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
   virtual absl::Status FileExists(const std::string& path) = 0;
   // Atomically replaces `to` with `from` (POSIX rename).

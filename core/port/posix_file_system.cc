@@ -244,7 +244,11 @@ absl::StatusOr<std::unique_ptr<WritableFile>> PosixFileSystem::NewWritableFile(
 }
 
 absl::StatusOr<std::string> PosixFileSystem::ReadFile(const std::string& path) {
-  ScopedFd fd(RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); }));
+  // O_NONBLOCK: an open of a FIFO for reading would wait for a writer for ever (a FIFO in
+  // place of a checkpoint or manifest hung the task); the check below refuses it at once.
+  // For a regular file the flag changes nothing.
+  ScopedFd fd(
+      RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC); }));
   if (fd.get() < 0) return PosixError("open", path, errno);
   struct stat st;
   if (::fstat(fd.get(), &st) != 0) return PosixError("stat", path, errno);

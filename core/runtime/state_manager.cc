@@ -39,6 +39,17 @@ absl::Status StateManager::ReadCheckpointOrNote() {
     checkpoint_note_.clear();
     return absl::OkStatus();
   }
+  if (absl::IsFailedPrecondition(read.status())) {
+    // A directory, FIFO or device where the checkpoint should be (never read: the file system
+    // refuses it at once): no claim. It goes, so that the next checkpoint can be written.
+    checkpoint_note_ = fmt::format("no readable checkpoint, restoring from the beginning: {}",
+                                   std::string(read.status().message()));
+    TraceMark("cover", "checkpoint not a regular file: removed");
+    absl::Status s = config_.fs->DeleteDirRecursively(checkpoint_path());
+    if (absl::IsFailedPrecondition(s)) s = config_.fs->DeleteFile(checkpoint_path());
+    RS_CHECK(checkpointed_.empty());
+    return s;
+  }
   if (read.status().code() == absl::StatusCode::kNotFound) {
     checkpoint_note_ = "no checkpoint: restoring from the beginning";
     return absl::OkStatus();
@@ -68,7 +79,11 @@ absl::Status StateManager::OpenStores() {
     return absl::AbortedError(fmt::format(
         "task directory {} is locked by another stream thread's incarnation", config_.task_dir));
   }
-  if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) return s;
+  if (absl::Status s = config_.fs->CreateDirIfMissing(config_.task_dir); !s.ok()) {
+    // A file where the task directory should be is damage: the task is wiped and restored.
+    if (absl::IsAlreadyExists(s)) return absl::DataLossError(s.message());
+    return s;
+  }
   if (absl::Status s = ReadCheckpointOrNote(); !s.ok()) return s;
   for (const std::string& name : config_.store_names) {
     const TopicPartition changelog = ChangelogOf(name);
@@ -336,6 +351,8 @@ absl::Status StateManager::Wipe() {
     return absl::OkStatus();
   }
   absl::Status s = config_.fs->DeleteDirRecursively(config_.task_dir);
+  // A file in place of the directory (damage) goes as well.
+  if (absl::IsFailedPrecondition(s)) s = config_.fs->DeleteFile(config_.task_dir);
   // Observed only once it happened: a wipe through a crashed disk (an instance's dirty close
   // after its crash, under exactly once) leaves the directory as it was.
   if (s.ok() || absl::IsNotFound(s)) RS_OBSERVE(OnWiped, *this);

@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+
+#include <sys/stat.h>
 
 #include "core/port/posix_file_system.h"
 #include "core/runtime/count_topology.h"
@@ -152,6 +155,45 @@ TEST_F(StateManagerTest, UnderExactlyOnceAStorePastItsCheckpointIsWiped) {
   EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
   EXPECT_EQ(sm.StoreForChangelog(changelog_)->NumEntries(), 0u);
   EXPECT_THAT(sm.checkpoint_note(), HasSubstr("past the checkpoint, under exactly-once"));
+  ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+}
+
+// Issue 25: a FIFO in place of the checkpoint hung the open for ever; a directory there was
+// an I/O error retried every round for ever (and no checkpoint could be written over it).
+// Either is now no claim, removed, and the next checkpoint is written.
+TEST_F(StateManagerTest, ASpecialFileInPlaceOfTheCheckpointIsNoClaimAndGoes) {
+  const std::string checkpoint = dir_ + "/app/0_1/.checkpoint";
+  for (const bool fifo : {true, false}) {
+    std::filesystem::remove_all(dir_ + "/app");
+    std::filesystem::create_directories(dir_ + "/app/0_1");
+    if (fifo) {
+      ASSERT_EQ(mkfifo(checkpoint.c_str(), 0644), 0);
+    } else {
+      std::filesystem::create_directories(checkpoint + "/inside");
+    }
+    StateManager sm({0, 1}, TaskType::kActive, Config());
+    ASSERT_TRUE(sm.RegisterStores().ok()) << (fifo ? "FIFO" : "directory");
+    EXPECT_EQ(sm.StartOffset(changelog_), std::nullopt);
+    EXPECT_THAT(sm.checkpoint_note(), HasSubstr("not a regular file"));
+    EXPECT_FALSE(std::filesystem::exists(checkpoint));
+    sm.Advance(changelog_, 3);
+    ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+    EXPECT_EQ(*ReadCheckpoint(*PosixFileSystem::Default(), checkpoint),
+              (CheckpointOffsets{{changelog_, 3}}));
+  }
+}
+
+// A file where the task directory should be is data loss (the task manager wipes and
+// restores), and the wipe removes it.
+TEST_F(StateManagerTest, AFileInPlaceOfTheTaskDirectoryIsDataLossAndTheWipeRemovesIt) {
+  std::filesystem::create_directories(dir_ + "/app");
+  std::ofstream(dir_ + "/app/0_1") << "not a directory";
+  StateManager sm({0, 1}, TaskType::kActive, Config());
+  const absl::Status s = sm.RegisterStores();
+  ASSERT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  ASSERT_TRUE(sm.Wipe().ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/app/0_1"));
+  ASSERT_TRUE(sm.RegisterStores().ok());
   ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
 }
 

@@ -51,6 +51,18 @@ absl::Status Annotate(const absl::Status& s, std::string_view what) {
   return out;
 }
 
+// An error reading the store's own files at open, classified: something other than what the
+// store wrote in their place (a file where its directory should be, a directory, FIFO or device
+// where a manifest or segment should be) is damage, kDataLoss, so the task is wiped and
+// restored; other errors (I/O) keep their code. A store that cannot be opened as it is never
+// blocks its task for ever.
+absl::Status OpenError(const absl::Status& s, std::string_view what) {
+  if (absl::IsFailedPrecondition(s) || absl::IsAlreadyExists(s)) {
+    return absl::DataLossError(fmt::format("{}: {}", what, std::string(s.message())));
+  }
+  return Annotate(s, what);
+}
+
 }  // namespace
 
 LogStore::LogStore(FileSystem& fs, std::string dir, std::string name, LogStoreOptions options)
@@ -105,10 +117,10 @@ absl::Status LogStore::WriteManifest(std::vector<LogSegmentEntry> next,
 
 absl::Status LogStore::Recover() {
   if (absl::Status s = fs_.CreateDirIfMissing(dir_); !s.ok()) {
-    return Annotate(s, fmt::format("store '{}'", name_));
+    return OpenError(s, fmt::format("store '{}'", name_));
   }
   absl::StatusOr<std::vector<std::string>> names = fs_.ListDir(dir_);
-  if (!names.ok()) return Annotate(names.status(), fmt::format("store '{}'", name_));
+  if (!names.ok()) return OpenError(names.status(), fmt::format("store '{}'", name_));
   std::set<uint32_t> on_disk;
   bool has_manifest = false;
   for (const std::string& n : *names) {
@@ -135,7 +147,7 @@ absl::Status LogStore::Recover() {
     committed_offset_ = 0;
   } else {
     absl::StatusOr<std::string> text = fs_.ReadFile(ManifestPath());
-    if (!text.ok()) return Annotate(text.status(), fmt::format("store '{}'", name_));
+    if (!text.ok()) return OpenError(text.status(), fmt::format("store '{}'", name_));
     absl::StatusOr<LogStoreManifest> decoded =
         DecodeLogStoreManifest(*text, options_.segments_max);
     if (!decoded.ok()) {
@@ -196,7 +208,7 @@ absl::Status LogStore::Recover() {
 absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt) {
   const std::string path = SegmentPath(number);
   absl::StatusOr<std::string> contents = fs_.ReadFile(path);
-  if (!contents.ok()) return Annotate(contents.status(), fmt::format("store '{}'", name_));
+  if (!contents.ok()) return OpenError(contents.status(), fmt::format("store '{}'", name_));
   if (contents->size() < flushed_bytes) {
     return absl::DataLossError(fmt::format(
         "store '{}': segment {} holds {} bytes, but {} were flushed", name_, path,

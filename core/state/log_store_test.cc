@@ -4,6 +4,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <algorithm>
@@ -366,6 +367,43 @@ TEST_F(LogStoreTest, AStaleCopyOfTheDirectoryReportsTheOffsetItReaches) {
   auto store = OpenStore();
   EXPECT_EQ(store->CommittedOffset(), 5);
   EXPECT_EQ(*store->Get("a"), std::optional<std::string>("1"));
+}
+
+// Issue 25: damage that showed as another status blocked the task for ever (retried as an I/O
+// error), and a FIFO in place of the manifest hung the open. Each is now data loss, at once.
+TEST_F(LogStoreTest, SpecialFilesAndAFileForTheDirectoryAreDataLossNeverAHang) {
+  const std::string store = dir_ + "/store";
+  auto flushed_store = [&] {
+    std::filesystem::remove_all(store);
+    auto s = OpenStore();
+    ASSERT_TRUE(s->Put("a", "1").ok());
+    ASSERT_TRUE(s->Commit(1).ok());
+    ASSERT_TRUE(s->Close().ok());
+  };
+  auto expect_data_loss = [&](const std::string& what) {
+    absl::StatusOr<std::unique_ptr<LogStore>> opened =
+        LogStore::Open(*PosixFileSystem::Default(), store, "counts");
+    ASSERT_FALSE(opened.ok()) << what;
+    EXPECT_EQ(opened.status().code(), absl::StatusCode::kDataLoss) << what << ": "
+                                                                   << opened.status();
+  };
+  flushed_store();
+  std::filesystem::remove(store + "/MANIFEST");
+  ASSERT_EQ(mkfifo((store + "/MANIFEST").c_str(), 0644), 0);
+  expect_data_loss("a FIFO in place of the manifest");
+  flushed_store();
+  std::filesystem::remove(store + "/MANIFEST");
+  std::filesystem::create_directory(store + "/MANIFEST");
+  expect_data_loss("a directory in place of the manifest");
+  flushed_store();
+  const std::string segment = store + "/segment-00000001.log";
+  ASSERT_TRUE(std::filesystem::exists(segment));
+  std::filesystem::remove(segment);
+  ASSERT_EQ(mkfifo(segment.c_str(), 0644), 0);
+  expect_data_loss("a FIFO in place of a segment");
+  std::filesystem::remove_all(store);
+  WriteRaw(store, "not a directory");
+  expect_data_loss("a file in place of the store's directory");
 }
 
 TEST_F(LogStoreTest, ReopeningDoesNotPileUpSegments) {

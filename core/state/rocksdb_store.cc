@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
@@ -52,6 +53,21 @@ absl::StatusOr<int64_t> DecodeOffset(std::string_view bytes) {
   return static_cast<int64_t>(v);
 }
 
+// Whether the MANIFEST that `dir`'s CURRENT names is missing or not a file (damage, where an
+// I/O error opening the database may also be a passing one).
+bool ManifestIsGone(rocksdb::Env* env, const std::string& dir) {
+  std::string current;
+  if (!rocksdb::ReadFileToString(env, dir + "/CURRENT", &current).ok()) return false;
+  while (!current.empty() && (current.back() == '\n' || current.back() == '\r')) {
+    current.pop_back();
+  }
+  if (current.empty() || current.find('/') != std::string::npos) return false;
+  const std::string manifest = dir + "/" + current;
+  if (env->FileExists(manifest).IsNotFound()) return true;
+  bool is_dir = false;
+  return env->IsDirectory(manifest, &is_dir).ok() && is_dir;
+}
+
 }  // namespace
 
 RocksDbStore::RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
@@ -74,6 +90,12 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
   db_options.create_missing_column_families = true;
   // A database is its CURRENT file (naming the live MANIFEST): without one, DB::Open with
   // create_if_missing makes a new, empty database, whatever else the directory holds.
+  // Damage of the store's own files is data loss (the task is wiped and restored), never an
+  // error retried as it is: a file in place of the directory, ...
+  bool is_dir = true;
+  if (db_options.env->IsDirectory(dir, &is_dir).ok() && !is_dir) {
+    return absl::DataLossError(fmt::format("store '{}': {} is not a directory", name, dir));
+  }
   const rocksdb::Status current = db_options.env->FileExists(dir + "/CURRENT");
   if (!current.ok() && !current.IsNotFound()) {
     return TranslateRocksDb(current, "open " + dir);
@@ -93,12 +115,14 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
       {kOffsetsFamily, rocksdb::ColumnFamilyOptions(db_options)}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  if (absl::Status s = TranslateRocksDb(
-          rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw),
-          "open " + dir);
-      !s.ok()) {
-    return s;
+  const rocksdb::Status opened =
+      rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);
+  // ... or a MANIFEST that CURRENT names and that is missing or a directory.
+  if (!created && opened.IsIOError() && ManifestIsGone(db_options.env, dir)) {
+    return absl::DataLossError(fmt::format("store '{}': rocksdb open {}: {}", name, dir,
+                                           opened.ToString()));
   }
+  if (absl::Status s = TranslateRocksDb(opened, "open " + dir); !s.ok()) return s;
   RS_CHECK(handles.size() == 2, "open {}: {} column families", dir, handles.size());
   auto store = std::unique_ptr<RocksDbStore>(new RocksDbStore(
       std::unique_ptr<rocksdb::DB>(raw), std::move(db_options), dir, std::move(name), options));

@@ -183,6 +183,42 @@ TEST_F(RocksDbStoreTest, EveryCutOfTheManifestTailReportsTheOffsetItsContentsRea
   RecordProperty("earlier_versions", earlier);
 }
 
+// Issue 25: a RocksDB store missing its MANIFEST, or with a directory in its place, or a file
+// in place of its directory, failed as an I/O error retried for ever; each is data loss.
+TEST_F(RocksDbStoreTest, DamageOfItsOwnFilesIsDataLoss) {
+  const std::string db = dir_ + "/db";
+  auto make = [&] {
+    std::filesystem::remove_all(db);
+    auto store = RocksDbStore::Open(db, "s");
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put("a", "1").ok());
+    ASSERT_TRUE((*store)->Commit(1).ok());
+    ASSERT_TRUE((*store)->Close().ok());
+  };
+  auto manifest = [&] {
+    std::string current;
+    std::getline(std::ifstream(db + "/CURRENT"), current);
+    return db + "/" + current;
+  };
+  auto expect_data_loss = [&](const std::string& what) {
+    auto store = RocksDbStore::Open(db, "s");
+    ASSERT_FALSE(store.ok()) << what;
+    EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << what << ": "
+                                                                  << store.status();
+  };
+  make();
+  std::filesystem::remove(manifest());
+  expect_data_loss("its MANIFEST missing");
+  make();
+  const std::string m = manifest();
+  std::filesystem::remove(m);
+  std::filesystem::create_directory(m);
+  expect_data_loss("a directory in place of its MANIFEST");
+  std::filesystem::remove_all(db);
+  std::ofstream(db) << "x";
+  expect_data_loss("a file in place of its directory");
+}
+
 TEST_F(RocksDbStoreTest, OpeningAFileAsADatabaseIsAnError) {
   std::ofstream(dir_ + "/not-a-dir") << "x";
   auto store = RocksDbStore::Open(dir_ + "/not-a-dir", "s");

@@ -159,6 +159,11 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"explore --seed-start -5 --seeds 3", "'-5' (for --seed-start): no option takes a negative"},
       {"replay demo.lost_update --seed=-1", "'-1': no option takes a negative"},
       {"explore --jobs -2", "no option takes a negative"},
+      // Nor are values above 2^64-1 saturated to it (issue 25).
+      {"replay demo.lost_update --seed 99999999999999999999999999",
+       "'99999999999999999999999999' (for --seed): out of range"},
+      {"explore --seeds=18446744073709551616", "out of range (at most 18446744073709551615)"},
+      {"bench --backend fake --seeds 000018446744073709551616", "out of range"},
       // Long bad values are echoed as a bounded prefix with their length.
       {"explore --scenario " + std::string(3000, 'x'), "... (3000 bytes)"},
       {"explore --scenario " + std::string(5000, 'x'), "argument 3 is 5000 bytes long"},
@@ -508,6 +513,38 @@ TEST_F(CliTest, BrokenOrderingIsCaughtReplayedShrunkAndDrawn) {
 
 // A real Kafka Streams properties file loads: the settings taken are printed under Kafka's
 // names, every ignored key is a warning; a bad value of a known key fails naming it.
+// Issue 25: a report written to a full device exited 0. Every command checks its output.
+TEST_F(CliTest, OutputThatCannotBeWrittenIsAnError) {
+  for (const std::string command :
+       {"scenarios", "explore --scenario demo.lost_update --seeds 3 --json --repro-dir ''",
+        "replay demo.lost_update --seed 0"}) {
+    const Result r = restoresim::tools::testing::RunShell(Bin() + " " + command +
+                                                          " 2>&1 >/dev/full");
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.out;
+    EXPECT_THAT(r.out, HasSubstr("cannot write standard output")) << command;
+  }
+}
+
+// Issue 25: `config` on a FIFO waited for a writer for ever.
+// Issue 25: --repro-dir naming a regular file was found out only after the sweep.
+TEST_F(CliTest, ARegularFileAsTheReproDirectoryIsRefusedBeforeTheWork) {
+  const std::string file = dir_ + "/repros";
+  std::ofstream(file) << "x";
+  const Result r = RunCli("explore --scenario demo.lost_update --seeds 3 --quiet --repro-dir " +
+                          file);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("--repro-dir " + file + ": not a directory"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("runs,"))) << "refused before any run";
+}
+
+TEST_F(CliTest, ConfigRefusesAFifoAtOnce) {
+  const std::string fifo = dir_ + "/streams.properties";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const Result r = RunCli("config " + fifo);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("not a regular file (a FIFO)"));
+}
+
 TEST_F(CliTest, ConfigLoadsAKafkaStreamsPropertiesFileAndWarnsAboutWhatItIgnores) {
   const std::string good = dir_ + "/streams.properties";
   std::ofstream(good) << "# word count\n"

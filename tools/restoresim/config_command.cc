@@ -16,11 +16,18 @@
 #include "core/util/java_properties.h"
 #include "core/util/shown.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/output_file.h"
 
 namespace restoresim::tools {
 namespace {
 
 absl::StatusOr<std::string> ReadText(const std::string& path) {
+  // A FIFO (or a directory, a device) is refused before it is opened: opening a FIFO waits
+  // for a writer for ever (issue 25).
+  if (absl::Status s = CheckInputFile(path, kPropertiesBytesMax); !s.ok()) {
+    if (absl::IsNotFound(s)) return absl::NotFoundError(fmt::format("cannot open {}", Shown(path)));
+    return s;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(fmt::format("cannot open {}", Shown(path)));
   std::string text;

@@ -4,6 +4,7 @@
 // that they reproduce) and saved as repro files. A failure that was expected (a planted bug or
 // a demo, found) takes one line, unless --all-failures; SIGINT or SIGTERM stops the sweep
 // within a run, and what was done is reported, saved and exits 130.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,6 +209,16 @@ int RunExplore(const ExploreOptions& o) {
       return kExitUsage;
     }
     if (o.json_out == "-") ReserveStdoutForData();
+  }
+  // A repro directory that cannot be one (a regular file, say) is refused before the work,
+  // not found out at the first failure, after the sweep (issue 25).
+  if (!o.repro_dir.empty()) {
+    struct stat st;
+    if (::stat(o.repro_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      std::fprintf(stderr, "restoresim explore: --repro-dir %s: not a directory\n",
+                   Shown(o.repro_dir).c_str());
+      return kExitUsage;
+    }
   }
   if (!o.json) PrintHeader(o, config);
   ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));

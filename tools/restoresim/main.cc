@@ -10,17 +10,50 @@
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim bench --scenario 'scenario.*' --seeds 200
 //   restoresim zoo --strategy random,pct:3 --budget-s 10
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/util/check.h"
 #include "core/util/shown.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/invocation.h"
 
 namespace {
 constexpr size_t kArgumentBytesMax = 4096;  // PATH_MAX
+
+// Whether `value` is a decimal number (digits, perhaps a leading '+') above 2^64-1.
+bool IsDecimalAbove64Bits(std::string_view value) {
+  if (value.starts_with('+')) value.remove_prefix(1);
+  while (value.size() > 1 && value.front() == '0') value.remove_prefix(1);
+  if (value.empty() || value.find_first_not_of("0123456789") != std::string_view::npos) {
+    return false;
+  }
+  constexpr std::string_view kMax = "18446744073709551615";
+  return value.size() > kMax.size() || (value.size() == kMax.size() && value > kMax);
+}
+
+// Runs the subcommand the command line named.
+int Dispatch(CLI::App& app, const std::vector<restoresim::tools::Command>& commands) {
+  using restoresim::tools::kExitUsage;
+  static constexpr const char* kNames[] = {"explore", "merge",  "replay", "scenarios", "shrink",
+                                           "bench",   "zoo",    "config", "check"};
+  RS_CHECK(commands.size() == std::size(kNames));
+  try {
+    for (size_t i = 0; i < commands.size(); ++i) {
+      if (app.got_subcommand(kNames[i])) return commands[i]();
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "restoresim: error: %s\n", e.what());
+    return kExitUsage;
+  }
+  return kExitUsage;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,6 +91,16 @@ int main(int argc, char** argv) {
     }
     const size_t eq = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
     const std::string_view value = eq == std::string_view::npos ? arg : arg.substr(eq + 1);
+    // A number above 2^64-1 is not saturated to it (CLI11 would: `--seed 99999999999999999999`
+    // replayed another seed, `bench --seeds` of 2^64 ran for ever).
+    if (IsDecimalAbove64Bits(value)) {
+      std::fprintf(stderr, "restoresim: '%s'%s: out of range (at most 18446744073709551615)\n",
+                   restoresim::Shown(value).c_str(),
+                   i > 1 && eq == std::string_view::npos
+                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
+                       : "");
+      return kExitUsage;
+    }
     if (value.size() >= 2 && value[0] == '-' && value[1] >= '0' && value[1] <= '9') {
       std::fprintf(stderr, "restoresim: '%s'%s: no option takes a negative number\n",
                    restoresim::Shown(value).c_str(),
@@ -74,19 +117,14 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  try {
-    if (app.got_subcommand("explore")) return explore();
-    if (app.got_subcommand("merge")) return merge();
-    if (app.got_subcommand("replay")) return replay();
-    if (app.got_subcommand("scenarios")) return scenarios();
-    if (app.got_subcommand("shrink")) return shrink();
-    if (app.got_subcommand("bench")) return bench();
-    if (app.got_subcommand("zoo")) return zoo();
-    if (app.got_subcommand("config")) return config();
-    if (app.got_subcommand("check")) return check();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "restoresim: error: %s\n", e.what());
+  // Every write of output is checked: a report lost to a full disk or a closed pipe is an
+  // error, not a success (`--json > /dev/full` exited 0).
+  const int code = Dispatch(app, {explore, merge, replay, scenarios, shrink, bench, zoo, config,
+                                  check});
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "restoresim: error: cannot write standard output: %s\n",
+                 std::strerror(errno));
     return kExitUsage;
   }
-  return kExitUsage;
+  return code;
 }
