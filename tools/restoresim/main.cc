@@ -37,6 +37,41 @@ bool IsDecimalAbove64Bits(std::string_view value) {
   return value.size() > kMax.size() || (value.size() == kMax.size() && value > kMax);
 }
 
+// Before CLI11 sees them: no option takes a negative number (CLI11 would wrap "-1" to
+// 2^64-1 for a 64-bit option) or one above 2^64-1, and no argument is longer than a path may
+// be. False after saying why on standard error.
+bool ArgumentsInRange(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.size() > kArgumentBytesMax) {
+      std::fprintf(stderr, "restoresim: argument %d is %zu bytes long (at most %zu): %s\n", i,
+                   arg.size(), kArgumentBytesMax, restoresim::Shown(arg).c_str());
+      return false;
+    }
+    const size_t eq = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
+    const std::string_view value = eq == std::string_view::npos ? arg : arg.substr(eq + 1);
+    // A number above 2^64-1 is not saturated to it (CLI11 would: `--seed 99999999999999999999`
+    // replayed another seed, `bench --seeds` of 2^64 ran for ever).
+    if (IsDecimalAbove64Bits(value)) {
+      std::fprintf(stderr, "restoresim: '%s'%s: out of range (at most 18446744073709551615)\n",
+                   restoresim::Shown(value).c_str(),
+                   i > 1 && eq == std::string_view::npos
+                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
+                       : "");
+      return false;
+    }
+    if (value.size() >= 2 && value[0] == '-' && value[1] >= '0' && value[1] <= '9') {
+      std::fprintf(stderr, "restoresim: '%s'%s: no option takes a negative number\n",
+                   restoresim::Shown(value).c_str(),
+                   i > 1 && eq == std::string_view::npos
+                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
+                       : "");
+      return false;
+    }
+  }
+  return true;
+}
+
 // Runs the subcommand the command line named.
 int Dispatch(CLI::App& app, const std::vector<restoresim::tools::Command>& commands) {
   using restoresim::tools::kExitUsage;
@@ -80,36 +115,7 @@ int main(int argc, char** argv) {
                  restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
   }
-  // Before CLI11 sees them: no option takes a negative number (CLI11 would wrap "-1" to
-  // 2^64-1 for a 64-bit option), and no argument is longer than a path may be.
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg.size() > kArgumentBytesMax) {
-      std::fprintf(stderr, "restoresim: argument %d is %zu bytes long (at most %zu): %s\n", i,
-                   arg.size(), kArgumentBytesMax, restoresim::Shown(arg).c_str());
-      return kExitUsage;
-    }
-    const size_t eq = arg.starts_with("--") ? arg.find('=') : std::string_view::npos;
-    const std::string_view value = eq == std::string_view::npos ? arg : arg.substr(eq + 1);
-    // A number above 2^64-1 is not saturated to it (CLI11 would: `--seed 99999999999999999999`
-    // replayed another seed, `bench --seeds` of 2^64 ran for ever).
-    if (IsDecimalAbove64Bits(value)) {
-      std::fprintf(stderr, "restoresim: '%s'%s: out of range (at most 18446744073709551615)\n",
-                   restoresim::Shown(value).c_str(),
-                   i > 1 && eq == std::string_view::npos
-                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
-                       : "");
-      return kExitUsage;
-    }
-    if (value.size() >= 2 && value[0] == '-' && value[1] >= '0' && value[1] <= '9') {
-      std::fprintf(stderr, "restoresim: '%s'%s: no option takes a negative number\n",
-                   restoresim::Shown(value).c_str(),
-                   i > 1 && eq == std::string_view::npos
-                       ? (" (for " + restoresim::Shown(argv[i - 1]) + ")").c_str()
-                       : "");
-      return kExitUsage;
-    }
-  }
+  if (!ArgumentsInRange(argc, argv)) return kExitUsage;
   SetInvocation(argc > 0 ? argv[0] : "restoresim");
   try {
     app.parse(argc, argv);
