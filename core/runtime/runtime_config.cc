@@ -17,19 +17,8 @@ constexpr std::string_view kInputTopicKey = "restoresim.input.topic";
 constexpr std::string_view kInputTopicDefault = "input";
 constexpr std::string_view kInputTopicOldKey = "input.topic";
 
-// Java's String.trim, as Kafka's ConfigDef.parseType applies it to every value it parses
-// (`num.stream.threads= 2 ` is 2): every character up to U+0020 off both ends.
-std::string_view KafkaTrim(std::string_view value) {
-  while (!value.empty() && static_cast<unsigned char>(value.front()) <= 0x20) {
-    value.remove_prefix(1);
-  }
-  while (!value.empty() && static_cast<unsigned char>(value.back()) <= 0x20) value.remove_suffix(1);
-  return value;
-}
-
 template <typename T>
-absl::Status ParseInt(const std::string& key, std::string_view untrimmed, T& out) {
-  const std::string_view text = KafkaTrim(untrimmed);
+absl::Status ParseInt(const std::string& key, const std::string& text, T& out) {
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
     return absl::InvalidArgumentError(
@@ -111,7 +100,7 @@ using Setter = absl::Status (*)(const std::string& key, const std::string& value
 
 template <auto Field>
 absl::Status SetText(const std::string&, const std::string& value, RuntimeConfig& c) {
-  c.*Field = std::string(KafkaTrim(value));
+  c.*Field = value;
   return absl::OkStatus();
 }
 

@@ -30,27 +30,6 @@ TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
   EXPECT_EQ(c->commit_interval_ms, 30000);
 }
 
-// Issue 25: values are trimmed as Kafka's ConfigDef trims them (Java's String.trim).
-TEST(RuntimeConfigTest, ValuesAreTrimmedAsKafkaTrimsThem) {
-  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({
-      {"application.id", " word-counts\t"},
-      {"restoresim.input.topic", "words "},
-      {"num.stream.threads", " 2 "},
-      {"processing.guarantee", "exactly_once_v2 "},
-      {"max.poll.records", "\t700"},
-  });
-  ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->application_id, "word-counts");
-  EXPECT_EQ(c->input_topic, "words");
-  EXPECT_EQ(c->num_stream_threads, 2);
-  EXPECT_TRUE(c->exactly_once());
-  EXPECT_EQ(c->max_poll_records, 700);
-  c = RuntimeConfig::FromProperties(
-      {{"application.id", "a"}, {"restoresim.input.topic", "t"}, {"num.stream.threads", " 2 x"}});
-  ASSERT_FALSE(c.ok());
-  EXPECT_THAT(std::string(c.status().message()), HasSubstr("num.stream.threads"));
-}
-
 TEST(RuntimeConfigTest, TaskTimeoutMsDefaultsToKafkasFiveMinutesAndZeroIsAllowed) {
   absl::StatusOr<RuntimeConfig> c =
       RuntimeConfig::FromProperties({{"application.id", "a"}, {"restoresim.input.topic", "t"}});
