@@ -9,7 +9,6 @@
 namespace restoresim::events {
 namespace {
 
-Name Str(std::string_view s) { return Name(s); }
 
 }  // namespace
 
@@ -140,12 +139,12 @@ void EventRecorder::OnProcess(const Task& task, size_t records) {
 void EventRecorder::OnHandOff(std::string_view restore_thread, const TaskIncarnation& who,
                               TaskHolder from, TaskHolder to) {
   RecorderLock lock(mu_);
-  Emit(HandedOff{.restore_thread = Str(restore_thread), .who = who, .from = from, .to = to});
+  Emit(HandedOff{.restore_thread = Name(restore_thread), .who = who, .from = from, .to = to});
 }
 
 void EventRecorder::OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who) {
   RecorderLock lock(mu_);
-  Emit(CloseApplied{.restore_thread = Str(restore_thread), .who = who});
+  Emit(CloseApplied{.restore_thread = Name(restore_thread), .who = who});
 }
 
 void EventRecorder::OnTypeConversion(const StateManager& state, TaskType from, TaskType to) {
@@ -168,7 +167,7 @@ void EventRecorder::OnRestoreEvent(std::string_view restore_thread, const Restor
     }
   }
   Emit(RestoreEventMoved{
-      .restore_thread = Str(restore_thread), .event = std::move(info), .drained = drained});
+      .restore_thread = Name(restore_thread), .event = std::move(info), .drained = drained});
 }
 
 void EventRecorder::OnCorruptionHandled(const TaskIncarnation& reported, const Task* acted_on) {
@@ -180,32 +179,32 @@ void EventRecorder::OnCorruptionHandled(const TaskIncarnation& reported, const T
 
 void EventRecorder::OnRoundQueued(std::string_view restore_thread, size_t items) {
   RecorderLock lock(mu_);
-  Emit(RoundQueued{.restore_thread = Str(restore_thread), .items = items});
+  Emit(RoundQueued{.restore_thread = Name(restore_thread), .items = items});
 }
 
 void EventRecorder::OnRestoreLoop(std::string_view restore_thread) {
   RecorderLock lock(mu_);
-  Emit(RestoreLoopBegan{.restore_thread = Str(restore_thread)});
+  Emit(RestoreLoopBegan{.restore_thread = Name(restore_thread)});
 }
 
 void EventRecorder::OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) {
   RecorderLock lock(mu_);
-  Emit(RestoreIdled{.restore_thread = Str(restore_thread), .begin = begin, .woken = woken});
+  Emit(RestoreIdled{.restore_thread = Name(restore_thread), .begin = begin, .woken = woken});
 }
 
 void EventRecorder::OnRoundsDrained(std::string_view restore_thread, size_t rounds) {
   RecorderLock lock(mu_);
-  Emit(RoundsDrained{.restore_thread = Str(restore_thread), .rounds = rounds});
+  Emit(RoundsDrained{.restore_thread = Name(restore_thread), .rounds = rounds});
 }
 
 void EventRecorder::OnRestoreShutdownRequested(std::string_view restore_thread) {
   RecorderLock lock(mu_);
-  Emit(RestoreShutdownRequested{.restore_thread = Str(restore_thread)});
+  Emit(RestoreShutdownRequested{.restore_thread = Name(restore_thread)});
 }
 
 void EventRecorder::OnRestoreStopped(std::string_view restore_thread) {
   RecorderLock lock(mu_);
-  Emit(RestoreStopped{.restore_thread = Str(restore_thread)});
+  Emit(RestoreStopped{.restore_thread = Name(restore_thread)});
 }
 
 // ---- the stream thread ----
@@ -214,101 +213,101 @@ void EventRecorder::OnAssignment(std::string_view stream_thread, const std::set<
                                  const std::set<TaskId>& standby) {
   RecorderLock lock(mu_);
   Emit(AssignmentChanged{
-      .stream_thread = Str(stream_thread), .active = active, .standby = standby});
+      .stream_thread = Name(stream_thread), .active = active, .standby = standby});
 }
 
 void EventRecorder::OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                                TaskDecision decision, TaskType type) {
   RecorderLock lock(mu_);
   Emit(DecisionTaken{
-      .stream_thread = Str(stream_thread), .who = who, .decision = decision, .type = type});
+      .stream_thread = Name(stream_thread), .who = who, .decision = decision, .type = type});
 }
 
 void EventRecorder::OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,
                                  const absl::Status& error) {
   RecorderLock lock(mu_);
-  Emit(TaskFailed{.stream_thread = Str(stream_thread), .who = who, .error = error});
+  Emit(TaskFailed{.stream_thread = Name(stream_thread), .who = who, .error = error});
 }
 
 void EventRecorder::OnTaskManagerView(std::string_view stream_thread,
                                       const std::vector<TaskView>& tasks) {
   RecorderLock lock(mu_);
-  Emit(TaskManagerViewed{.stream_thread = Str(stream_thread), .tasks = tasks});
+  Emit(TaskManagerViewed{.stream_thread = Name(stream_thread), .tasks = tasks});
 }
 
 void EventRecorder::OnStreamLoop(std::string_view stream_thread,
                                  std::string_view restore_thread) {
   RecorderLock lock(mu_);
   Emit(StreamLoopBegan{
-      .stream_thread = Str(stream_thread), .restore_thread = Str(restore_thread)});
+      .stream_thread = Name(stream_thread), .restore_thread = Name(restore_thread)});
 }
 
 void EventRecorder::OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
                                         StreamThreadState to) {
   RecorderLock lock(mu_);
-  Emit(StreamThreadStateChanged{.stream_thread = Str(stream_thread), .from = from, .to = to});
+  Emit(StreamThreadStateChanged{.stream_thread = Name(stream_thread), .from = from, .to = to});
 }
 
 void EventRecorder::OnProcessingStopped(std::string_view stream_thread) {
   RecorderLock lock(mu_);
-  Emit(ProcessingStopped{.stream_thread = Str(stream_thread)});
+  Emit(ProcessingStopped{.stream_thread = Name(stream_thread)});
 }
 
 void EventRecorder::OnProcessBegin(std::string_view stream_thread) {
   RecorderLock lock(mu_);
-  Emit(ProcessBegan{.stream_thread = Str(stream_thread)});
+  Emit(ProcessBegan{.stream_thread = Name(stream_thread)});
 }
 
 void EventRecorder::OnTopologyPause(std::string_view topology, bool paused,
                                     const std::vector<std::string>& threads) {
   RecorderLock lock(mu_);
-  Emit(TopologyPaused{.topology = Str(topology), .paused = paused, .threads = threads});
+  Emit(TopologyPaused{.topology = Name(topology), .paused = paused, .threads = threads});
 }
 
 void EventRecorder::OnTaskPaused(std::string_view thread, const TaskIncarnation& who,
                                  bool paused) {
   RecorderLock lock(mu_);
-  Emit(TaskPaused{.thread = Str(thread), .who = who, .paused = paused});
+  Emit(TaskPaused{.thread = Name(thread), .who = who, .paused = paused});
 }
 
 void EventRecorder::OnRuntimeState(std::string_view instance, RuntimeState from,
                                    RuntimeState to, const std::vector<std::string>& threads) {
   RecorderLock lock(mu_);
   Emit(RuntimeStateChanged{
-      .instance = Str(instance), .from = from, .to = to, .threads = threads});
+      .instance = Name(instance), .from = from, .to = to, .threads = threads});
 }
 
 // ---- transport clients, checkpoint/restore ----
 
 void EventRecorder::OnClientOwner(std::string_view client_id, std::string_view thread) {
   RecorderLock lock(mu_);
-  Emit(ClientOwned{.client_id = Str(client_id), .thread = Str(thread)});
+  Emit(ClientOwned{.client_id = Name(client_id), .thread = Name(thread)});
 }
 
 void EventRecorder::OnTransportCall(std::string_view client_id, std::string_view call) {
   RecorderLock lock(mu_);
-  Emit(TransportCalled{.client_id = Str(client_id), .call = Str(call)});
+  Emit(TransportCalled{.client_id = Name(client_id), .call = Name(call)});
 }
 
 void EventRecorder::OnClientConnection(std::string_view instance, std::string_view base_id,
                                        std::string_view wire_id, bool open) {
   RecorderLock lock(mu_);
-  Emit(ClientConnected{.instance = Str(instance),
-                       .base_id = Str(base_id),
-                       .wire_id = Str(wire_id),
+  Emit(ClientConnected{.instance = Name(instance),
+                       .base_id = Name(base_id),
+                       .wire_id = Name(wire_id),
                        .open = open});
 }
 
 void EventRecorder::OnCheckpointNotice(std::string_view instance, CheckpointNotice notice) {
   RecorderLock lock(mu_);
-  Emit(CheckpointNoticed{.instance = Str(instance), .notice = notice});
+  Emit(CheckpointNoticed{.instance = Name(instance), .notice = notice});
 }
 
 void EventRecorder::OnEndOffsetRefreshed(std::string_view reader,
                                          const TopicPartition& changelog, int64_t end_offset) {
   RecorderLock lock(mu_);
   Emit(EndOffsetRefreshed{
-      .reader = Str(reader), .changelog = changelog, .end_offset = end_offset});
+      .reader = Name(reader), .changelog = changelog, .end_offset = end_offset});
 }
 
 }  // namespace restoresim::events

@@ -7,7 +7,6 @@
 namespace restoresim::events {
 namespace {
 
-Name Str(std::string_view s) { return Name(s); }
 
 }  // namespace
 
@@ -16,7 +15,7 @@ Name Str(std::string_view s) { return Name(s); }
 void EventRecorder::OnRegistered(std::string_view reader, const TopicPartition& changelog,
                                  const TaskIncarnation& owner, TaskType type) {
   RecorderLock lock(mu_);
-  Registered e{.reader = Str(reader), .changelog = changelog, .owner = owner, .type = type};
+  Registered e{.reader = Name(reader), .changelog = changelog, .owner = owner, .type = type};
   // Where its restoration starts (read on the restore thread, which holds the task now).
   if (auto it = open_.find(owner); it != open_.end() && it->second != nullptr) {
     e.owner_state = true;
@@ -28,14 +27,14 @@ void EventRecorder::OnRegistered(std::string_view reader, const TopicPartition& 
 void EventRecorder::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
                                    const TaskIncarnation& owner) {
   RecorderLock lock(mu_);
-  Emit(Unregistered{.reader = Str(reader), .changelog = changelog, .owner = owner});
+  Emit(Unregistered{.reader = Name(reader), .changelog = changelog, .owner = owner});
 }
 
 void EventRecorder::OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
                                     const TaskIncarnation& owner, TaskType type,
                                     int64_t next_offset, int64_t records) {
   RecorderLock lock(mu_);
-  Emit(BatchRestored{.reader = Str(reader),
+  Emit(BatchRestored{.reader = Name(reader),
                      .changelog = changelog,
                      .owner = owner,
                      .type = type,
@@ -48,7 +47,7 @@ void EventRecorder::OnCompleted(std::string_view reader, const TopicPartition& c
                                 const TaskIncarnation& owner, int64_t position,
                                 int64_t end_offset) {
   RecorderLock lock(mu_);
-  Emit(Completed{.reader = Str(reader),
+  Emit(Completed{.reader = Name(reader),
                  .changelog = changelog,
                  .owner = owner,
                  .position = position,
@@ -59,17 +58,17 @@ void EventRecorder::OnCompleted(std::string_view reader, const TopicPartition& c
 void EventRecorder::OnListener(std::string_view reader, const TopicPartition& changelog,
                                ListenerCall call) {
   RecorderLock lock(mu_);
-  Emit(ListenerCalled{.reader = Str(reader), .changelog = changelog, .call = call});
+  Emit(ListenerCalled{.reader = Name(reader), .changelog = changelog, .call = call});
 }
 
 void EventRecorder::OnReaderDestroyed(std::string_view reader) {
   RecorderLock lock(mu_);
-  Emit(ReaderDestroyed{.reader = Str(reader)});
+  Emit(ReaderDestroyed{.reader = Name(reader)});
 }
 
 void EventRecorder::OnReaderMode(std::string_view reader, ReaderMode mode) {
   RecorderLock lock(mu_);
-  Emit(ReaderModeChanged{.reader = Str(reader), .mode = mode});
+  Emit(ReaderModeChanged{.reader = Name(reader), .mode = mode});
 }
 
 // ---- state managers ----
