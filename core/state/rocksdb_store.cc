@@ -2,7 +2,9 @@
 // options). RocksDB statuses are translated once, in rocksdb_status.h.
 #include "core/state/rocksdb_store.h"
 
+#include <dirent.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <rocksdb/db.h>
@@ -53,6 +55,27 @@ absl::StatusOr<int64_t> DecodeOffset(std::string_view bytes) {
   return static_cast<int64_t>(v);
 }
 
+// DataLoss when an entry of the database directory `dir` is not a regular file (the bulk
+// loader's scratch directory apart): a directory, FIFO, device or symbolic link in place of one
+// of RocksDB's files is damage. A directory that cannot be listed is left to DB::Open.
+absl::Status CheckEntriesAreFiles(const std::string& dir, const std::string& name) {
+  DIR* stream = ::opendir(dir.c_str());
+  if (stream == nullptr) return absl::OkStatus();
+  absl::Status status;
+  while (const dirent* e = ::readdir(stream)) {
+    const std::string entry = e->d_name;
+    if (entry == "." || entry == ".." || dir + "/" + entry == ScratchDir(dir)) continue;
+    struct stat st;
+    if (::lstat((dir + "/" + entry).c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      status = absl::DataLossError(fmt::format(
+          "store '{}': {}/{} is not a regular file", name, dir, entry));
+      break;
+    }
+  }
+  ::closedir(stream);
+  return status;
+}
+
 // Whether the MANIFEST that `dir`'s CURRENT names is missing or not a file (damage, where an
 // I/O error opening the database may also be a passing one).
 bool ManifestIsGone(rocksdb::Env* env, const std::string& dir) {
@@ -101,6 +124,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::stri
     return TranslateRocksDb(current, "open " + dir);
   }
   const bool created = current.IsNotFound();
+  // ... something other than a file among the database's files (RocksDB opens every table
+  // file at open: a FIFO in place of one would wait for a writer for ever), ...
+  if (absl::Status s = CheckEntriesAreFiles(dir, name); !s.ok()) return s;
   // Whether the database already had its offsets family: if so, a missing offset means "0"
   // (made, never flushed since); if not, it is a database of an earlier release (unknown).
   bool had_offsets = false;
