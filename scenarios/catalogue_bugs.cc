@@ -55,6 +55,8 @@ const std::vector<BugProgram>& Table() {
        {"eos_checkpoint"}},
       {Mutation::kStoreOffsetIgnored, "scenario.storage_damage_while_processing",
        {"checkpoint", "store_contents"}},
+      {Mutation::kCorruptionFailsThread, "scenario.store_corrupt_while_processing",
+       {"liveness"}},
   };
   return *table;
 }

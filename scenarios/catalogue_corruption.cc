@@ -1,3 +1,6 @@
+// Corruption found while processing: a store's latent damage that only a read finds (RocksDB's
+// corrupted block), handled as a corrupted task, never as the thread's failure.
+//
 // Corruption where something else happens at the same time: a report in flight while its task
 // is revoked, moved or recycled; corruption of one of a task's two changelogs; initialisation
 // retried (a locked directory, stores that fail to open) while corruption is handled and a
@@ -8,6 +11,7 @@
 #include "core/runtime/runtime.h"
 #include "core/util/check.h"
 #include "scenarios/scenario_dsl.h"
+#include "scenarios/rotting_store.h"
 #include "scenarios/scenario_fleet.h"
 
 namespace restoresim::scenarios {
@@ -210,6 +214,56 @@ RESTORESIM_SCENARIO({.name = "scenario.initialisation_retried_during_corruption_
                                     "corruption is revived and tasks move between threads",
                      .steps_hint = 4'000,
                      .body = InitialisationRetriedDuringCorruptionAndRebalance});
+
+// scenario.store_corrupt_while_processing
+//   A Runtime (1-2 threads) under at-least-once or exactly_once_v2 restores 1-3 changelogs of
+//   0-40 records and processes 1-59 input records per partition; the stores of one drawn task
+//   rot at a drawn read (testing::StoreRot: the 1st-40th Get through them; 0: none): from then
+//   on every read of that store answers DataLoss, as RocksDB answers a Get that reaches a block
+//   whose checksum fails, until its directory is wiped.
+//   Must hold: the task is corrupted, not its thread — closed dirty, wiped, and a new
+//   incarnation restores it from its changelog and processes on (the runtime converges, never
+//   ERROR); no rotten store directory is left unwiped; every oracle invariant; every store
+//   equals its changelog; counts exact under exactly once (under at-least-once the task's
+//   processed, uncommitted input is processed again by design: reference counts not held).
+//   Coverage: "cover/store data loss while processing: task revived", "cover/rotten store wiped
+//   and opened empty".
+void StoreCorruptWhileProcessing(RunEnv& env) {
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int32_t threads = draw.Int<int32_t>("threads", 1, 2);
+  const int records = draw.Int("records", 0, 40);
+  const int32_t restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const bool eos = draw.Pick("guarantee", {"at_least_once", "exactly_once_v2"}) == 1;
+  const int32_t rotting = draw.Int<int32_t>("rotting", 0, partitions - 1);
+  const int64_t rot_at = draw.Int<int64_t>("rot_at_read", 0, 40);
+  const int input = draw.Int("input", 1, 59);
+  draw.NoteParams();
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
+  const Baselines baselines = BaselinesNow(w, partitions);
+  RuntimeConfig config = CatalogueRuntimeConfig(threads, restore_batch);
+  if (eos) {
+    config.processing_guarantee = "exactly_once_v2";
+    TraceMark("scenario", "exactly once");
+  }
+  testing::StoreRot rot(fmt::format("/{}/", TaskId{0, rotting}.ToString()), rot_at);
+  Runtime runtime(config, w.broker, w.clock, w.fs,
+                  testing::RottingStoreOpener(w.LogStoreOpener(), rot));
+  RS_CHECK(runtime.Start().ok());
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input);
+  FinishRuntime(env, w, runtime, config, partitions, baselines, {.reference_counts = eos});
+  if (rot.rotten_count() > 0) {
+    FailInvariant(env, "final_state", TaskId{0, rotting}.ToString(),
+                  fmt::format("{} store directories found corrupt were never wiped",
+                              rot.rotten_count()));
+  }
+}
+RESTORESIM_SCENARIO({.name = "scenario.store_corrupt_while_processing",
+                     .description = "a store's data found corrupt by a read while processing: "
+                                    "its task is wiped and restored, its thread goes on",
+                     .steps_hint = 6'000,
+                     .body = StoreCorruptWhileProcessing});
 
 }  // namespace
 

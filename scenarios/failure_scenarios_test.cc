@@ -2,12 +2,15 @@
 // docs/DESIGN.md, "Kafka fidelity"), under the simulator against the fake broker: a task-scoped
 // error fails its task only; retryable errors fail a task only once task.timeout.ms ran out
 // without progress (0: at once); the stream thread closes a failed task dirty and fails.
+#include <limits>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread.h"
 #include "scenarios/failing_store.h"
+#include "scenarios/rotting_store.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
@@ -303,6 +306,105 @@ TEST(FailureModelTest, CommittedOffsetReadsBeforeRunningFailTheTaskOnlyOnceTaskT
   }
 }
 
+// A transient I/O error opening a task's stores (anything but damage, which is wiped, and a
+// directory another thread still locks, which is waited for) is retried under task.timeout.ms
+// like any other error of a task's initialisation: the task fails once the timeout ran out
+// without an open, and opens if the error goes away in time. Before issue 25 it was retried
+// every loop for ever.
+TEST(FailureModelTest, StoresThatFailToOpenFailTheTaskOnlyOnceTaskTimeoutMsRanOut) {
+  for (const bool comes_back : {false, true}) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 1);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 20);
+      Atomic<uint64_t> incarnations(0);
+      TimeNs failing_until = 0;
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      config.tasks.task_timeout_ns = 2 * kSecond;
+      config.tasks.open_store = [&w, &failing_until, inner = w.LogStoreOpener()](
+                                    const std::string& dir, const std::string& name)
+          -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
+        if (w.clock.NowNs() < failing_until) {
+          return absl::InternalError("injected: input/output error reading the store");
+        }
+        return inner(dir, name);
+      };
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const TimeNs failing_from = w.clock.NowNs();
+      failing_until = comes_back ? failing_from + kSecond : std::numeric_limits<TimeNs>::max();
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      absl::Status s;
+      while (s.ok() && w.clock.NowNs() < failing_from + 10 * kSecond &&
+             !st.task_manager().running().contains(TaskId{0, 0})) {
+        s = st.RunOnce();
+      }
+      if (comes_back) {
+        ASSERT_TRUE(s.ok()) << s;
+        EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0}))
+            << "the stores opened within task.timeout.ms";
+        EXPECT_EQ(st.task_manager().stats().failed, 0);
+        ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+        return;
+      }
+      ASSERT_FALSE(s.ok()) << "retried opening the stores for ever";
+      EXPECT_GE(w.clock.NowNs(), failing_from + 2 * kSecond) << "failed before the timeout";
+      EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+      EXPECT_THAT(std::string(s.message()),
+                  HasSubstr("stores not opened within task.timeout.ms (2000 ms)"));
+      EXPECT_THAT(std::string(s.message()), HasSubstr("input/output error"));
+      EXPECT_EQ(st.task_manager().stats().failed, 1);
+      EXPECT_FALSE(st.task_manager().running().contains(TaskId{0, 0}));
+      (void)st.Shutdown(30 * kSecond, /*clean=*/false);
+    }, /*seed=*/1), 1);
+  }
+}
+
+// A store's data loss found by a read while the task processes (RocksDB answers a Get that
+// reaches a corrupted block with Corruption) makes the task corrupted, not the thread failed:
+// closed dirty, wiped, revived, restored from its changelog, and running again. Before issue 25
+// the DataLoss went up to the stream thread's loop, which failed.
+TEST(FailureModelTest, DataLossReadWhileProcessingRevivesTheTaskNotFailsTheThread) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 1);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 20);
+      testing::StoreRot rot("/0_0/", /*at_read=*/3);
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      config.tasks.open_store = testing::RottingStoreOpener(w.LogStoreOpener(), rot);
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      for (int i = 0; i < 10; ++i) {
+        ASSERT_TRUE(w.broker.Append(testing::Input(0), "k" + std::to_string(i % 3), "1", i).ok());
+      }
+      const TimeNs deadline = w.clock.NowNs() + 20 * kSecond;
+      absl::Status s;
+      while (s.ok() && w.clock.NowNs() < deadline &&
+             (st.task_manager().stats().revived == 0 ||
+              !st.task_manager().running().contains(TaskId{0, 0}) ||
+              st.task_manager().HasBuffered())) {
+        s = st.RunOnce();
+      }
+      ASSERT_TRUE(s.ok()) << "the thread failed: " << s;
+      EXPECT_EQ(rot.rotted(), 1) << "the store never rotted";
+      EXPECT_EQ(rot.rotten_count(), 0u) << "the rotten store was never wiped";
+      EXPECT_EQ(st.task_manager().stats().corrupted_while_processing, 1);
+      EXPECT_EQ(st.task_manager().stats().revived, 1);
+      EXPECT_EQ(st.task_manager().stats().failed, 0);
+      EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0})) << "not running again";
+      ASSERT_TRUE(st.Shutdown(30 * kSecond).ok());
+    }, seed), seed);
+  }
+}
+
 }  // namespace
 }  // namespace restoresim
-

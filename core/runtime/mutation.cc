@@ -81,6 +81,10 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kStoreOffsetIgnored, "store-offset-ignored", "KIP-1035",
      "the offset a store recorded with its data is not compared with the checkpoint, so a store "
      "older than its checkpoint is served as complete (Kafka Streams before 4.3)"},
+    {Mutation::kCorruptionFailsThread, "corruption-fails-thread", "restoresim",
+     "a store's data loss found while processing (a corrupted block read) fails the stream "
+     "thread instead of reviving the task (the runtime before issue 25; Kafka's RocksDBStore "
+     "throws a ProcessorStateException there)"},
 }};
 
 constexpr bool TableInEnumOrder() {

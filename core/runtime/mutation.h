@@ -55,6 +55,7 @@ enum class Mutation : uint8_t {
   kEosRestoreReadUncommitted,
   kEosCheckpointWhileProcessing,
   kStoreOffsetIgnored,
+  kCorruptionFailsThread,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

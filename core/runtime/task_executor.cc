@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
 
@@ -46,6 +47,14 @@ absl::StatusOr<size_t> TaskExecutor::Process(size_t records_per_task_max) {
     if (IsPausedRunning(*task)) continue;  // its topology is paused: nothing processed
     if (config_.exactly_once && !BeginTransactionFor(*task)) break;
     absl::StatusOr<size_t> n = task->Process(producer_.producer(), records_per_task_max);
+    // Mutation corruption-fails-thread: the data loss is returned, and the thread fails.
+    if (absl::IsDataLoss(n.status()) && !RS_MUTANT(kCorruptionFailsThread)) {
+      // Its store lost data: the task is corrupted, not the thread. Under exactly once its
+      // dirty close ends the transaction of every running task: nothing more processes.
+      corrupted_.emplace_back(id, n.status());
+      if (config_.exactly_once) break;
+      continue;
+    }
     if (!n.ok() && config_.exactly_once && !IsRetryable(n.status())) {
       // Fenced or abortable while sending: the transaction is lost, not the thread.
       MarkTransactionLost(n.status());
@@ -174,12 +183,22 @@ absl::Status TaskExecutor::CommitTasks(const std::vector<Task*>& tasks, bool enf
 // Retrying is safe: a failed flush keeps the producer's queue and a failed commit changes
 // nothing.
 absl::Status TaskExecutor::CommitForClose(Task& task) {
+  return WithCloseRetries([&] { return CommitTasks({&task}, /*enforce_checkpoint=*/true); });
+}
+
+absl::Status TaskExecutor::FlushSends() {
+  RS_CHECK(!config_.exactly_once, "{}: sends flushed outside a transaction under exactly once",
+           config_.thread_name);
+  return WithCloseRetries([&] { return FlushProducer({}); });
+}
+
+absl::Status TaskExecutor::WithCloseRetries(const std::function<absl::Status()>& attempt_once) {
   Clock* clock = config_.clock;
   const TimeNs deadline =
       clock == nullptr ? 0 : DeadlineAfter(clock->NowNs(), config_.close_commit_timeout_ns);
   absl::Status s;
   for (int attempt = 0; attempt < kCloseCommitAttemptsMax; ++attempt) {
-    s = CommitTasks({&task}, /*enforce_checkpoint=*/true);
+    s = attempt_once();
     if (s.ok() || !IsRetryable(s)) return s;
     if (clock == nullptr) continue;
     if (clock->NowNs() >= deadline) return s;

@@ -29,9 +29,11 @@
 #define RESTORESIM_CORE_RUNTIME_TASK_EXECUTOR_H_
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -73,11 +75,22 @@ class TaskExecutor {
   // paused; takes up the topology's pause or resume first.
   absl::StatusOr<size_t> Process(size_t records_per_task_max);
   bool HasBuffered() const;
+  // Running tasks whose store reported data loss (DataLoss: a corrupted block found at a read,
+  // as RocksDB finds it) while the last Process ran them, with the cause; the caller revives
+  // them. Only stores report DataLoss: the producer's errors are of other codes.
+  std::vector<std::pair<TaskId, absl::Status>> TakeCorrupted() {
+    return std::exchange(corrupted_, {});
+  }
   // The periodic commit of every running task.
   [[nodiscard]] absl::Status Commit();
   // The commit of a task closed or recycled cleanly: retries retryable failures with a
   // backoff until close_commit_timeout_ns (as Kafka's commitSync and producer flush do).
   [[nodiscard]] absl::Status CommitForClose(Task& task);
+  // At least once: waits, with CommitForClose's retries and timeout, until the producer
+  // acknowledged every record sent so far, so that what a task about to close dirty sent is
+  // in its changelogs before a new incarnation reads their end (Kafka's handleCorruption
+  // commits the other tasks first, which flushes the thread's producer).
+  [[nodiscard]] absl::Status FlushSends();
 
   // ---- exactly_once_v2: the thread's transaction ----
   // Whether the transaction was lost (see above); the cause. Cleared by its task manager once
@@ -104,6 +117,8 @@ class TaskExecutor {
   bool BeginTransactionFor(const Task& task);
   // Moves each task's changelog position past what the producer acknowledged.
   absl::Status FlushProducer(const std::vector<Task*>& tasks);
+  // Runs `attempt_once` until it succeeds, fails for good, or close_commit_timeout_ns passed.
+  absl::Status WithCloseRetries(const std::function<absl::Status()>& attempt_once);
   void ApplyTopologyPause();
   void PauseRunning();
   void ResumeRunning();
@@ -114,6 +129,7 @@ class TaskExecutor {
   StreamsProducer& producer_;
   std::vector<absl::Status>& errors_;
   absl::Status lost_cause_;  // exactly once: why the transaction was lost (OK: it was not)
+  std::vector<std::pair<TaskId, absl::Status>> corrupted_;  // see TakeCorrupted
   // Exactly once: the input offset last committed per running incarnation, so a commit sends
   // only offsets that moved (Kafka's commitNeeded) and an idle thread opens no transaction.
   std::map<TaskIncarnation, int64_t> committed_offsets_;

@@ -284,7 +284,8 @@ void TaskManager::SettleRevoked() {
   }
 }
 
-void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit) {
+void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit,
+                               bool wipe) {
   std::unique_ptr<Task> task = tasks_.TakeRunning(id);
   revoked_running_.erase(id);
   RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
@@ -309,7 +310,7 @@ void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, boo
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
   // Mutation late-partition-capture: read after Clear(), the list is empty.
   if (RS_MUTANT(kLatePartitionCapture)) captured.clear();
-  CloseOwned(std::move(task), clean, decision);
+  CloseOwned(std::move(task), clean, decision, wipe);
   SendClose(who, std::move(captured));
 }
 

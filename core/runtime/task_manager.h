@@ -86,6 +86,7 @@ struct TaskManagerStats {
   int64_t closed_clean = 0;
   int64_t closed_dirty = 0;
   int64_t corrupted_reports = 0;
+  int64_t corrupted_while_processing = 0;  // a store's data loss found by processing: revived
   int64_t stale_reports = 0;  // about incarnations no longer wanted: not revived
   int64_t restore_errors = 0;  // warnings from the restore thread (nothing failed)
   int64_t init_attempts_locked = 0;  // initialisations refused: the directory was locked
@@ -114,10 +115,9 @@ class TaskManager final : public RebalanceListener {
   // returned (Kafka's handleExceptionsFromStateUpdater rethrowing): the stream thread fails.
   [[nodiscard]] absl::Status HandleRestoreEvents();
   void Buffer(PollResult records) { executor_.Buffer(std::move(records)); }
-  // Processes up to records_per_task_max buffered records of every running task.
-  absl::StatusOr<size_t> Process(size_t records_per_task_max) {
-    return executor_.Process(records_per_task_max);
-  }
+  // Processes up to records_per_task_max buffered records of every running task; a task whose
+  // store reported data loss meanwhile is revived (ReviveCorruptedRunning).
+  absl::StatusOr<size_t> Process(size_t records_per_task_max);
   // Whether a running task has input buffered that the next Process would take.
   bool HasBuffered() const { return executor_.HasBuffered(); }
   // Flushes the producer, advances changelog offsets, flushes stores, checkpoints (at least
@@ -187,7 +187,9 @@ class TaskManager final : public RebalanceListener {
   // Decides revoked running actives still waiting for the assignment (there was none).
   void SettleRevoked();
   // `decision` says why, for observers (kClose, kCloseLost, kCloseStale, kRevive, ...).
-  void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true);
+  // `wipe`: its state directory is wiped after the close (a corrupted task's).
+  void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true,
+                    bool wipe = false);
   void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
                   bool wipe = false);
   // `promoted`: a standby closed to become an active (its update listener hears PROMOTED).
@@ -206,6 +208,10 @@ class TaskManager final : public RebalanceListener {
   void HandleCorrupted(std::map<TaskIncarnation, std::set<TopicPartition>>& corrupted,
                        std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks);
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
+  // A running task whose store reported data loss while it processed: closed dirty, wiped and
+  // revived (Kafka's TaskCorruptedException on the processing path).
+  // Fails (the thread's error) only when at least once cannot flush what the task sent.
+  [[nodiscard]] absl::Status ReviveCorruptedRunning(TaskId id, const absl::Status& cause);
   void StartRunning(std::unique_ptr<Task> task);
   // Reads the input's committed offset (Kafka initialises a task's offsets from it) and starts
   // the task, or parks it restored when the read fails.
@@ -216,6 +222,13 @@ class TaskManager final : public RebalanceListener {
   // deadline at its first retryable error; true once it passed (or at once with 0).
   bool StartTimedOut(TaskId id, const absl::Status& cause);
   void FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause);
+  // task.timeout.ms for a task's stores that fail to open (a transient I/O error, anything
+  // but damage and a locked directory): its first failure starts the task's deadline, a
+  // success clears it; whether the deadline passed.
+  bool InitTimedOut(const TaskIncarnation& who);
+  // The stores did not open within task.timeout.ms: the task fails as one failing before
+  // running does (closed dirty; the drain returns the failure and the thread fails).
+  void FailInitialization(std::unique_ptr<Task> task, const absl::Status& cause);
   void CloseRestored(TaskId id);
   TopicPartition InputOf(TaskId id) const;
   // Observation: the assignment, a decision, every task held (no-ops without an observer).
@@ -239,6 +252,11 @@ class TaskManager final : public RebalanceListener {
   // Restored tasks parked after retryable committed-offset errors: when task.timeout.ms runs
   // out.
   std::map<TaskId, TimeNs> start_deadline_ns_;
+  // Tasks revived while running: when nothing is committed, their input restarts from the
+  // beginning, not from the consumer's position (TryStartRunning).
+  std::set<TaskId> rewind_uncommitted_;
+  // Tasks pending initialisation whose stores failed to open: when task.timeout.ms runs out.
+  std::map<TaskIncarnation, TimeNs> init_deadline_ns_;
   absl::Status start_failure_;  // a task timed out before running, for the drain to return
   std::vector<TaskItem> close_items_;
   std::optional<int64_t> probing_rebalance_at_ms_;
