@@ -24,6 +24,7 @@ namespace restoresim::bench {
 namespace {
 
 constexpr int64_t kInputKeys = 10'000;  // distinct keys of the processing runs' input
+constexpr int kExitInterrupted = 130;   // as the CLI's (tools/restoresim/interrupt.h)
 
 struct Case {
   size_t samples;  // index into results_.cases
@@ -67,6 +68,9 @@ class Bench {
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
   absl::Status RunRounds();
+  bool Stopping() const { return o_.stop != nullptr && o_.stop->load(); }
+  absl::Status Interrupted() const { return absl::CancelledError("interrupted"); }
+  int32_t WholeRounds();
   RuntimeOptions Runtime(RocksDbStoreOptions::BulkRestore bulk) const;
   std::string Log(const std::string& name) const { return work_dir_ + "/" + name + ".log"; }
   void Say(const std::string& line) const;
@@ -298,12 +302,15 @@ absl::Status Bench::SetUp() {
     if (size < o_.spec.partitions || size == o_.spec.records) continue;
     ChangelogSpec spec = o_.spec;
     spec.records = size;
+    if (Stopping()) return Interrupted();
     absl::StatusOr<Changelog> c = MakeChangelog(fmt::format("size{}", size), spec, nullptr);
     if (!c.ok()) return c.status();
     AddRestoreCases(*c, fmt::format("size{}", size), fmt::format(", {} records", size));
   }
+  if (Stopping()) return Interrupted();
   Say("restoring the checkpoint's base state (not timed) ...");
   if (absl::Status s = SetUpCheckpoint(); !s.ok()) return s;
+  if (Stopping()) return Interrupted();
   Say(fmt::format("producing the processing runs' input ({} records per run) ...",
                   results_.process_records));
   return SetUpProcessing();
@@ -353,6 +360,7 @@ absl::Status Bench::RunRounds() {
     std::vector<size_t> order(per_round);
     for (size_t i = 0; i < per_round; ++i) order[i] = (i + static_cast<size_t>(round)) % per_round;
     for (size_t i : order) {
+      if (Stopping()) return Interrupted();  // between cases: each leaves no directory behind
       const bool processing = i == cases_.size();
       const std::string what = processing ? "processing while another task restores"
                                           : results_.cases[cases_[i].samples].label;
@@ -403,16 +411,35 @@ int Bench::Run() {
   }
   if (s.ok()) s = RunRounds();
   if (bar_ != nullptr) bar_->Clear();
-  if (!s.ok()) {
+  const bool interrupted = absl::IsCancelled(s) && Stopping();
+  if (!s.ok() && !interrupted) {
     std::fprintf(stderr, "restoresim bench: %s (work directory %s kept)\n", s.ToString().c_str(),
                  work_dir_.c_str());
     return 3;
   }
+  if (interrupted) {
+    results_.rounds = WholeRounds();
+    std::fprintf(stderr, "restoresim bench: interrupted: reporting the %d whole rounds done\n",
+                 results_.rounds);
+  }
   results_.machine += "; at the end: " + LoadAverages();
   results_.seconds = MonoSeconds() - start;
-  Report(results_, o_);
+  if (!interrupted || results_.rounds > 0) Report(results_, o_);
+  // Removed after a good run and after an interrupted one (its files are the benchmark's own
+  // scratch, of no use to anyone); kept only after an error, to look at.
   std::filesystem::remove_all(work_dir_);
+  if (interrupted) return kExitInterrupted;
   return results_.problems.empty() ? 0 : 1;
+}
+
+// Cuts the samples to the rounds every case finished (a round cut short would weigh its early
+// cases twice), and returns how many those are.
+int32_t Bench::WholeRounds() {
+  size_t whole = results_.processing.size();
+  for (const CaseSamples& c : results_.cases) whole = std::min(whole, c.rounds.size());
+  for (CaseSamples& c : results_.cases) c.rounds.resize(whole);
+  results_.processing.resize(whole);
+  return static_cast<int32_t>(whole);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #ifndef RESTORESIM_BENCH_RESTORE_BENCH_H_
 #define RESTORESIM_BENCH_RESTORE_BENCH_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,10 +47,15 @@ struct RestoreBenchOptions {
   std::string json_path;             // also write the JSON report here
   bool json = false;                 // print the JSON report instead of tables
   bool progress = false;             // a progress bar on stderr
+  // Set (by a signal handler) to stop: polled between set-up steps and between cases; the run
+  // then reports its whole rounds so far, removes its work directory, and returns 130. May be
+  // null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Runs the benchmark; returns the process exit code (0 ok, 1 a store ended with the wrong
-// contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed).
+// contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed, 130
+// interrupted: options.stop was set).
 int RunRestoreBench(const RestoreBenchOptions& options);
 
 }  // namespace restoresim::bench

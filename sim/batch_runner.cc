@@ -1,21 +1,34 @@
 #include "sim/batch_runner.h"
 
+#include <algorithm>
+
+#include "core/util/check.h"
+#include "sim/worker_threads.h"
+
 namespace restoresim::sim {
 
 BatchRunner::BatchRunner(uint32_t threads) {
-  for (uint32_t i = 1; i < threads; ++i) workers_.emplace_back([this]() { WorkerLoop(); });
+  status_ = StartWorkerThreads(std::max<uint32_t>(threads, 1), [this]() { WorkerLoop(); },
+                               workers_);
+  // A runner short of workers would still give the same results, but not on the threads the
+  // caller asked for: it stops the ones started, and the caller reports status().
+  if (!status_.ok()) StopWorkers();
 }
 
-BatchRunner::~BatchRunner() {
+BatchRunner::~BatchRunner() { StopWorkers(); }
+
+void BatchRunner::StopWorkers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
 }
 
 void BatchRunner::Run(size_t count, const std::function<void(size_t)>& fn) {
+  RS_CHECK(status_.ok(), "BatchRunner::Run after its workers failed to start");
   if (workers_.empty() || count <= 1) {
     for (size_t i = 0; i < count; ++i) fn(i);
     return;

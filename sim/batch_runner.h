@@ -15,20 +15,28 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace restoresim::sim {
 
 class BatchRunner {
  public:
+  // Starts threads - 1 workers (sim/worker_threads.h). When one cannot start, those that did
+  // are stopped and joined, status() says why, and Run must not be called.
   explicit BatchRunner(uint32_t threads);
   ~BatchRunner();
   BatchRunner(const BatchRunner&) = delete;
   BatchRunner& operator=(const BatchRunner&) = delete;
 
+  const absl::Status& status() const { return status_; }
+
   // Calls fn(i) for every i in [0, count) and returns when all calls have returned.
+  // REQUIRES: status().ok().
   void Run(size_t count, const std::function<void(size_t)>& fn);
 
  private:
   void WorkerLoop();
+  void StopWorkers();
 
   std::mutex mu_;
   std::condition_variable work_cv_;
@@ -39,6 +47,7 @@ class BatchRunner {
   size_t done_ = 0;                                  // guarded by mu_
   bool stop_ = false;                                // guarded by mu_
   std::vector<std::thread> workers_;
+  absl::Status status_;
 };
 
 }  // namespace restoresim::sim

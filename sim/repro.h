@@ -52,8 +52,16 @@ inline constexpr int kReproVersionOldest = 1;  // the oldest read (its failure i
 // tools that read numbers as doubles.
 inline constexpr uint64_t kReproStepsMax = uint64_t{1} << 53;
 inline constexpr uint32_t kReproSpuriousPerMilleMax = 1000;
-inline constexpr size_t kReproChoicesMax = 100'000'000;
-inline constexpr size_t kReproBytesMax = size_t{1} << 30;
+// A file of at most kReproBytesMax bytes is read in memory bounded by its size: its text, plus
+// 8 bytes per choice (reserved once, from the file's count of commas, never grown by doubling),
+// plus a small document for the other fields. A larger file is refused before it is read
+// (the CLI says "X is N bytes (at most 268435456)"); written files are checked to fit.
+inline constexpr size_t kReproChoicesMax = size_t{1} << 26;  // 67,108,864
+inline constexpr size_t kReproBytesMax = size_t{256} << 20;
+// Every scheduling step records one choice (the thread picked), so a run of more steps than a
+// repro holds choices could not be saved: `--steps-max` is refused above this before any run.
+// (Data choices come on top of the steps; a run that makes very many may still be too big.)
+inline constexpr uint64_t kReproRunStepsMax = kReproChoicesMax;
 inline constexpr size_t kReproFailureListMax = 10'000;  // waits, notes
 
 struct Repro {

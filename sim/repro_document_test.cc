@@ -26,6 +26,27 @@ TEST(ReproDocumentTest, StreamsChoicesOutOfTheDocument) {
   EXPECT_FALSE(out.bad_choice_index.has_value());
 }
 
+// Issue 25: the choices are stored once, in a vector reserved from the text's commas (a bound
+// on any array's length), not grown by doubling: a 210 MB file of choices peaked at 1.66 GB.
+TEST(ReproDocumentTest, ReservesTheChoicesOnceFromTheText) {
+  std::string text = R"({"seed": 1, "choices": [0)";
+  for (int i = 1; i < 1000; ++i) text += ", " + std::to_string(i % 3);
+  text += "]}";
+  ReproDocument out;
+  std::string field, problem;
+  ASSERT_TRUE(ParseReproDocument(text, ReproDocumentLimits{.choices_max = 5000, .entries_max = 3},
+                                 out, field, problem))
+      << problem;
+  ASSERT_EQ(out.choices.size(), 1000u);
+  // 1,001 commas (one between fields): a doubling vector would hold 1,024.
+  EXPECT_LE(out.choices.capacity(), 1002u);
+  // Never past the limit, whatever the text's commas.
+  ReproDocument limited;
+  const std::string commas = R"({"x": ")" + std::string(100000, ',') + R"(", "choices": [1, 2]})";
+  ASSERT_TRUE(ParseReproDocument(commas, kSmall, limited, field, problem)) << problem;
+  EXPECT_LE(limited.choices.capacity(), kSmall.choices_max);
+}
+
 TEST(ReproDocumentTest, StopsAtTheLimitBeforeReadingTheRest) {
   ReproDocument out;
   std::string field, problem;

@@ -15,7 +15,11 @@ SeedStreams SeedStreams::Derive(uint64_t master_seed) {
   return SeedStreams{master.Fork("strategy").Next64(), master.Fork("program").Next64()};
 }
 
-RunResult RunProgram(const Program& program, const RunConfig& config) {
+namespace {
+
+// `choices`: config.replay_choices, copied or moved by the caller.
+RunResult Run(const Program& program, const RunConfig& config,
+              std::optional<std::vector<uint64_t>> choices) {
   const SeedStreams streams = SeedStreams::Derive(config.seed);
   StrategySpec spec = config.strategy;
   if (spec.kind == StrategySpec::Kind::kPct && spec.pct_steps == 0) {
@@ -24,11 +28,11 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   std::unique_ptr<Strategy> strategy = MakeStrategy(spec, Prng(streams.strategy),
                                                     program.steps_hint);
   ReplayStrategy* replay = nullptr;
-  if (config.replay_choices.has_value()) {
+  if (choices.has_value()) {
     const bool quiet = config.replay_fallback == RunConfig::ReplayFallback::kQuiet;
     std::unique_ptr<Strategy> fallback = std::move(strategy);
     if (quiet) fallback = std::make_unique<QuietStrategy>();  // the seeded one goes unused
-    auto r = std::make_unique<ReplayStrategy>(*config.replay_choices, std::move(fallback),
+    auto r = std::make_unique<ReplayStrategy>(*std::move(choices), std::move(fallback),
                                               /*skip_unrunnable=*/quiet);
     replay = r.get();
     strategy = std::move(r);
@@ -63,6 +67,18 @@ RunResult RunProgram(const Program& program, const RunConfig& config) {
   result.coverage = simulation->coverage();
   if (config.trace_mode == TraceMode::kFull) result.simulation = std::move(simulation);
   return result;
+}
+
+}  // namespace
+
+RunResult RunProgram(const Program& program, const RunConfig& config) {
+  return Run(program, config, config.replay_choices);
+}
+
+RunResult RunProgram(const Program& program, RunConfig&& config) {
+  std::optional<std::vector<uint64_t>> choices = std::move(config.replay_choices);
+  config.replay_choices.reset();
+  return Run(program, config, std::move(choices));
 }
 
 std::string ReplayCommand(const Program& program, const RunConfig& config) {

@@ -62,6 +62,9 @@ struct SeedStreams {
 };
 
 RunResult RunProgram(const Program& program, const RunConfig& config);
+// The same run, with config.replay_choices moved into it rather than copied (a long recorded
+// schedule is 8 bytes a choice): the caller's replay_choices is left empty, the rest as it was.
+RunResult RunProgram(const Program& program, RunConfig&& config);
 
 // "restoresim replay <program> --seed <n> --strategy <s> [...]": every option that is not at
 // its default, so the line reproduces the run exactly.

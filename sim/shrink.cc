@@ -142,7 +142,7 @@ absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& in
   base.trace_mode = TraceMode::kHashOnly;
   base.record_choices = true;
   base.replay_fallback = RunConfig::ReplayFallback::kSeeded;
-  RunResult first = RunProgram(program, base);
+  RunResult first = RunProgram(program, std::move(base));  // moves only its choices out
   const FailureSignature got = SignatureOf(first.outcome);
   if (got != *expected) {
     return absl::FailedPreconditionError(fmt::format(
@@ -158,13 +158,15 @@ absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& in
 
   base.replay_choices.reset();
   ShrinkSearch search(program, base, *expected, std::move(start), options);
+  if (!search.workers().ok()) return search.workers();
   RunPasses(search);
   result.after = search.best().metrics;
   result.runs = search.runs();
   result.runs_speculative = search.runs_speculative();
   result.improvements = search.improvements();
   result.passes = search.passes();
-  result.budget_exhausted = search.exhausted();
+  result.interrupted = search.interrupted();
+  result.budget_exhausted = search.exhausted() && !result.interrupted;
   absl::StatusOr<Repro> repro = FinalRepro(program, input, base, *expected, search.best().choices);
   if (!repro.ok()) return repro.status();
   result.repro = *std::move(repro);

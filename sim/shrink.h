@@ -17,6 +17,7 @@
 #ifndef RESTORESIM_SIM_SHRINK_H_
 #define RESTORESIM_SIM_SHRINK_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -61,6 +62,9 @@ struct ShrinkOptions {
   uint64_t runs_max = 2000;  // candidate runs, the budget (no wall clock: deterministic)
   uint32_t jobs = 1;         // threads evaluating candidates; does not change the result
   std::function<void(const ShrinkProgress&)> on_progress;
+  // Set (by a signal handler, say) to stop early: no candidate starts after it is seen, and
+  // the result is the smallest failing run found so far (interrupted). May be null.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // What one pass did, over all rounds.
@@ -83,13 +87,15 @@ struct ShrinkResult {
   uint64_t improvements = 0;
   std::vector<ShrinkPassStats> passes;   // in the order they first ran
   bool budget_exhausted = false;         // stopped by runs_max before a fixed point
+  bool interrupted = false;              // stopped by options.stop before a fixed point
   bool input_trace_hash_matched = true;  // the input re-ran to its expected trace hash
 };
 
 // Shrinks `input` (a repro of `program` that fails). Errors: InvalidArgument for bad options
 // or a repro of another program; FailedPrecondition when the repro records no failure or its
 // failure does not reproduce (the re-run gives another signature); Internal when the shrunk
-// schedule does not replay to itself (a determinism bug).
+// schedule does not replay to itself (a determinism bug); ResourceExhausted when a worker thread
+// could not start (sim/worker_threads.h).
 absl::StatusOr<ShrinkResult> ShrinkRepro(const Program& program, const Repro& input,
                                          const ShrinkOptions& options);
 

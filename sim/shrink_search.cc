@@ -24,6 +24,17 @@ ShrinkSearch::ShrinkSearch(const Program& program, const RunConfig& base,
       best_(std::move(start)),
       pool_(options.jobs) {}
 
+bool ShrinkSearch::StopSeen() {
+  if (options_.stop != nullptr && options_.stop->load()) interrupted_ = exhausted_ = true;
+  return interrupted_;
+}
+
+bool ShrinkSearch::MayRun() {
+  // Polled before every candidate (batch): a signal stops the shrink within one batch of runs.
+  if (StopSeen() || runs_ >= options_.runs_max) exhausted_ = true;
+  return !exhausted_;
+}
+
 uint64_t ShrinkSearch::StepsCap() const {
   const uint64_t budget = base_.steps_max != 0 ? base_.steps_max : program_.steps_max;
   if (signature_.kind == RunOutcome::Kind::kStepBudget) return budget;
@@ -68,10 +79,7 @@ void ShrinkSearch::Remember(const CandidateKey& key, bool keeps) {
 bool ShrinkSearch::Consider(const Candidate& candidate, std::string_view pass) {
   const CandidateKey key = KeyOf(candidate);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;  // not smaller now
-  if (runs_ >= options_.runs_max) {
-    exhausted_ = true;
-    return false;
-  }
+  if (!MayRun()) return false;
   Charge(pass);
   Schedule s = Evaluate(candidate, StepsCap());
   Remember(key, s.keeps);
@@ -86,14 +94,13 @@ std::optional<size_t> ShrinkSearch::TryFirst(size_t count, const Maker& make,
                                              std::string_view pass) {
   size_t next = 0;
   while (next < count) {
-    if (runs_ >= options_.runs_max) {
-      exhausted_ = true;
-      return std::nullopt;
-    }
+    if (!MayRun()) return std::nullopt;
     const uint64_t batch_max = std::min<uint64_t>(options_.jobs, options_.runs_max - runs_);
     std::vector<std::pair<size_t, Candidate>> batch;
     std::vector<CandidateKey> keys;
-    for (; next < count && batch.size() < batch_max; ++next) {
+    // Polled per candidate made too: on a long schedule, skipping candidates already run costs
+    // a hash of the whole schedule each (a 4M-choice repro spent minutes here without a run).
+    for (; next < count && batch.size() < batch_max && !StopSeen(); ++next) {
       std::optional<Candidate> candidate = make(next);
       if (!candidate.has_value()) continue;
       const CandidateKey key = KeyOf(*candidate);
@@ -103,7 +110,7 @@ std::optional<size_t> ShrinkSearch::TryFirst(size_t count, const Maker& make,
       keys.push_back(key);
       batch.emplace_back(next, std::move(*candidate));
     }
-    if (batch.empty()) break;
+    if (batch.empty() || interrupted_) break;
     std::vector<Schedule> results(batch.size());
     const uint64_t cap = StepsCap();
     pool_.Run(batch.size(), [&](size_t i) { results[i] = Evaluate(batch[i].second, cap); });

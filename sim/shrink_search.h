@@ -34,7 +34,10 @@ class ShrinkSearch {
   uint64_t runs_speculative() const { return runs_speculative_; }
   uint64_t improvements() const { return improvements_; }
   const std::vector<ShrinkPassStats>& passes() const { return passes_; }
-  bool exhausted() const { return exhausted_; }  // a candidate was refused for the budget
+  // A candidate was refused for the budget, or because options.stop was set (interrupted()).
+  bool exhausted() const { return exhausted_; }
+  bool interrupted() const { return interrupted_; }
+  const absl::Status& workers() const { return pool_.status(); }  // not OK: nothing may run
 
   // Runs one candidate (charged, unless it ran before) and adopts it when it keeps the
   // signature and is smaller. Returns whether it keeps the signature.
@@ -51,6 +54,10 @@ class ShrinkSearch {
   std::vector<size_t> Positions(ChoicePredicate want) const;
 
  private:
+  // Whether a candidate may still run: false (and exhausted) past the budget or once stopped.
+  bool MayRun();
+  // Whether options.stop was set (then interrupted and exhausted).
+  bool StopSeen();
   uint64_t StepsCap() const;
   Schedule Evaluate(const Candidate& candidate, uint64_t steps_cap) const;
   ShrinkPassStats& Stats(std::string_view pass);
@@ -73,6 +80,7 @@ class ShrinkSearch {
   uint64_t runs_speculative_ = 0;
   uint64_t improvements_ = 0;
   bool exhausted_ = false;
+  bool interrupted_ = false;
 };
 
 }  // namespace restoresim::sim::shrinking

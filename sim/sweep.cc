@@ -4,12 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "core/util/stable_hash.h"
+#include "sim/worker_threads.h"
 
 namespace restoresim::sim {
 namespace {
@@ -90,20 +90,9 @@ void RecordRun(const SweepConfig& config, const Program& program, const RunConfi
 // cannot start raises `abandon` (the others stop at their next run) and is the error.
 absl::Status RunWorkers(uint32_t jobs, const std::function<void()>& worker,
                         std::atomic<bool>& abandon) {
-  absl::Status status;
   std::vector<std::thread> workers;
-  for (uint32_t j = 1; j < jobs; ++j) {
-    try {
-      workers.emplace_back(worker);
-    } catch (const std::system_error& e) {
-      // Out of threads or memory for their stacks: stop the ones running and say so.
-      status = absl::ResourceExhaustedError(fmt::format(
-          "could not start worker thread {} of {} ({}); try fewer --jobs", j + 1, jobs,
-          e.code().message()));
-      abandon = true;
-      break;
-    }
-  }
+  const absl::Status status = StartWorkerThreads(jobs, worker, workers);
+  if (!status.ok()) abandon = true;
   if (!abandon) worker();
   for (std::thread& t : workers) t.join();
   return status;

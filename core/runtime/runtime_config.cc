@@ -17,8 +17,21 @@ constexpr std::string_view kInputTopicKey = "restoresim.input.topic";
 constexpr std::string_view kInputTopicDefault = "input";
 constexpr std::string_view kInputTopicOldKey = "input.topic";
 
+// Java's String.trim, which Kafka's ConfigDef.parseType applies to every value it parses, of
+// every type (STRING included: `case STRING: return trimmed`), after java.util.Properties has
+// dropped the value's leading whitespace: every character up to U+0020 off both ends, so
+// `num.stream.threads= 2 ` is 2 and `application.id=app ` is "app" (issue 25).
+std::string_view KafkaTrim(std::string_view value) {
+  while (!value.empty() && static_cast<unsigned char>(value.front()) <= 0x20) {
+    value.remove_prefix(1);
+  }
+  while (!value.empty() && static_cast<unsigned char>(value.back()) <= 0x20) value.remove_suffix(1);
+  return value;
+}
+
 template <typename T>
-absl::Status ParseInt(const std::string& key, const std::string& text, T& out) {
+absl::Status ParseInt(const std::string& key, std::string_view untrimmed, T& out) {
+  const std::string_view text = KafkaTrim(untrimmed);
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   if (ec != std::errc() || ptr != text.data() + text.size() || text.empty()) {
     return absl::InvalidArgumentError(
@@ -100,7 +113,7 @@ using Setter = absl::Status (*)(const std::string& key, const std::string& value
 
 template <auto Field>
 absl::Status SetText(const std::string&, const std::string& value, RuntimeConfig& c) {
-  c.*Field = value;
+  c.*Field = std::string(KafkaTrim(value));
   return absl::OkStatus();
 }
 
@@ -178,7 +191,9 @@ absl::StatusOr<RuntimeConfig> RuntimeConfig::FromProperties(
       if (absl::Status s = setter->second(key, value, c); !s.ok()) return s;
     } else if (key == kInputTopicOldKey) {
       // The name before issue 24; Kafka Streams has no such setting. Read, with a warning.
-      if (!properties.contains(std::string(kInputTopicKey))) c.input_topic = value;
+      if (!properties.contains(std::string(kInputTopicKey))) {
+        c.input_topic = std::string(KafkaTrim(value));
+      }
       if (warnings != nullptr) {
         warnings->push_back(fmt::format("setting '{}' is restoresim's old name of '{}': use "
                                         "that",

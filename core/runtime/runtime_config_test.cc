@@ -30,6 +30,51 @@ TEST(RuntimeConfigTest, ReadsKafkaStreamsNamesAndDefaults) {
   EXPECT_EQ(c->commit_interval_ms, 30000);
 }
 
+// Issue 25: values are trimmed as Kafka's ConfigDef.parseType trims them (Java's String.trim:
+// every character up to U+0020 off both ends), numbers and text alike.
+TEST(RuntimeConfigTest, ValuesAreTrimmedAsKafkaTrimsThem) {
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({
+      {"application.id", " word-counts\t"},
+      {"restoresim.input.topic", "words "},
+      {"state.dir", "/var/lib/streams \r"},
+      {"num.stream.threads", " 2 "},
+      {"processing.guarantee", "exactly_once_v2 "},
+      {"max.poll.records", "\t700"},
+      {"restore.consumer.max.poll.records", "800\x01"},  // a control character is <= U+0020
+  });
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->application_id, "word-counts");
+  EXPECT_EQ(c->input_topic, "words");
+  EXPECT_EQ(c->state_dir, "/var/lib/streams");
+  EXPECT_EQ(c->num_stream_threads, 2);
+  EXPECT_TRUE(c->exactly_once());
+  EXPECT_EQ(c->max_poll_records, 700);
+  EXPECT_EQ(c->restore_max_poll_records, 800);
+  // Inside the value nothing changes: a space between digits is still no number.
+  c = RuntimeConfig::FromProperties(
+      {{"application.id", "a"}, {"restoresim.input.topic", "t"}, {"num.stream.threads", " 2 x"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()), HasSubstr("num.stream.threads"));
+  // The old name of the input topic too.
+  c = RuntimeConfig::FromProperties({{"application.id", "a"}, {"input.topic", " old "}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->input_topic, "old");
+}
+
+// The same through a properties file: java.util.Properties drops the value's leading
+// whitespace and keeps its trailing whitespace; ConfigDef's trim takes the rest.
+TEST(RuntimeConfigTest, PropertiesFileValuesWithTrailingSpacesLoad) {
+  std::vector<std::string> warnings;
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromPropertiesText(
+      "application.id = app \nnum.stream.threads= 2 \nprocessing.guarantee=at_least_once\t\n",
+      &warnings);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->application_id, "app");
+  EXPECT_EQ(c->num_stream_threads, 2);
+  EXPECT_FALSE(c->exactly_once());
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST(RuntimeConfigTest, TaskTimeoutMsDefaultsToKafkasFiveMinutesAndZeroIsAllowed) {
   absl::StatusOr<RuntimeConfig> c =
       RuntimeConfig::FromProperties({{"application.id", "a"}, {"restoresim.input.topic", "t"}});

@@ -28,6 +28,7 @@
 #include "properties/oracle.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/run_options.h"
 
 namespace restoresim::tools {
@@ -56,6 +57,7 @@ struct BenchRow {
   uint64_t fingerprint_on = 0;
   uint64_t fingerprint_off = 0;
   uint64_t failed = 0;
+  uint32_t rounds_done = 0;  // per mode: pairs of an oracle-on and an oracle-off sweep
   double SeedsPerSecond(double seconds) const { return seeds / seconds; }
   double OracleShare() const { return std::max(0.0, (on_seconds - off_seconds) / on_seconds); }
 };
@@ -80,10 +82,15 @@ int RunBench(const BenchOptions& o) {
     std::printf("restoresim bench: scenario=%s seeds=%llu jobs=%u rounds=%u strategy=%s\n\n",
                 o.scenario.c_str(), static_cast<unsigned long long>(o.seeds), o.jobs, o.rounds,
                 o.run.strategy.c_str());
+    std::fflush(stdout);  // seen at once when piped, before the rounds
   }
   std::vector<BenchRow> rows;
   bool findings = false;
+  // SIGINT/SIGTERM: the sweep in progress stops within a run and is dropped; the rounds done
+  // so far are reported (a scenario without a whole on/off pair is left out) and exit is 130.
+  const std::atomic<bool>& stop = InstallInterruptHandlers();
   for (const sim::Program* program : *programs) {
+    if (stop.load()) break;
     BenchRow row;
     row.program = program->name;
     row.seeds = o.seeds;
@@ -95,15 +102,24 @@ int RunBench(const BenchOptions& o) {
       sweep.seeds = o.seeds;
       sweep.jobs = o.jobs;
       sweep.run = *run;
+      sweep.stop = &stop;
       const sim::SweepResult result = sim::RunSweep(sweep);
+      if (!result.workers.ok()) {
+        std::fprintf(stderr, "restoresim bench: %s\n",
+                     std::string(result.workers.message()).c_str());
+        return kExitUsage;
+      }
+      if (result.interrupted) break;
       const sim::ProgramSweepStats& stats = result.programs.front();
       row.steps_per_seed = static_cast<double>(stats.steps) / std::max<uint64_t>(stats.runs, 1);
       (on ? row.on_seconds : row.off_seconds) =
           std::min(on ? row.on_seconds : row.off_seconds, result.wall_seconds);
       (on ? row.fingerprint_on : row.fingerprint_off) = result.fingerprint;
       if (on) row.failed = stats.failed_runs;
+      if (!on) ++row.rounds_done;
     }
     properties::Oracle::SetEnabled(true);
+    if (row.rounds_done == 0) break;  // interrupted before a whole pair
     // A run the oracle fails ends there, the same run without it goes on: fingerprints compare
     // only when every run passed.
     if (row.failed == 0 && row.fingerprint_on != row.fingerprint_off) findings = true;
@@ -121,7 +137,8 @@ int RunBench(const BenchOptions& o) {
                      {"same_schedule", r.failed == 0
                                            ? nlohmann::json(r.fingerprint_on == r.fingerprint_off)
                                            : nlohmann::json(nullptr)},
-                     {"failed_runs", r.failed}});
+                     {"failed_runs", r.failed},
+                     {"rounds", r.rounds_done}});
     }
     std::printf("%s\n", out.dump(2).c_str());
   } else {
@@ -139,6 +156,11 @@ int RunBench(const BenchOptions& o) {
                 "both modes gave the same sweep fingerprint (the oracle adds no scheduling "
                 "point; n/a when runs failed: a run the oracle fails stops there)\n");
   }
+  if (stop.load()) {
+    std::fprintf(stderr, "restoresim bench: interrupted by %s: the rows above are of the rounds "
+                 "done so far\n", InterruptSignalName().c_str());
+    return kExitInterrupted;
+  }
   return findings ? kExitFindings : kExitOk;
 }
 
@@ -148,6 +170,7 @@ int PrepareRestoreBench(BenchOptions& o) {
   r.backend = o.backend;
   r.json = o.json;
   r.progress = !o.json && isatty(STDERR_FILENO);
+  r.stop = &InstallInterruptHandlers();
   if (o.rounds_given) r.rounds = static_cast<int32_t>(o.rounds);
   auto usage = [](const std::string& message) {
     std::fprintf(stderr, "restoresim bench: %s\n", message.c_str());

@@ -19,6 +19,7 @@
 #include "cli_test_util.h"  // beside this file
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -691,4 +692,36 @@ TEST_F(CliTest, AProductionKafkaStreamsPropertiesFileLoadsWithWarningsOnly) {
   const Result refused = RunCli("config " + bad);
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.out, HasSubstr("application.id: missing"));
+}
+
+// Issue 25: a --steps-max above what a repro file holds (one choice a step, 2^26 choices) is
+// refused before any run, not found out when the first failure could not be saved after the
+// sweep; the largest that fits is accepted.
+TEST_F(CliTest, StepsMaxAboveWhatAReproHoldsIsRefusedBeforeAnyRun) {
+  for (const std::string command :
+       {"explore --scenario 'bug.*' --seeds 100 --jobs 1 --repro-dir " + dir_,
+        std::string("replay demo.abba_deadlock --seed 2"), std::string("bench --seeds 1")}) {
+    const Result r = RunCli(command + " --steps-max 67108865");
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("--steps-max 67108865 is above 67108864: a repro file holds at "
+                                 "most 67108864 choices"))
+        << command;
+    EXPECT_THAT(r.out, ::testing::Not(HasSubstr("scenario="))) << "no header: nothing ran";
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "nothing run, nothing saved";
+  const Result fits = RunCli("replay demo.abba_deadlock --seed 2 --steps-max 67108864");
+  EXPECT_NE(fits.exit_code, 2) << fits.out;
+}
+
+// Issue 25: a repro file above the documented maximum (256 MiB) is refused before it is read,
+// with its size and the limit (a 210 MB file once took 1.66 GB to read).
+TEST_F(CliTest, AReproFileAboveTheMaximumIsRefusedBeforeItIsRead) {
+  const std::string huge = dir_ + "/huge.json";
+  std::ofstream(huge).close();
+  ASSERT_EQ(truncate(huge.c_str(), (off_t{256} << 20) + 1), 0);  // sparse: no disk used
+  for (const std::string command : {"replay --repro " + huge, "shrink " + huge}) {
+    const Result r = RunCli(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr("huge.json is 268435457 bytes (at most 268435456)")) << command;
+  }
 }

@@ -6,7 +6,10 @@
 // the merged report keeps into one folder (checked to be the repro of that failure).
 //
 // Exit codes as explore: 0 as expected, 1 findings (or a repro that could not be copied), 2 a
-// shard refused (unreadable, not a report, another sweep's, missing, twice).
+// shard refused (unreadable, not a report, another sweep's, missing, twice), 130 interrupted:
+// SIGINT or SIGTERM is polled between shards and between repro copies, and an interrupted merge
+// writes no report (every file it did write, a copied repro, is whole: written atomically).
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -19,6 +22,7 @@
 #include "sim/repro.h"
 #include "sim/sweep_merge.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/output_file.h"
 #include "tools/restoresim/sweep_summary.h"
 
@@ -98,9 +102,14 @@ absl::Status CopyRepro(const std::string& dir, sim::FailureReport& f) {
   return absl::OkStatus();
 }
 
-void CopyRepros(const std::string& dir, sim::SweepReport& merged) {
+// Copies the repros until `stop` is seen; returns how many were copied.
+size_t CopyRepros(const std::string& dir, sim::SweepReport& merged,
+                  const std::atomic<bool>& stop) {
+  size_t copied = 0;
   for (sim::FailureReport& f : merged.failures) {
+    if (stop.load()) break;
     if (!f.has_repro || f.repro.empty()) continue;
+    ++copied;
     const std::string from = f.repro;
     if (absl::Status s = CopyRepro(dir, f); !s.ok()) {
       f.repro.clear();
@@ -108,6 +117,13 @@ void CopyRepros(const std::string& dir, sim::SweepReport& merged) {
           fmt::format("cannot copy the repro {}: {}", from, std::string(s.message()));
     }
   }
+  return copied;
+}
+
+int Interrupted(const std::string& what) {
+  std::fprintf(stderr, "restoresim merge: interrupted by %s %s; no report written\n",
+               InterruptSignalName().c_str(), what.c_str());
+  return kExitInterrupted;
 }
 
 void PrintHeader(const sim::SweepReport& r, size_t shards) {
@@ -133,8 +149,13 @@ int RunMerge(const MergeOptions& o) {
     return Refuse(fmt::format("{} shard files (at most {})", o.shard_paths.size(),
                               sim::kMergeShardsMax));
   }
+  const std::atomic<bool>& stop = InstallInterruptHandlers();
   std::vector<sim::ShardReport> shards;
   for (const std::string& path : o.shard_paths) {
+    if (stop.load()) {
+      return Interrupted(fmt::format("after reading {} of {} shards", shards.size(),
+                                     o.shard_paths.size()));
+    }
     absl::StatusOr<sim::ShardReport> shard = LoadShard(path);
     if (!shard.ok()) return Refuse(std::string(shard.status().message()));
     shards.push_back(*std::move(shard));
@@ -145,8 +166,12 @@ int RunMerge(const MergeOptions& o) {
     if (absl::Status s = PosixFileSystem::Default()->CreateDirIfMissing(o.repros_to); !s.ok()) {
       return Refuse(fmt::format("--repros-to: {}", std::string(s.message())));
     }
-    CopyRepros(o.repros_to, *merged);
+    const size_t copied = CopyRepros(o.repros_to, *merged, stop);
+    if (stop.load()) {
+      return Interrupted(fmt::format("after copying {} repro files to {}", copied, o.repros_to));
+    }
   }
+  if (stop.load()) return Interrupted("before writing the merged report");
 
   const std::string json = sim::SweepReportToJson(*merged).dump(2) + "\n";
   if (!o.json_out.empty()) {

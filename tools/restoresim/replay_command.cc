@@ -68,9 +68,10 @@ int RunReplay(const ReplayOptions& o) {
     }
     absl::StatusOr<sim::Repro> loaded = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
     if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
-    repro = *loaded;
+    // Moved, not copied: a long schedule is 8 bytes a choice, and each copy was one more.
+    repro = *std::move(loaded);
     scenario = repro->scenario;
-    config = repro->config;
+    config = std::move(repro->config);
     if (o.ignore_schedule) config.replay_choices.reset();
   } else {
     if (scenario.empty() || !o.seed.has_value()) {
@@ -111,7 +112,7 @@ int RunReplay(const ReplayOptions& o) {
     events_writer.emplace(events_out);
     properties::Oracle::SetDefaultTap(&*events_writer);
   }
-  const sim::RunResult r = sim::RunProgram(*program, config);
+  const sim::RunResult r = sim::RunProgram(*program, std::move(config));  // its choices only
   properties::Oracle::SetDefaultTap(nullptr);
   if (events_writer.has_value()) {
     events_out.flush();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/repro.h"
+
 namespace restoresim::tools {
 
 void RunOptions::AddTo(CLI::App& cmd) {
@@ -21,6 +23,14 @@ void RunOptions::AddTo(CLI::App& cmd) {
 absl::StatusOr<sim::RunConfig> RunOptions::ToRunConfig() const {
   absl::StatusOr<sim::StrategySpec> spec = sim::StrategySpec::Parse(strategy);
   if (!spec.ok()) return spec.status();
+  // Refused before any run, not found out when the first failure's repro could not be saved,
+  // after the sweep (issue 25).
+  if (steps_max > sim::kReproRunStepsMax) {
+    return absl::InvalidArgumentError(fmt::format(
+        "--steps-max {} is above {}: a repro file holds at most {} choices and every step "
+        "records one, so a failing run that long could not be saved",
+        steps_max, sim::kReproRunStepsMax, sim::kReproChoicesMax));
+  }
   sim::RunConfig config;
   config.strategy = *spec;
   config.steps_max = steps_max;

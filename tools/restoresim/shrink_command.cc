@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +18,7 @@
 #include "core/util/shown.h"
 #include "sim/shrink.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/invocation.h"
 #include "tools/restoresim/output_file.h"
 
@@ -45,10 +47,13 @@ nlohmann::json MetricsJson(const sim::ScheduleMetrics& m) {
 void PrintSummary(const sim::ShrinkResult& r, const std::string& out) {
   const sim::ScheduleMetrics& a = r.before;
   const sim::ScheduleMetrics& b = r.after;
-  std::printf("%s", fmt::format("\n{} in {} runs{}\n",
-                                r.budget_exhausted ? "budget spent (--max-runs)"
-                                                   : "shrunk to a fixed point",
-                                r.runs, r.budget_exhausted ? ": more runs may shrink further" : "")
+  const std::string how = r.interrupted        ? "interrupted by " + InterruptSignalName()
+                          : r.budget_exhausted ? std::string("budget spent (--max-runs)")
+                                               : std::string("shrunk to a fixed point");
+  std::printf("%s", fmt::format("\n{} in {} runs{}\n", how, r.runs,
+                                r.budget_exhausted || r.interrupted
+                                    ? ": more runs may shrink further"
+                                    : "")
                         .c_str());
   std::printf("%s", fmt::format("  signature:    {}\n"
                                 "  preemptions:  {} -> {}\n"
@@ -69,6 +74,50 @@ void PrintSummary(const sim::ShrinkResult& r, const std::string& out) {
   std::printf("%s",
               fmt::format("wrote {}\n  replay: {}\n", out, Runnable(r.repro.replay_command))
                   .c_str());
+}
+
+// Prints one line per improvement of a count (a data sum being lowered would print one per run).
+std::function<void(const sim::ShrinkProgress&)> ProgressPrinter() {
+  auto shown = std::make_shared<sim::ScheduleMetrics>();
+  return [shown](const sim::ShrinkProgress& p) {
+    const sim::ScheduleMetrics& m = p.metrics;
+    if (m.preemptions == shown->preemptions && m.sched_events == shown->sched_events &&
+        m.data_events == shown->data_events && m.steps == shown->steps) {
+      return;
+    }
+    *shown = m;
+    std::printf("%s", fmt::format("  run {:>6}  {:<16} preemptions {}, data events {} (sum {}), "
+                                  "steps {}, choices {}\n",
+                                  p.runs, p.pass, p.metrics.preemptions, p.metrics.data_events,
+                                  p.metrics.data_sum, p.metrics.steps, p.metrics.choices)
+                          .c_str());
+    std::fflush(stdout);
+  };
+}
+
+void PrintJson(const ShrinkOptions& o, const sim::Program& program, const sim::Repro& input,
+               const sim::ShrinkResult& result, const std::string& out) {
+  nlohmann::json passes = nlohmann::json::array();
+  for (const sim::ShrinkPassStats& p : result.passes) {
+    passes.push_back({{"pass", p.pass}, {"runs", p.runs}, {"kept", p.improvements}});
+  }
+  nlohmann::json j = {{"input", o.repro_path},
+                      {"output", out},
+                      {"scenario", program.name},
+                      {"seed", input.config.seed},
+                      {"strategy", input.config.strategy.ToString()},
+                      {"signature", result.signature.ToString()},
+                      {"runs", result.runs},
+                      {"runs_speculative", result.runs_speculative},
+                      {"improvements", result.improvements},
+                      {"fixed_point", !result.budget_exhausted && !result.interrupted},
+                      {"input_reproduced_exactly", result.input_trace_hash_matched},
+                      {"passes", passes},
+                      {"before", MetricsJson(result.before)},
+                      {"after", MetricsJson(result.after)},
+                      {"replay", result.repro.replay_command}};
+  if (result.interrupted) j["interrupted"] = InterruptSignalName();
+  std::printf("%s\n", j.dump(2).c_str());
 }
 
 int RunShrink(const ShrinkOptions& o) {
@@ -96,32 +145,18 @@ int RunShrink(const ShrinkOptions& o) {
                                     : std::clamp(std::thread::hardware_concurrency(), 1u,
                                                  sim::kShrinkJobsMax);
   if (!o.json) {
-    std::printf("%s",
-                fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
-                            "expected={} max-runs={} jobs={}\n",
-                            o.repro_path, program->name, input->config.seed,
-                            input->config.strategy.ToString(), input->outcome, o.max_runs, jobs)
-                    .c_str());
+    std::printf("%s", fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
+                                  "expected={} max-runs={} jobs={}\n",
+                                  o.repro_path, program->name, input->config.seed,
+                                  input->config.strategy.ToString(), input->outcome, o.max_runs,
+                                  jobs)
+                          .c_str());
   }
-  sim::ShrinkOptions options{.runs_max = o.max_runs, .jobs = jobs, .on_progress = nullptr};
-  if (!o.json) {
-    // One line per improvement of a count (a data sum being lowered would print one per run).
-    auto shown = std::make_shared<sim::ScheduleMetrics>();
-    options.on_progress = [shown](const sim::ShrinkProgress& p) {
-      const sim::ScheduleMetrics& m = p.metrics;
-      if (m.preemptions == shown->preemptions && m.sched_events == shown->sched_events &&
-          m.data_events == shown->data_events && m.steps == shown->steps) {
-        return;
-      }
-      *shown = m;
-      std::printf("%s", fmt::format("  run {:>6}  {:<16} preemptions {}, data events {} (sum {}), "
-                                    "steps {}, choices {}\n",
-                                    p.runs, p.pass, p.metrics.preemptions, p.metrics.data_events,
-                                    p.metrics.data_sum, p.metrics.steps, p.metrics.choices)
-                            .c_str());
-      std::fflush(stdout);
-    };
-  }
+  sim::ShrinkOptions options{.runs_max = o.max_runs,
+                             .jobs = jobs,
+                             .on_progress = nullptr,
+                             .stop = &InstallInterruptHandlers()};
+  if (!o.json) options.on_progress = ProgressPrinter();
   absl::StatusOr<sim::ShrinkResult> result = sim::ShrinkRepro(*program, *input, options);
   if (!result.ok()) {
     const std::string message =
@@ -132,6 +167,13 @@ int RunShrink(const ShrinkOptions& o) {
     }
     return Usage(message);
   }
+  if (result->interrupted) {
+    // The smallest failing run so far has replayed (ShrinkRepro checks it): it is written like
+    // a finished result, and said to be one that more runs may shrink further.
+    std::fprintf(stderr, "restoresim shrink: interrupted by %s after %llu runs: writing the "
+                 "smallest failing run found so far\n", InterruptSignalName().c_str(),
+                 static_cast<unsigned long long>(result->runs));
+  }
   result->repro.replay_command = fmt::format("restoresim replay --repro {}", out);
   absl::StatusOr<std::string> text = sim::ReproToCheckedJson(result->repro, out);
   absl::Status written = text.ok() ? WriteOutput(out, *text) : text.status();
@@ -139,27 +181,8 @@ int RunShrink(const ShrinkOptions& o) {
     return Usage(fmt::format("cannot write {}: {}", out, std::string(written.message())));
   }
   if (o.json) {
-    nlohmann::json passes = nlohmann::json::array();
-    for (const sim::ShrinkPassStats& p : result->passes) {
-      passes.push_back({{"pass", p.pass}, {"runs", p.runs}, {"kept", p.improvements}});
-    }
-    const nlohmann::json j = {{"input", o.repro_path},
-                              {"output", out},
-                              {"scenario", program->name},
-                              {"seed", input->config.seed},
-                              {"strategy", input->config.strategy.ToString()},
-                              {"signature", result->signature.ToString()},
-                              {"runs", result->runs},
-                              {"runs_speculative", result->runs_speculative},
-                              {"improvements", result->improvements},
-                              {"fixed_point", !result->budget_exhausted},
-                              {"input_reproduced_exactly", result->input_trace_hash_matched},
-                              {"passes", passes},
-                              {"before", MetricsJson(result->before)},
-                              {"after", MetricsJson(result->after)},
-                              {"replay", result->repro.replay_command}};
-    std::printf("%s\n", j.dump(2).c_str());
-    return kExitOk;
+    PrintJson(o, *program, *input, *result, out);
+    return result->interrupted ? kExitInterrupted : kExitOk;
   }
   if (!result->input_trace_hash_matched) {
     std::printf(
@@ -167,7 +190,7 @@ int RunShrink(const ShrinkOptions& o) {
         "records (was the program changed?); that run was shrunk\n");
   }
   PrintSummary(*result, out);
-  return kExitOk;
+  return result->interrupted ? kExitInterrupted : kExitOk;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "sim/shrink.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/zoo_search.h"
 
 namespace restoresim::tools {
@@ -47,6 +48,7 @@ struct StrategyResult {
   sim::ScheduleMetrics shrunk_before;
   sim::ScheduleMetrics shrunk_after;
   bool shrunk = false;
+  bool interrupted = false;  // a sweep or the shrink was stopped: the result is not decided
 
   bool AllFound() const {
     return std::all_of(sweeps.begin(), sweeps.end(), [](const SearchResult& s) { return s.found; });
@@ -99,9 +101,11 @@ absl::StatusOr<std::vector<const scenarios::BugProgram*>> SelectBugs(const std::
   return bugs;
 }
 
-// Shrinks the first failure of a sweep (recorded again with its schedule).
-void ShrinkFirst(const sim::Program& program, const sim::StrategySpec& strategy,
-                 const SearchResult& first, const ZooOptions& o, StrategyResult& result) {
+// Shrinks the first failure of a sweep (recorded again with its schedule). An error is a worker
+// thread that could not start; a repro that does not shrink leaves the result unshrunk.
+absl::Status ShrinkFirst(const sim::Program& program, const sim::StrategySpec& strategy,
+                         const SearchResult& first, const ZooOptions& o, uint32_t jobs,
+                         const std::atomic<bool>* stop, StrategyResult& result) {
   sim::RunConfig config;
   config.seed = first.seed;
   config.strategy = strategy;
@@ -118,11 +122,42 @@ void ShrinkFirst(const sim::Program& program, const sim::StrategySpec& strategy,
   repro.trace_hash = run.trace_hash;
   repro.steps = run.steps;
   absl::StatusOr<sim::ShrinkResult> shrunk = sim::ShrinkRepro(
-      program, repro, {.runs_max = o.shrink_runs, .jobs = std::max<uint32_t>(o.jobs, 1)});
-  if (!shrunk.ok()) return;
+      program, repro,
+      {.runs_max = o.shrink_runs, .jobs = jobs, .on_progress = nullptr, .stop = stop});
+  if (shrunk.status().code() == absl::StatusCode::kResourceExhausted) return shrunk.status();
+  if (!shrunk.ok()) return absl::OkStatus();
+  result.interrupted = shrunk->interrupted;
   result.shrunk = true;
   result.shrunk_before = shrunk->before;
   result.shrunk_after = shrunk->after;
+  return absl::OkStatus();
+}
+
+// The sweeps of one mutation under one strategy, each with the plain runtime over the seeds it
+// ran, then the shrink of the first failure. Stops early (result.interrupted) once `stop` is set.
+absl::Status RunStrategy(const sim::Program& program, const sim::Program& base,
+                         const sim::StrategySpec& strategy, const ZooOptions& o, uint32_t jobs,
+                         const std::atomic<bool>* stop, ZooProgress& progress,
+                         StrategyResult& result) {
+  for (uint32_t k = 0; k < o.sweeps && !result.interrupted; ++k) {
+    const uint64_t start = o.seed_start + k * o.seeds_max;
+    absl::StatusOr<SearchResult> s =
+        FindFirst(program, strategy, start, o.seeds_max, o.budget_s, jobs, stop);
+    if (!s.ok()) return s.status();
+    // The plain runtime over the seeds the search ran must pass.
+    absl::StatusOr<PlainResult> plain = RunPlain(base, strategy, start, s->seeds_run, jobs, stop);
+    if (!plain.ok()) return plain.status();
+    result.interrupted = s->interrupted || plain->interrupted;
+    result.plain_runs += plain->runs;
+    result.plain_failures += plain->failures;
+    if (result.plain_first_failure.empty()) result.plain_first_failure = plain->first_failure;
+    result.sweeps.push_back(*std::move(s));
+    progress.Step();
+  }
+  if (!result.interrupted && !result.sweeps.empty() && result.sweeps.front().found) {
+    return ShrinkFirst(program, strategy, result.sweeps.front(), o, jobs, stop, result);
+  }
+  return absl::OkStatus();
 }
 
 void PrintTable(const std::vector<Row>& rows, const ZooOptions&) {
@@ -200,6 +235,30 @@ nlohmann::json RowsJson(const std::vector<Row>& rows) {
   return out;
 }
 
+// Prints the table (or JSON) of the mutations decided; `planned` > 0: interrupted with that
+// many mutations selected.
+int Report(const ZooOptions& o, const std::vector<Row>& rows, bool ok, size_t planned) {
+  const std::string interrupted =
+      planned == 0 ? std::string()
+                   : fmt::format("interrupted by {} after {} of {} mutations: the results are of "
+                                 "those",
+                                 InterruptSignalName(), rows.size(), planned);
+  if (!interrupted.empty()) std::fprintf(stderr, "restoresim zoo: %s\n", interrupted.c_str());
+  if (o.json) {
+    nlohmann::json j = {{"rows", RowsJson(rows)}, {"ok", ok}};
+    if (!interrupted.empty()) j["interrupted"] = interrupted;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    PrintTable(rows, o);
+    std::printf("\n%s\n", !interrupted.empty() ? "verdict: INTERRUPTED"
+                           : ok ? "verdict: every mutation found by its invariants; the plain "
+                                  "runtime passed the same seeds"
+                                : "verdict: UNEXPECTED results (see the table above)");
+  }
+  if (!interrupted.empty()) return kExitInterrupted;
+  return ok ? kExitOk : kExitFindings;
+}
+
 int RunZoo(const ZooOptions& o) {
   absl::StatusOr<std::vector<sim::StrategySpec>> strategies = ParseStrategies(o.strategies);
   if (!strategies.ok()) {
@@ -225,11 +284,14 @@ int RunZoo(const ZooOptions& o) {
                                   bugs->size(), o.strategies, o.sweeps, o.seeds_max, o.budget_s,
                                   jobs)
                           .c_str());
+    std::fflush(stdout);  // seen at once when piped, before a long zoo
   }
+  const std::atomic<bool>* stop = &InstallInterruptHandlers();
   ZooProgress progress(!o.json && !o.quiet && isatty(STDERR_FILENO),
                        bugs->size() * strategies->size() * o.sweeps);
   std::vector<Row> rows;
   bool ok = true;
+  bool interrupted = false;
   for (const scenarios::BugProgram* bug : *bugs) {
     const sim::Program* program = Programs().Find(scenarios::BugProgramName(bug->mutation));
     const sim::Program* base = Programs().Find(bug->base);
@@ -239,39 +301,25 @@ int RunZoo(const ZooOptions& o) {
       return kExitUsage;
     }
     Row row{.bug = bug, .results = {}};
-    for (const sim::StrategySpec& strategy : *strategies) {
-      StrategyResult result{.strategy = strategy.ToString()};
-      for (uint32_t k = 0; k < o.sweeps; ++k) {
-        const uint64_t start = o.seed_start + k * o.seeds_max;
-        SearchResult s = FindFirst(*program, strategy, start, o.seeds_max, o.budget_s, jobs);
-        // The plain runtime over the seeds the search ran must pass.
-        const PlainResult plain = RunPlain(*base, strategy, start, s.seeds_run, jobs);
-        result.plain_runs += plain.runs;
-        result.plain_failures += plain.failures;
-        if (result.plain_first_failure.empty()) result.plain_first_failure = plain.first_failure;
-        result.sweeps.push_back(std::move(s));
-        progress.Step();
+    for (size_t i = 0; i < strategies->size() && !interrupted; ++i) {
+      StrategyResult result{.strategy = (*strategies)[i].ToString()};
+      const absl::Status s =
+          RunStrategy(*program, *base, (*strategies)[i], o, jobs, stop, progress, result);
+      if (!s.ok()) {
+        progress.Done();
+        std::fprintf(stderr, "restoresim zoo: %s\n", std::string(s.message()).c_str());
+        return kExitUsage;
       }
-      if (!result.sweeps.empty() && result.sweeps.front().found) {
-        ShrinkFirst(*program, strategy, result.sweeps.front(), o, result);
-      }
+      interrupted = result.interrupted;
       ok = ok && result.AllFound() && result.plain_failures == 0;
       row.results.push_back(std::move(result));
     }
+    if (interrupted) break;  // a mutation only partly swept is not reported as decided
     rows.push_back(std::move(row));
   }
   progress.Done();
-  if (o.json) {
-    std::printf("%s\n", nlohmann::json{{"rows", RowsJson(rows)}, {"ok", ok}}.dump(2).c_str());
-  } else {
-    PrintTable(rows, o);
-    std::printf("\n%s\n", ok ? "verdict: every mutation found by its invariants; the plain "
-                               "runtime passed the same seeds"
-                             : "verdict: UNEXPECTED results (see the table above)");
-  }
-  return ok ? kExitOk : kExitFindings;
+  return Report(o, rows, ok, interrupted ? bugs->size() : 0);
 }
-
 }  // namespace
 
 Command AddZooCommand(CLI::App& app) {

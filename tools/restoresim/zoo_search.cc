@@ -13,6 +13,7 @@
 
 #include "sim/runner.h"
 #include "sim/sweep.h"
+#include "sim/worker_threads.h"
 
 namespace restoresim::tools {
 namespace {
@@ -28,8 +29,10 @@ sim::RunConfig ConfigFor(const sim::StrategySpec& strategy, uint64_t seed) {
 
 }  // namespace
 
-SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& strategy,
-                       uint64_t start, uint64_t seeds_max, double budget_s, uint32_t jobs) {
+absl::StatusOr<SearchResult> FindFirst(const sim::Program& program,
+                                       const sim::StrategySpec& strategy, uint64_t start,
+                                       uint64_t seeds_max, double budget_s, uint32_t jobs,
+                                       const std::atomic<bool>* stop) {
   const auto began = Clock::now();
   const auto deadline = began + std::chrono::duration<double>(budget_s);
   std::atomic<uint64_t> next{0};
@@ -38,6 +41,7 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
   uint64_t prefix_run = 0;      // every offset below it has run
   std::set<uint64_t> ran_above;  // offsets run above prefix_run (workers finish out of order)
   bool out_of_time = false;
+  std::atomic<bool> abandon{false};  // a worker thread could not start
   std::string invariant;
   auto worker = [&]() {
     for (;;) {
@@ -45,6 +49,7 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
       {
         std::lock_guard<std::mutex> lock(mu);
         if (i >= seeds_max || i > first) return;  // nothing below the first found is left
+        if (abandon.load() || (stop != nullptr && stop->load())) return;  // polled per seed
         if (Clock::now() > deadline) {
           out_of_time = true;
           return;
@@ -64,9 +69,11 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
     }
   };
   std::vector<std::thread> workers;
-  for (uint32_t j = 1; j < jobs; ++j) workers.emplace_back(worker);
-  worker();
+  const absl::Status started = sim::StartWorkerThreads(jobs, worker, workers);
+  if (!started.ok()) abandon = true;  // the workers that started return at their next seed
+  if (started.ok()) worker();
   for (std::thread& t : workers) t.join();
+  if (!started.ok()) return started;
   SearchResult result;
   result.seed_start = start;
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - began).count();
@@ -74,14 +81,18 @@ SearchResult FindFirst(const sim::Program& program, const sim::StrategySpec& str
   // When the budget ran out while a lower seed had not run, a failure above it does not count.
   result.found = first != UINT64_MAX && prefix_run >= first;
   result.budget_exhausted = out_of_time && !result.found;
+  // Stopped while undecided: neither found nor run to its end or budget.
+  result.interrupted = !result.found && !out_of_time && prefix_run < seeds_max;
   result.seed = result.found ? start + first : 0;
   result.seeds_run = result.found ? first + 1 : prefix_run;
   result.invariant = invariant;
   return result;
 }
 
-PlainResult RunPlain(const sim::Program& program, const sim::StrategySpec& strategy,
-                     uint64_t start, uint64_t seeds, uint32_t jobs) {
+absl::StatusOr<PlainResult> RunPlain(const sim::Program& program,
+                                     const sim::StrategySpec& strategy, uint64_t start,
+                                     uint64_t seeds, uint32_t jobs,
+                                     const std::atomic<bool>* stop) {
   PlainResult result;
   if (seeds == 0) return result;
   sim::SweepConfig config;
@@ -91,7 +102,10 @@ PlainResult RunPlain(const sim::Program& program, const sim::StrategySpec& strat
   config.jobs = jobs;
   config.run.strategy = strategy;
   config.failures_kept_max = 1;
+  config.stop = stop;
   const sim::SweepResult sweep = sim::RunSweep(config);
+  if (!sweep.workers.ok()) return sweep.workers;
+  result.interrupted = sweep.interrupted;
   const sim::ProgramSweepStats& stats = sweep.programs.at(0);
   result.runs = stats.runs;
   result.failures = stats.failed_runs;
