@@ -34,8 +34,14 @@ class StoreRot {
  public:
   // Store directories containing `needle` ("/0_<p>/": the stores of task 0_p) rot at the
   // `at_read`-th read through any of them; 0: never.
-  StoreRot(std::string needle, int64_t at_read) : needle_(std::move(needle)), at_(at_read) {
-    RS_CHECK(at_ >= 0 && !needle_.empty(), "store rot at read {}", at_);
+  StoreRot(std::string needle, int64_t at_read) { Arm(std::move(needle), at_read); }
+
+  // From now on, directories containing `needle` rot at the `at_read`-th read (0: never).
+  void Arm(std::string needle, int64_t at_read) {
+    RS_CHECK(at_read >= 0 && (at_read == 0 || !needle.empty()), "store rot at read {}", at_read);
+    needle_ = std::move(needle);
+    at_ = at_read;
+    reads_ = 0;
   }
 
   bool rotten(const std::string& dir) const { return rotten_.contains(dir); }
@@ -45,7 +51,7 @@ class StoreRot {
   // A Get of a store in `dir`: whether it finds rot (and from this read on, `dir` is rotten).
   bool OnRead(const std::string& dir) {
     if (rotten(dir)) return true;
-    if (at_ == 0 || dir.find(needle_) == std::string::npos) return false;
+    if (at_ == 0 || reads_ >= at_ || dir.find(needle_) == std::string::npos) return false;
     if (++reads_ != at_) return false;
     rotten_.insert(dir);
     ++rotted_;
@@ -66,8 +72,8 @@ class StoreRot {
   }
 
  private:
-  const std::string needle_;
-  const int64_t at_;
+  std::string needle_;
+  int64_t at_ = 0;
   int64_t reads_ = 0;
   int64_t rotted_ = 0;
   std::set<std::string> rotten_;

@@ -31,6 +31,11 @@ class OffsetSums {
   void NoteHandedOver(const Task& task);
   // The sums to report now (and remembers them as the last known of their directories).
   std::map<TaskId, int64_t> Compute(const TasksRegistry& tasks, const RestoreThread& restore);
+  // The task's directory was wiped: no sum of its is known any more.
+  void Forget(TaskId id) {
+    last_known_.erase(id);
+    handed_over_.erase(id);
+  }
   // Reads the checkpoints of the task directories under state_dir (once, before joining).
   void ScanStateDirectory(FileSystem& fs, const std::string& state_dir);
 

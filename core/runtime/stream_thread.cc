@@ -191,6 +191,7 @@ absl::Status StreamThread::RunOnce() {
     if (absl::Status s = tasks_->HandleRestoreEvents(); !s.ok()) return s;
   }
   MaybeHandleTransactionLost();  // after the rebalance callbacks' commits and closes
+  MaybeEnforceRebalanceAfterCorruption();
   UpdateState(rebalances_before);
   if (assignor_ != nullptr) MaybeProbingRebalance();
   // The client's gate: read and observed with no scheduling point between (so the oracle sees
@@ -221,7 +222,22 @@ absl::Status StreamThread::RunOnce() {
     if (!s.ok() && !IsRetryable(s) && !absl::IsFailedPrecondition(s)) return s;
   }
   MaybeHandleTransactionLost();  // a send that failed for good while processing
+  MaybeEnforceRebalanceAfterCorruption();
   return absl::OkStatus();
+}
+
+void StreamThread::MaybeEnforceRebalanceAfterCorruption() {
+  if (!tasks_->TakeActiveCorrupted() || !config_.tasks.exactly_once) return;
+  RS_CHECK(!tasks_->transaction_lost(), "stream thread '{}': rebalance enforced with a lost "
+           "transaction unhandled", config_.name);
+  TraceMark("eos", "active task corrupted: rebalance enforced");
+  // The member rejoins with what it holds now (Kafka's rejoin sends a fresh subscription):
+  // without the corrupted task's sum, so the assignor does not take it for caught up here.
+  if (assignor_ != nullptr) {
+    if (absl::Status s = ReportSubscription(); !s.ok()) (void)s;  // the next loop reports again
+  }
+  // A failure is not fatal: the member rejoins at its next poll and rebalances anyway.
+  if (absl::Status s = consumer_->EnforceRebalance(); !s.ok()) (void)s;
 }
 
 void StreamThread::MaybeHandleTransactionLost() {

@@ -127,6 +127,10 @@ class StreamThread {
   void MaybeProbingRebalance();
   // Exactly once: a lost transaction handled now (no-op otherwise).
   void MaybeHandleTransactionLost();
+  // Exactly once: an active task found corrupted makes the thread rejoin the group, so that the
+  // Streams assignor can move it to an instance whose standby of it is caught up instead of
+  // restoring it from scratch here (Kafka's StreamThread after handleCorruption, KAFKA-12486).
+  void MaybeEnforceRebalanceAfterCorruption();
   // Restore thread, tasks, clients; DEAD. Once (completed_).
   absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result);
 

@@ -126,6 +126,9 @@ class TaskManager final : public RebalanceListener {
   // Exactly once: whether the thread's transaction was lost (a commit or send failed for
   // good, or a running task closed dirty with a transaction in flight).
   bool transaction_lost() const { return executor_.transaction_lost(); }
+  // Whether an active task was found corrupted (and revived or closed) since the last call:
+  // under exactly once its thread then enforces a rebalance (KAFKA-12486).
+  bool TakeActiveCorrupted() { return std::exchange(active_corrupted_, false); }
   // Kafka's handleLostAll under EOS v2 after a TaskMigratedException, and its abort of an
   // abortable transaction: the transaction is aborted (a fenced producer is replaced by a new,
   // initialised one, which aborts it on the broker), every running task is closed dirty — its
@@ -186,6 +189,8 @@ class TaskManager final : public RebalanceListener {
   void ReconcileRunning(TaskId id, std::optional<TaskType> want);
   // Decides revoked running actives still waiting for the assignment (there was none).
   void SettleRevoked();
+  // Exactly once: the checkpoint of a running active committed and then suspended (a recycle).
+  void CheckpointCommittedSuspended(Task& task);
   // `decision` says why, for observers (kClose, kCloseLost, kCloseStale, kRevive, ...).
   // `wipe`: its state directory is wiped after the close (a corrupted task's).
   void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true,
@@ -255,6 +260,7 @@ class TaskManager final : public RebalanceListener {
   // Tasks revived while running: when nothing is committed, their input restarts from the
   // beginning, not from the consumer's position (TryStartRunning).
   std::set<TaskId> rewind_uncommitted_;
+  bool active_corrupted_ = false;  // see TakeActiveCorrupted
   // Tasks pending initialisation whose stores failed to open: when task.timeout.ms runs out.
   std::map<TaskIncarnation, TimeNs> init_deadline_ns_;
   absl::Status start_failure_;  // a task timed out before running, for the drain to return

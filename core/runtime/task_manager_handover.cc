@@ -204,6 +204,7 @@ void TaskManager::HandleCorrupted(
   for (auto& [who, task] : corrupted_tasks) {
     RS_CHECK(corrupted.contains(who), "corrupted task {} without its report", who.ToString());
     RS_OBSERVE(OnCorruptionHandled, who, task.get());
+    if (task->type() == TaskType::kActive) active_corrupted_ = true;
     if (Wanted(who.id) == task->type()) {
       Revive(std::move(task), corrupted[who]);
     } else {
@@ -293,6 +294,7 @@ absl::Status TaskManager::ReviveCorruptedRunning(TaskId id, const absl::Status& 
            "{}: revive of {} for {}", config_.thread_name, id.ToString(), cause.ToString());
   ++stats_.corrupted_while_processing;
   errors_.push_back(cause);
+  active_corrupted_ = true;
   if (!config_.exactly_once) {
     if (absl::Status s = executor_.FlushSends(); !s.ok()) {
       return absl::Status(s.code(), fmt::format("stream thread '{}': task {} corrupted while "
