@@ -45,6 +45,12 @@ struct TestRecord {
 // `n` changelog records of `keys` keys "<prefix>k<i % keys>" with count values, every tenth a
 // tombstone.
 std::vector<TestRecord> ChangelogRecords(const std::string& prefix, int n, int keys);
+// One transaction of a transactional writer: its records, committed or aborted.
+struct TestTransaction {
+  std::vector<TestRecord> records;
+  bool commit = true;
+};
+
 // `n` input records adding 1 to keys "k<i % keys>".
 std::vector<TestRecord> InputRecords(int n, int keys);
 
@@ -66,11 +72,21 @@ class KafkaWorld {
   // Creates "<base>-..." input and changelog topics of `partitions` partitions.
   absl::StatusOr<AppTopics> CreateApp(const std::string& base, int32_t partitions);
   absl::Status Produce(const TopicPartition& partition, const std::vector<TestRecord>& records);
+  // Writes `transactions` in order with a transactional producer of its own (a fresh
+  // transactional.id), each committed or aborted: the log then holds the aborted records and
+  // a marker after each transaction.
+  absl::Status ProduceTransactions(const TopicPartition& partition,
+                                   const std::vector<TestTransaction>& transactions);
   absl::Status DeleteRecords(const TopicPartition& partition, int64_t before_offset);
-  // Every record from the log start to the end offset. This and the other reads retry
-  // retryable errors for up to a minute.
-  absl::StatusOr<std::vector<ConsumerRecord>> ReadAll(const TopicPartition& partition);
+  // Every record from the log start to the end offset, as a consumer of `isolation` reads them
+  // (read_committed: aborted records left out; it waits for every transaction to end). This
+  // and the other reads retry retryable errors for up to a minute.
+  absl::StatusOr<std::vector<ConsumerRecord>> ReadAll(
+      const TopicPartition& partition,
+      IsolationLevel isolation = IsolationLevel::kReadUncommitted);
   absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition);
+  // The last stable offset (the first offset of the earliest open transaction, else the end).
+  absl::StatusOr<int64_t> StableOffset(const TopicPartition& partition);
   absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::string& group, const std::vector<TopicPartition>& partitions);
   // Whether the group committed every input partition up to its end offset.
@@ -86,8 +102,11 @@ class KafkaWorld {
   // Whether that task has a store directory in `state_dir`.
   bool HasStore(const std::string& state_dir, const AppTopics& app, int32_t partition);
   // Checks every task store in `state_dir` (after Close) against its changelog: the store
-  // must equal the fold of the changelog's records below the task's checkpoint, and with
-  // `at_end` the checkpoint must be the changelog's end (the last owner closed cleanly).
+  // must equal the fold of the changelog's committed records (read_committed: no aborted
+  // record) below the task's checkpoint, and with
+  // `at_end` no committed record may lie past the checkpoint (the last owner closed cleanly:
+  // it checkpointed the end, or under exactly once the offset of the commit marker after its
+  // last record).
   // Records test failures; returns the partitions checked.
   std::vector<int32_t> ExpectStoresEqualChangelogs(const std::string& state_dir,
                                                    const AppTopics& app, bool at_end = true);
@@ -97,7 +116,8 @@ class KafkaWorld {
 
  private:
   explicit KafkaWorld(std::string bootstrap);
-  absl::StatusOr<std::vector<ConsumerRecord>> ReadAllOnce(const TopicPartition& partition);
+  absl::StatusOr<std::vector<ConsumerRecord>> ReadAllOnce(const TopicPartition& partition,
+                                                          IsolationLevel isolation);
   void ExpectStoreEqualsChangelog(const std::string& state_dir, const AppTopics& app,
                                   int32_t partition, bool at_end);
 
