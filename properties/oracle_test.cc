@@ -297,6 +297,103 @@ TEST(OracleTest, DisabledOracleSeesNothing) {
 namespace restoresim::properties {
 namespace {
 
+// Issue 21's exactly-once invariants, each broken on purpose.
+
+// An exactly-once state manager over partition p's task directory, stores registered.
+std::unique_ptr<Task> NewEosTask(RuntimeWorld& w, int32_t p) {
+  StateManagerConfig c;
+  c.application_id = "app";
+  c.task_dir = fmt::format("/state/app/0_{}", p);
+  c.fs = &w.fs;
+  c.open_store = w.LogStoreOpener();
+  c.store_names = w.stores;
+  c.exactly_once = true;
+  auto sm = std::make_unique<StateManager>(TaskId{0, p}, TaskType::kActive, std::move(c));
+  RS_CHECK(sm->RegisterStores().ok());
+  return std::make_unique<Task>(TaskIncarnation{{0, p}, w.next_incarnation++}, std::move(sm),
+                                restoresim::testing::Input(p));
+}
+
+// Reports every changelog of `task` registered and restored (to its empty end), so that it
+// may process.
+void ReportRestored(const Task& task) {
+  HandToTheRestoreThread(task);
+  for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
+    RS_OBSERVE(OnRegistered, "restore", tp, task.incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnCompleted, "restore", tp, task.incarnation(), int64_t{0}, int64_t{0});
+  }
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kRestoreThread,
+             TaskHolder::kFromRestore);
+  RS_OBSERVE(OnHandOff, "restore", task.incarnation(), TaskHolder::kFromRestore,
+             TaskHolder::kStreamThread);
+}
+
+// No checkpoint on disk while a task processes under exactly-once: a checkpoint written (say by
+// restoration) and never deleted before the task processes is caught.
+TEST(EosOracleTest, ProcessingWithACheckpointOnDiskIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = NewEosTask(w, 0);
+    ReportRestored(*task);
+    RS_OBSERVE(OnCheckpointResult, task->state_manager(), /*written=*/true);
+    RS_OBSERVE(OnProcess, *task, size_t{3});
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:eos_checkpoint]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("processes 3 records under exactly-once with a "
+                                           "checkpoint in /state/app/0_0"));
+}
+
+// ... and once the checkpoint is deleted (or the directory wiped) processing is fine; a failed
+// write leaves whatever was on disk before.
+TEST(EosOracleTest, ProcessingAfterTheCheckpointWasDeletedIsNotCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = NewEosTask(w, 1);
+    ReportRestored(*task);
+    RS_OBSERVE(OnCheckpointResult, task->state_manager(), /*written=*/true);
+    RS_OBSERVE(OnCheckpointDeleted, task->state_manager());
+    RS_OBSERVE(OnCheckpointResult, task->state_manager(), /*written=*/false);
+    RS_OBSERVE(OnProcess, *task, size_t{3});
+    RS_OBSERVE(OnCheckpointResult, task->state_manager(), /*written=*/true);
+    RS_OBSERVE(OnWiped, task->state_manager());
+    RS_OBSERVE(OnProcess, *task, size_t{2});
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+// No aborted record is ever applied to a store: a restore consumer that reads uncommitted
+// restores the aborted transaction at the changelog's tail, and the store it fills differs from
+// the committed fold (caught at the checkpoint before the hand-back, or on arrival).
+TEST(EosOracleTest, AnAbortedRecordRestoredIntoAStoreIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(0, 10);
+    std::unique_ptr<TransactionalProducer> earlier = w.broker.NewTransactionalProducer(
+        {.client_id = "earlier-owner", .transactional_id = "earlier-owner"});
+    ASSERT_TRUE(earlier->InitTransactions(kSecond).ok());
+    ASSERT_TRUE(earlier->BeginTransaction().ok());
+    ASSERT_TRUE(earlier->Send(Changelog(0), "k1", "aborted", 0).ok());
+    ASSERT_TRUE(earlier->Flush(kSecond).ok());
+    ASSERT_TRUE(earlier->AbortTransaction(kSecond).ok());
+    RestoreThread rt(w.broker, w.clock, nullptr,
+                     {.name = "restore", .isolation_level = IsolationLevel::kReadUncommitted});
+    rt.Start();
+    auto task = NewEosTask(w, 0);
+    const TaskIncarnation who = task->incarnation();
+    std::vector<TaskItem> round;
+    round.push_back({.kind = TaskItem::Kind::kCreate, .incarnation = who, .task = std::move(task)});
+    ASSERT_TRUE(rt.AddItems(std::move(round), nullptr));
+    for (int i = 0; i < 1000; ++i) {
+      w.clock.SleepFor(10 * kMillisecond);
+      (void)rt.DrainEvents();
+    }
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, HasSubstr("k1: expected"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("found aborted"));
+}
+
 // Exactly once: what an abort marker took back is no part of the fold a store must equal, so a
 // store holding an aborted record's value differs from its changelog's history (the
 // `store_contents` and `checkpoint` invariants then fail), and one without it does not.

@@ -57,6 +57,8 @@ const std::vector<BugProgram>& Table() {
        {"checkpoint", "store_contents"}},
       {Mutation::kCorruptionFailsThread, "scenario.store_corrupt_while_processing",
        {"liveness"}},
+      {Mutation::kEosUncleanStateKept, "scenario.eos_members_lost_at_any_moment",
+       {"no_wasted_work", "store_contents"}},
   };
   return *table;
 }

@@ -216,6 +216,57 @@ TEST(FailureModelTest, AFailedTaskIsClosedDirtyAndItsStreamThreadFails) {
   }
 }
 
+// Kafka's TaskManager takes every failed and corrupted task of a drain into its failed set and
+// throws the last fatal error, else the last task-migrated one, else one corruption error for
+// all the corrupted tasks (maybeThrowTaskExceptions): a fatal error in the same drain wins, and
+// the corrupted tasks are not revived (the thread dies; they close with it). Here 0_0's store
+// fails and 0_1's checkpoint is below its changelog's log start (corrupted); the test lets both
+// reports pile up before the stream thread drains them.
+TEST(FailureModelTest, AFatalErrorInTheDrainWinsOverCorruptionAndNothingIsRevived) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 2);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 30);
+      w.WriteChangelog(1, 300);
+      {
+        std::unique_ptr<StateManager> sm = w.NewStateManager(1, TaskType::kActive);
+        w.RestoreInto(*sm, 1, 10);  // a checkpoint at 10 ...
+        ASSERT_TRUE(sm->Close(/*clean=*/true).ok());
+      }
+      ASSERT_TRUE(w.broker.DeleteRecords({{Changelog(1), 100}}).ok());  // ... out of range
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      config.tasks.open_store = FailingStoreOpener(w.LogStoreOpener(), testing::StoresOfTask(0));
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      const std::string member = w.broker.Members("app").at(0);
+      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0, 1}, {})}}).ok());
+      absl::Status s;
+      for (int loop = 0; loop < 20 && s.ok() && st.task_manager().in_restore().size() < 2;
+           ++loop) {
+        s = st.RunOnce();
+      }
+      ASSERT_TRUE(s.ok()) << s;
+      ASSERT_EQ(st.task_manager().in_restore().size(), 2u) << "both handed over";
+      ASSERT_EQ(st.task_manager().stats().failed + st.task_manager().stats().corrupted_reports,
+                0) << "a report drained before the other arrived";
+      w.clock.SleepFor(5 * kSecond);  // both reports arrive meanwhile
+      s = st.RunOnce();
+      ASSERT_FALSE(s.ok()) << "the stream thread went on past its failed task";
+      EXPECT_THAT(std::string(s.message()), HasSubstr("task 0_0"));
+      EXPECT_EQ(st.task_manager().stats().failed, 1);
+      EXPECT_EQ(st.task_manager().stats().corrupted_reports, 1);
+      EXPECT_EQ(st.task_manager().stats().revived, 0) << "a corrupted task revived by a drain "
+                                                          "whose fatal error fails the thread";
+      EXPECT_TRUE(st.task_manager().in_restore().empty());
+      (void)st.Shutdown(30 * kSecond, /*clean=*/false);
+    }, seed), seed);
+  }
+}
+
 // Kafka backs off task initialisation exponentially; retrying a locked directory at every loop
 // (every few milliseconds) was the old behaviour. Another holder keeps 0_0's directory locked
 // for 2 s: the attempts double their spacing (10 ms, 20 ms, ... up to 1 s), a handful instead

@@ -201,6 +201,109 @@ TEST(RestoreThreadPauseTest, RemovingAPausedTaskHandsItBack) {
   }
 }
 
+// A restore consumer that refuses to change its assignment (PERMISSION_DENIED, a fatal error
+// of the reader's step: task-less) once `refuse` is set; everything else goes to the broker.
+class RefusingConsumer final : public RestoreConsumer {
+ public:
+  RefusingConsumer(std::unique_ptr<RestoreConsumer> inner, const Atomic<bool>& refuse)
+      : inner_(std::move(inner)), refuse_(refuse) {}
+  absl::Status Assign(const std::vector<TopicPartition>& partitions) override {
+    return refuse_.Load() ? Refused() : inner_->Assign(partitions);
+  }
+  absl::Status Unassign() override { return refuse_.Load() ? Refused() : inner_->Unassign(); }
+  std::vector<TopicPartition> Assignment() const override { return inner_->Assignment(); }
+  absl::Status Seek(const TopicPartition& tp, int64_t offset) override {
+    return inner_->Seek(tp, offset);
+  }
+  absl::Status SeekToBeginning(const std::vector<TopicPartition>& tps) override {
+    return inner_->SeekToBeginning(tps);
+  }
+  absl::Status SeekToEnd(const std::vector<TopicPartition>& tps) override {
+    return inner_->SeekToEnd(tps);
+  }
+  absl::StatusOr<int64_t> Position(const TopicPartition& tp) override {
+    return inner_->Position(tp);
+  }
+  absl::Status Pause(const std::vector<TopicPartition>& tps) override { return inner_->Pause(tps); }
+  absl::Status Resume(const std::vector<TopicPartition>& tps) override {
+    return inner_->Resume(tps);
+  }
+  std::vector<TopicPartition> Paused() const override { return inner_->Paused(); }
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override { return inner_->Poll(timeout_ns); }
+  void Close() override { inner_->Close(); }
+
+ private:
+  static absl::Status Refused() { return absl::PermissionDeniedError("assignment refused"); }
+  std::unique_ptr<RestoreConsumer> inner_;
+  const Atomic<bool>& refuse_;
+};
+
+class RefusingTransport final : public Transport {
+ public:
+  RefusingTransport(Transport& inner, const Atomic<bool>& refuse)
+      : inner_(inner), refuse_(refuse) {}
+  std::unique_ptr<RestoreConsumer> NewRestoreConsumer(const ConsumerConfig& config) override {
+    return std::make_unique<RefusingConsumer>(inner_.NewRestoreConsumer(config), refuse_);
+  }
+  std::unique_ptr<MainConsumer> NewMainConsumer(const std::string& group,
+                                                const ConsumerConfig& config) override {
+    return inner_.NewMainConsumer(group, config);
+  }
+  std::unique_ptr<Admin> NewAdmin(const std::string& id) override { return inner_.NewAdmin(id); }
+  std::unique_ptr<Producer> NewProducer(const std::string& id) override {
+    return inner_.NewProducer(id);
+  }
+  std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
+      const TransactionalProducerConfig& config) override {
+    return inner_.NewTransactionalProducer(config);
+  }
+
+ private:
+  Transport& inner_;
+  const Atomic<bool>& refuse_;
+};
+
+// Kafka's DefaultStateUpdater fails the paused tasks too on an error that names no task
+// (addToExceptionsAndFailedTasksThenClearUpdatingAndPausedTasks). Here the pause unassigns the
+// task's changelog; the consumer refuses, so the next step fails task-less while the task is
+// paused: it comes back failed with its error, not left paused behind a task-less report.
+TEST(RestoreThreadPauseTest, ATaskLessErrorFailsThePausedTasksToo) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false);
+      w.WriteChangelog(0, kLong);
+      TopologyPause pause;
+      Atomic<bool> refuse(false);
+      RefusingTransport transport(w.broker, refuse);
+      RestoreThread rt(transport, w.clock, nullptr, PausableConfig(pause));
+      rt.Start();
+      std::unique_ptr<Task> task = w.NewTask(0, TaskType::kActive);
+      const TaskIncarnation who = task->incarnation();
+      ASSERT_TRUE(rt.AddItems(Items(Create(std::move(task))), nullptr));
+      w.clock.SleepFor(10 * kMillisecond);
+      refuse.Store(true);
+      pause.Set(true, {"restore"});
+      std::vector<RestoreEvent> events = AwaitEvents(w, rt, 1);
+      ASSERT_EQ(events.size(), 1u);
+      EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kFailed);
+      EXPECT_TRUE(absl::IsPermissionDenied(events[0].error)) << events[0].error;
+      EXPECT_EQ(events[0].incarnation, who) << "the paused task fails with the error";
+      ASSERT_NE(events[0].task, nullptr);
+      EXPECT_EQ(events[0].task->state(), TaskState::kSuspended);
+      w.clock.SleepFor(200 * kMillisecond);
+      EXPECT_EQ(rt.PausedActives(), 0) << "nothing stays paused";
+      refuse.Store(false);
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+      for (RestoreEvent& e : rt.DrainEvents()) {
+        // (Steps failing after it, with nothing owned, are task-less reports.)
+        EXPECT_EQ(e.task, nullptr) << "the failed task came back twice";
+        events.push_back(std::move(e));
+      }
+      CloseAll(events);
+    }, seed));
+  }
+}
+
 TEST(RestoreThreadPauseTest, TaskAddedWhilePausedWaitsUnregisteredUntilResumed) {
   for (uint64_t seed = 0; seed < 6; ++seed) {
     ExpectOk(sim::RunUnderSim([&]() {

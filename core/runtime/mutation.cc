@@ -85,6 +85,10 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
      "a store's data loss found while processing (a corrupted block read) fails the stream "
      "thread instead of reviving the task (the runtime before issue 25; Kafka's RocksDBStore "
      "throws a ProcessorStateException there)"},
+    {Mutation::kEosUncleanStateKept, "eos-unclean-state-kept", "PR 8180",
+     "under exactly once a task's state left without a checkpoint (a crash, a dirty close "
+     "mid-transaction) is kept and restored over instead of wiped, keeping aborted writes "
+     "(Kafka wipes it: ProcessorStateManager's TaskCorruptedException, EOSUncleanShutdown)"},
 }};
 
 constexpr bool TableInEnumOrder() {

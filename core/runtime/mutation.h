@@ -56,6 +56,7 @@ enum class Mutation : uint8_t {
   kEosCheckpointWhileProcessing,
   kStoreOffsetIgnored,
   kCorruptionFailsThread,
+  kEosUncleanStateKept,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

@@ -74,19 +74,24 @@ void RestoreThread::FailTask(const TaskIncarnation& who, const absl::Status& err
                         .task = std::move(task), .error = error});
 }
 
+// Kafka's handleStreamsExceptionWithoutTask fails the updating and the paused tasks
+// (addToExceptionsAndFailedTasksThenClearUpdatingAndPausedTasks): a paused task is owned here
+// as much as an updating one, and would otherwise stay paused behind a report naming no task.
 void RestoreThread::FailAllOwned(const absl::Status& error) {
   RS_CHECK(!error.ok(), "task-less failure with OK");
   TraceMark("cover", "restoration failed: task-less error");
   TraceMark("restore", "task-less failure: " + error.ToString(), 0);
-  if (tasks_.updating().empty()) {
+  if (tasks_.empty()) {
     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kFailed, .error = error});
     return;
   }
   std::vector<TaskIncarnation> owned;
   for (const auto& [id, task] : tasks_.updating()) owned.push_back(task->incarnation());
+  for (const auto& [id, task] : tasks_.paused()) owned.push_back(task->incarnation());
   for (const TaskIncarnation& who : owned) FailTask(who, error);
-  RS_CHECK(tasks_.updating().empty(), "restore thread '{}' kept tasks after a task-less failure",
+  RS_CHECK(tasks_.empty(), "restore thread '{}' kept tasks after a task-less failure",
            config_.name);
+  PublishPausedCounts();
 }
 
 }  // namespace restoresim

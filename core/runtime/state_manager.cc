@@ -106,7 +106,9 @@ absl::Status StateManager::OpenStores() {
     }
     if (absl::Status s = WipeIfNotAtCheckpoint(name, *store); !s.ok()) return s;
     const bool has_data = (*store)->NumEntries() > 0;
-    if (config_.exactly_once && has_data && !checkpointed_.contains(changelog)) {
+    // Mutation eos-unclean-state-kept (PR 8180): the data is kept and restored over.
+    if (config_.exactly_once && has_data && !checkpointed_.contains(changelog) &&
+        !RS_MUTANT(kEosUncleanStateKept)) {
       // Data without a checkpoint under exactly-once: it may hold uncommitted writes.
       checkpoint_note_ = fmt::format("store '{}' has data but no checkpoint under exactly-once: "
                                      "wiped, restoring from the beginning",

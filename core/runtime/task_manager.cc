@@ -349,7 +349,8 @@ void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecisio
     }
     // Under exactly once a dirty close wipes the task's state (Kafka's closeStateManager with
     // eosEnabled): its stores may hold writes of a transaction that never commits.
-    if (wipe || (!clean && config_.exactly_once)) {
+    // Mutation eos-unclean-state-kept (PR 8180): a dirty close keeps the stores' writes.
+    if (wipe || (!clean && config_.exactly_once && !RS_MUTANT(kEosUncleanStateKept))) {
       if (!wipe) TraceMark("cover", "eos dirty close wiped the task's state");
       if (absl::Status w = sm.Wipe(); !w.ok()) errors_.push_back(w);
       // Its directory holds nothing now: the sum this thread last knew of it is no more (the

@@ -207,11 +207,12 @@ class TaskManager final : public RebalanceListener {
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
   // One drained event: its task taken back and handled; corruption collected for the drain's
-  // end, the first failure kept in `failure`.
+  // end, the last failure kept in `failure`.
   void HandleRestoreEvent(RestoreEvent& e, absl::Status& failure);
-  // All corruption reports of one drain together.
+  // All corruption reports of one drain together; revived unless the drain failed the thread.
   void HandleCorrupted(std::map<TaskIncarnation, std::set<TopicPartition>>& corrupted,
-                       std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks);
+                       std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks,
+                       bool revive);
   void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
   // A running task whose store reported data loss while it processed: closed dirty, wiped and
   // revived (Kafka's TaskCorruptedException on the processing path).

@@ -144,8 +144,11 @@ absl::Status TaskManager::HandleRestoreEvents() {
     }
     HandleRestoreEvent(e, failure);
   }
-  HandleCorrupted(corrupted, corrupted_tasks);
   if (failure.ok() && !start_failure_.ok()) failure = std::exchange(start_failure_, {});
+  // A fatal error of the drain wins over its corruption reports (Kafka's
+  // maybeThrowTaskExceptions): the corrupted tasks are closed with the failing thread, not
+  // revived.
+  HandleCorrupted(corrupted, corrupted_tasks, /*revive=*/failure.ok());
   if (!failure.ok()) {
     // Nothing more is created or started, and no view reported (what it holds no longer
     // follows its assignment): the thread fails, its tasks close at its shutdown.
@@ -188,7 +191,7 @@ void TaskManager::HandleRestoreEvent(RestoreEvent& e, absl::Status& failure) {
       errors_.push_back(e.error);
       break;
     case RestoreEvent::Kind::kFailed:
-      if (failure.ok()) failure = e.error;
+      failure = e.error;  // the last of the drain, as Kafka throws its last fatal error
       errors_.push_back(e.error);
       if (e.task != nullptr) {
         ++stats_.failed;
@@ -200,12 +203,17 @@ void TaskManager::HandleRestoreEvent(RestoreEvent& e, absl::Status& failure) {
 
 void TaskManager::HandleCorrupted(
     std::map<TaskIncarnation, std::set<TopicPartition>>& corrupted,
-    std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks) {
+    std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks, bool revive) {
   for (auto& [who, task] : corrupted_tasks) {
     RS_CHECK(corrupted.contains(who), "corrupted task {} without its report", who.ToString());
     RS_OBSERVE(OnCorruptionHandled, who, task.get());
     if (task->type() == TaskType::kActive) active_corrupted_ = true;
-    if (Wanted(who.id) == task->type()) {
+    if (!revive) {
+      // The thread fails with this drain: closed dirty and wiped (the revive's close, without
+      // the new incarnation), as Kafka closes its failed set at the thread's shutdown.
+      TraceMark("task", "corrupted " + who.ToString() + " not revived: the thread fails");
+      CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseShutdown, /*wipe=*/true);
+    } else if (Wanted(who.id) == task->type()) {
       Revive(std::move(task), corrupted[who]);
     } else {
       // No longer ours to revive: close it and revive nothing — but wipe it, as a revive
