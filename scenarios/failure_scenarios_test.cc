@@ -102,6 +102,33 @@ TEST(FailureModelTest, APersistentStoreErrorFailsItsTaskAndTheOthersRestoreOn) {
   }
 }
 
+// A store that reports data loss while a restored batch is written into it (a corrupted block
+// found by the write) makes its task corrupted, not failed: reported as corruption, so the
+// stream thread wipes and revives it. Before issue 25 it failed the task (and the thread).
+TEST(FailureModelTest, DataLossWritingARestoredBatchIsCorruptionNotFailure) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(false);
+      w.WriteChangelog(0, 50);
+      RestoreThreadConfig config;
+      config.max_poll_records = 5;
+      RestoreThread rt(w.broker, w.clock, nullptr, config);
+      rt.Start();
+      const StoreOpener damaged = FailingStoreOpener(
+          w.LogStoreOpener(), testing::StoresOfTask(0),
+          absl::DataLossError("injected: block checksum mismatch"));
+      Add(rt, NewTask(w, 0, damaged));
+      std::vector<RestoreEvent> others;
+      std::optional<RestoreEvent> event = WaitEventAbout(w, rt, 0, others);
+      ASSERT_TRUE(event.has_value());
+      EXPECT_EQ(event->kind, RestoreEvent::Kind::kCorrupted) << event->error;
+      ASSERT_NE(event->task, nullptr) << "the corrupted task moves back with its report";
+      EXPECT_EQ(event->corrupted_changelogs.size(), 1u);
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+    }, seed), seed);
+  }
+}
+
 TEST(FailureModelTest, RetryableErrorsFailATaskOnlyOnceTaskTimeoutMsRanOut) {
   for (uint64_t seed = 0; seed < 6; ++seed) {
     ExpectOk(sim::RunUnderSim([&]() {

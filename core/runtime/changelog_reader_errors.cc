@@ -51,6 +51,15 @@ void ChangelogReader::StoreError(const TopicPartition& tp, const absl::Status& e
     step.stalled.emplace(owner, error);
     return;
   }
+  // A store that lost data (a write that found a corrupted block: RocksDB's Corruption) is its
+  // task's corruption, wiped and restored from scratch by the stream thread — never the task's
+  // failure (issue 25: any DataLoss of a store, at open, read or write, is task corruption).
+  if (absl::IsDataLoss(error)) {
+    TraceMark("task", fmt::format("store data loss while restoring {}: corrupted",
+                                  tp.ToString()));
+    MarkCorrupted({tp});
+    return;
+  }
   MarkFailed(tp, error);
 }
 
