@@ -14,54 +14,29 @@
 
 #include "absl/status/status.h"
 #include "core/runtime/state_manager.h"
-#include "core/state/key_value_store.h"
+#include "core/state/forwarding_store.h"
 
 namespace restoresim::testing {
 
-class FailingStore final : public KeyValueStore {
+class FailingStore final : public ForwardingStore {
  public:
   FailingStore(std::unique_ptr<KeyValueStore> inner, std::string dir,
                std::function<bool(const std::string&)> failing, absl::Status error)
-      : inner_(std::move(inner)),
+      : ForwardingStore(std::move(inner)),
         dir_(std::move(dir)),
         failing_(std::move(failing)),
         error_(std::move(error)) {}
 
-  const std::string& name() const override { return inner_->name(); }
-  absl::Status Put(std::string_view key, std::string_view value) override {
-    return inner_->Put(key, value);
-  }
-  absl::Status Delete(std::string_view key) override { return inner_->Delete(key); }
-  absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
-    return inner_->Get(key);
-  }
-  absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) override {
-    return inner_->ApplyBatch(writes);
-  }
-  void BeginRestore(int64_t records_expected) override { inner_->BeginRestore(records_expected); }
   absl::Status RestoreBatch(std::vector<KeyValueWrite> writes) override {
     if (failing_(dir_)) return error_;
-    return inner_->RestoreBatch(std::move(writes));
+    return ForwardingStore::RestoreBatch(std::move(writes));
   }
   absl::Status EndRestore() override {
     if (failing_(dir_)) return error_;
-    return inner_->EndRestore();
+    return ForwardingStore::EndRestore();
   }
-  absl::Status Flush() override { return inner_->Flush(); }
-  absl::Status Commit(int64_t changelog_offset) override {
-    return inner_->Commit(changelog_offset);
-  }
-  std::optional<int64_t> CommittedOffset() const override { return inner_->CommittedOffset(); }
-  absl::Status Close() override { return inner_->Close(); }
-  absl::StatusOr<std::map<std::string, std::string>> ReadAll() override {
-    return inner_->ReadAll();
-  }
-  uint64_t NumEntries() const override { return inner_->NumEntries(); }
-  bool IsOpen() const override { return inner_->IsOpen(); }
-  bool CreatedOnOpen() const override { return inner_->CreatedOnOpen(); }
 
  private:
-  std::unique_ptr<KeyValueStore> inner_;
   const std::string dir_;
   std::function<bool(const std::string&)> failing_;
   const absl::Status error_;

@@ -68,6 +68,23 @@ void ExpectOk(const sim::TestRun& r, uint64_t seed) {
   ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
 }
 
+// Gives task 0_0 to the group's only member (a manual assignment).
+void AssignTaskZeroToTheOnlyMember(RuntimeWorld& w) {
+  const std::string member = w.broker.Members("app").at(0);
+  RS_CHECK(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+}
+
+// Runs `st`'s loop until 0_0 runs, a loop fails, or `until_ns` of virtual time; returns the
+// first failure (OK: it runs, or time ran out).
+absl::Status RunUntilTaskZeroRuns(RuntimeWorld& w, StreamThread& st, TimeNs until_ns) {
+  absl::Status s;
+  while (s.ok() && w.clock.NowNs() < until_ns &&
+         !st.task_manager().running().contains(TaskId{0, 0})) {
+    s = st.RunOnce();
+  }
+  return s;
+}
+
 TEST(FailureModelTest, APersistentStoreErrorFailsItsTaskAndTheOthersRestoreOn) {
   for (uint64_t seed = 0; seed < 6; ++seed) {
     ExpectOk(sim::RunUnderSim([&]() {
@@ -314,8 +331,7 @@ TEST(FailureModelTest, ALockedStateDirectoryIsRetriedWithExponentialBackoff) {
       StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
       ASSERT_TRUE(st.Subscribe().ok());
       ASSERT_TRUE(st.RunOnce().ok());
-      const std::string member = w.broker.Members("app").at(0);
-      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      AssignTaskZeroToTheOnlyMember(w);
       int loops = 0;
       const TimeNs release_ns = w.clock.NowNs() + 2 * kSecond;
       while (w.clock.NowNs() < release_ns) {
@@ -356,13 +372,8 @@ TEST(FailureModelTest, CommittedOffsetReadsBeforeRunningFailTheTaskOnlyOnceTaskT
       const TimeNs away_from_ns = w.clock.NowNs();
       w.broker.TakeCoordinatorAway(
           "app", comes_back ? away_from_ns + kSecond : fakes::FakeBroker::kLeaderNeverBack);
-      const std::string member = w.broker.Members("app").at(0);
-      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
-      absl::Status s;
-      while (s.ok() && w.clock.NowNs() < away_from_ns + 10 * kSecond &&
-             !st.task_manager().running().contains(TaskId{0, 0})) {
-        s = st.RunOnce();
-      }
+      AssignTaskZeroToTheOnlyMember(w);
+      const absl::Status s = RunUntilTaskZeroRuns(w, st, away_from_ns + 10 * kSecond);
       if (comes_back) {
         ASSERT_TRUE(s.ok()) << s;
         EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0}))
@@ -413,13 +424,8 @@ TEST(FailureModelTest, StoresThatFailToOpenFailTheTaskOnlyOnceTaskTimeoutMsRanOu
       ASSERT_TRUE(st.RunOnce().ok());
       const TimeNs failing_from = w.clock.NowNs();
       failing_until = comes_back ? failing_from + kSecond : std::numeric_limits<TimeNs>::max();
-      const std::string member = w.broker.Members("app").at(0);
-      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
-      absl::Status s;
-      while (s.ok() && w.clock.NowNs() < failing_from + 10 * kSecond &&
-             !st.task_manager().running().contains(TaskId{0, 0})) {
-        s = st.RunOnce();
-      }
+      AssignTaskZeroToTheOnlyMember(w);
+      const absl::Status s = RunUntilTaskZeroRuns(w, st, failing_from + 10 * kSecond);
       if (comes_back) {
         ASSERT_TRUE(s.ok()) << s;
         EXPECT_TRUE(st.task_manager().running().contains(TaskId{0, 0}))
@@ -459,8 +465,7 @@ TEST(FailureModelTest, DataLossReadWhileProcessingRevivesTheTaskNotFailsTheThrea
       StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
       ASSERT_TRUE(st.Subscribe().ok());
       ASSERT_TRUE(st.RunOnce().ok());
-      const std::string member = w.broker.Members("app").at(0);
-      ASSERT_TRUE(w.broker.Rebalance("app", {{member, testing::Assign({0}, {})}}).ok());
+      AssignTaskZeroToTheOnlyMember(w);
       for (int i = 0; i < 10; ++i) {
         ASSERT_TRUE(w.broker.Append(testing::Input(0), "k" + std::to_string(i % 3), "1", i).ok());
       }

@@ -25,7 +25,7 @@
 #include "absl/status/status.h"
 #include "core/port/sim_hooks.h"
 #include "core/runtime/state_manager.h"
-#include "core/state/key_value_store.h"
+#include "core/state/forwarding_store.h"
 #include "core/util/check.h"
 
 namespace restoresim::testing {
@@ -80,46 +80,23 @@ class StoreRot {
 };
 
 // A store that forwards every call, except reads of a rotten directory (see StoreRot).
-class RottingStore final : public KeyValueStore {
+class RottingStore final : public ForwardingStore {
  public:
   RottingStore(std::unique_ptr<KeyValueStore> inner, std::string dir, StoreRot& rot)
-      : inner_(std::move(inner)), dir_(std::move(dir)), rot_(rot) {
-    rot_.OnOpen(dir_, inner_->CreatedOnOpen());
+      : ForwardingStore(std::move(inner)), dir_(std::move(dir)), rot_(rot) {
+    rot_.OnOpen(dir_, CreatedOnOpen());
   }
 
-  const std::string& name() const override { return inner_->name(); }
-  absl::Status Put(std::string_view key, std::string_view value) override {
-    return inner_->Put(key, value);
-  }
-  absl::Status Delete(std::string_view key) override { return inner_->Delete(key); }
   absl::StatusOr<std::optional<std::string>> Get(std::string_view key) override {
     if (rot_.OnRead(dir_)) return rot_.Error(dir_);
-    return inner_->Get(key);
+    return ForwardingStore::Get(key);
   }
-  absl::Status ApplyBatch(const std::vector<KeyValueWrite>& writes) override {
-    return inner_->ApplyBatch(writes);
-  }
-  void BeginRestore(int64_t records_expected) override { inner_->BeginRestore(records_expected); }
-  absl::Status RestoreBatch(std::vector<KeyValueWrite> writes) override {
-    return inner_->RestoreBatch(std::move(writes));
-  }
-  absl::Status EndRestore() override { return inner_->EndRestore(); }
-  absl::Status Flush() override { return inner_->Flush(); }
-  absl::Status Commit(int64_t changelog_offset) override {
-    return inner_->Commit(changelog_offset);
-  }
-  std::optional<int64_t> CommittedOffset() const override { return inner_->CommittedOffset(); }
-  absl::Status Close() override { return inner_->Close(); }
   absl::StatusOr<std::map<std::string, std::string>> ReadAll() override {
     if (rot_.rotten(dir_)) return rot_.Error(dir_);
-    return inner_->ReadAll();
+    return ForwardingStore::ReadAll();
   }
-  uint64_t NumEntries() const override { return inner_->NumEntries(); }
-  bool IsOpen() const override { return inner_->IsOpen(); }
-  bool CreatedOnOpen() const override { return inner_->CreatedOnOpen(); }
 
  private:
-  std::unique_ptr<KeyValueStore> inner_;
   const std::string dir_;
   StoreRot& rot_;
 };

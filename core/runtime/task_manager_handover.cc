@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <iterator>
+#include <map>
 #include <utility>
 
 #include "core/runtime/mutation.h"
@@ -13,6 +14,24 @@
 #include "core/util/check.h"
 
 namespace restoresim {
+namespace {
+
+// task.timeout.ms from a task's first error on (Kafka's maybeInitTaskTimeoutOrThrow): the first
+// error starts the deadline in `deadlines` (`started` says so), a later one past it has timed
+// out; with a timeout of 0 the first error does. Without a clock nothing times out.
+template <typename Key>
+bool TimeoutPassed(std::map<Key, TimeNs>& deadlines, const Key& key, TimeNs timeout_ns,
+                   Clock* clock, bool& started) {
+  started = false;
+  if (timeout_ns == 0) return true;
+  const TimeNs now = clock == nullptr ? 0 : clock->NowNs();
+  auto [it, first] = deadlines.try_emplace(key, DeadlineAfter(now, timeout_ns));
+  RS_CHECK(!first || it->second >= now, "a task's deadline in the past");
+  started = first;
+  return !first && clock != nullptr && now >= it->second;
+}
+
+}  // namespace
 
 absl::Status TaskManager::HandOver() {
   SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
@@ -382,15 +401,11 @@ void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
 
 bool TaskManager::StartTimedOut(TaskId id, const absl::Status& cause) {
   RS_CHECK(IsRetryable(cause));
-  if (config_.task_timeout_ns == 0) return true;  // task.timeout.ms=0: the first error fails it
-  const TimeNs now = config_.clock == nullptr ? 0 : config_.clock->NowNs();
-  auto [it, first] =
-      start_deadline_ns_.try_emplace(id, DeadlineAfter(now, config_.task_timeout_ns));
-  if (first) {
-    TraceMark("cover", "task timeout started before running");
-    return false;
-  }
-  return config_.clock != nullptr && now >= it->second;
+  bool started = false;
+  const bool passed =
+      TimeoutPassed(start_deadline_ns_, id, config_.task_timeout_ns, config_.clock, started);
+  if (started) TraceMark("cover", "task timeout started before running");
+  return passed;
 }
 
 // The task fails as a task failing in the restore thread does: closed dirty, and the drain
@@ -420,13 +435,10 @@ void TaskManager::FailBeforeRunning(std::unique_ptr<Task> task, const absl::Stat
 }
 
 bool TaskManager::InitTimedOut(const TaskIncarnation& who) {
-  if (config_.task_timeout_ns == 0) return true;  // task.timeout.ms=0: the first error fails it
-  const TimeNs now = config_.clock == nullptr ? 0 : config_.clock->NowNs();
-  auto [it, first] =
-      init_deadline_ns_.try_emplace(who, DeadlineAfter(now, config_.task_timeout_ns));
-  RS_CHECK(it->second >= now || !first, "{}: deadline of {} in the past", config_.thread_name,
-           who.ToString());
-  return !first && config_.clock != nullptr && now >= it->second;
+  RS_CHECK(tasks_.pending_init().contains(who.id), "{}: {} is not pending initialisation",
+           config_.thread_name, who.ToString());
+  bool started = false;
+  return TimeoutPassed(init_deadline_ns_, who, config_.task_timeout_ns, config_.clock, started);
 }
 
 void TaskManager::FailInitialization(std::unique_ptr<Task> task, const absl::Status& cause) {
