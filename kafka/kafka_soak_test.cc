@@ -34,8 +34,9 @@ nlohmann::json Soak(const std::string& args) {
   return report;
 }
 
-// Seed 4 over two minutes draws instance-kill, broker-kill and instance-add among its faults
-// (the schedule is a pure function of the seed: soak_schedule_test).
+// Seed 4 over two minutes with two instances draws an instance SIGKILLed, the leader of a
+// changelog partition killed and a broker killed, each restarted (`restoresim soak --schedule
+// --seed 4 --duration 2m --instances 2` prints it: a pure function of the seed).
 TEST(KafkaSoakTest, TwoMinutesOfFaultsLoseNothingAndBreakNoInvariant) {
   const nlohmann::json report = Soak("--seed 4 --duration 2m --instances 2 --rate 100");
   ASSERT_TRUE(report.is_object());

@@ -12,6 +12,11 @@ int RunSoak(const SoakOptions&, std::FILE*) {
   return kSoakExitUsage;
 }
 
+int AuditStateDirectory(const SoakOptions& options, const std::string&, const std::string&,
+                        std::FILE* out) {
+  return RunSoak(options, out);
+}
+
 std::string RerunLine(const SoakOptions&) { return ""; }
 
 int RunSoakInstance(const InstanceOptions&) { return RunSoak(SoakOptions{}, stderr); }

@@ -3,12 +3,16 @@
 // changelog (AuditStateDir), and the output against the reference model of the topology
 // (AuditCounts).
 //
-// AuditStateDir's invariant: every store on disk holds exactly the fold of its changelog's
-// committed records below the offset the store records for its contents (RocksDbStore's
-// CommittedOffset, written atomically with the data), and a checkpoint file never claims more
-// than that offset. It holds after a clean close and after a SIGKILL alike (the write-ahead log
-// is off: what a kill leaves is the last atomic flush), so the soak runs it after every
-// restart of a killed instance, before the restart, and at the end.
+// AuditStateDir's invariant: every store on disk holds each key as the changelog's committed
+// records have it at the offset the store records for its contents (RocksDbStore's
+// CommittedOffset, written atomically with the data at every commit) or at a later record of
+// that key — never an older value, never one the committed changelog does not hold (the
+// oracle's checkpoint invariant, properties::DiffFromHistory with or_later) — and a checkpoint
+// file never claims more than that offset. Later values are allowed because the contents may
+// run ahead of their offset: a dirty close or a full memtable flushes data without a commit
+// (seen by the first soaks, after a close whose commit a rebalance refused). It holds after a
+// clean close and after a SIGKILL alike, so the soak runs it on a killed instance's directory
+// before its restart, and on every directory at the end.
 //
 // AuditCounts: the counts each key reaches in its changelog, against the number of input
 // records of that key: fewer is a loss (never allowed); more is a duplicate (at-least-once

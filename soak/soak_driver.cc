@@ -689,6 +689,33 @@ std::string RerunLine(const SoakOptions& o) {
   return line;
 }
 
+int AuditStateDirectory(const SoakOptions& options, const std::string& app_id,
+                        const std::string& state_dir, std::FILE* out) {
+  std::string bootstrap = options.bootstrap;
+  if (bootstrap.empty()) {
+    absl::StatusOr<std::unique_ptr<bench::LocalBroker>> cluster =
+        bench::LocalBroker::Attach(options.cluster, "/dev/null");
+    if (!cluster.ok()) {
+      std::fprintf(stderr, "%s", fmt::format("restoresim soak: {}\n",
+                                             std::string(cluster.status().message())).c_str());
+      return kSoakExitUsage;
+    }
+    bootstrap = (*cluster)->bootstrap();
+  }
+  Clock& clock = *SystemClock::Default();
+  rdkafka::RdKafkaTransport transport(rdkafka::RdKafkaOptions{.bootstrap_servers = bootstrap},
+                                      clock);
+  KafkaReader reader(transport, clock);
+  const AppLayout app{.app_id = app_id, .input = app_id + "-input",
+                      .changelog = ChangelogTopic(app_id, kCountsStoreName),
+                      .partitions = options.partitions};
+  ChangelogCache cache;
+  const StoreAudit audit = AuditStateDir(reader, app, state_dir, cache);
+  std::fputs(fmt::format("{}: {} stores audited\n", state_dir, audit.stores).c_str(), out);
+  for (const std::string& p : audit.problems) std::fputs(("  " + p + "\n").c_str(), out);
+  return audit.problems.empty() ? kSoakExitOk : kSoakExitFindings;
+}
+
 int RunSoak(const SoakOptions& options, std::FILE* out) {
   RS_CHECK(!options.exe.empty() && !options.dir.empty(), "a soak without its binary or dir");
   Soak soak(options, out);

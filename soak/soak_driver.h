@@ -54,6 +54,13 @@ struct SoakOptions {
 // set-up to stderr. Returns kSoakExit*.
 int RunSoak(const SoakOptions& options, std::FILE* out);
 
+// Audits the state directory `state_dir` of application `app_id` (the soak's topics: input
+// "<app>-input", changelog "<app>-counts-changelog", options.partitions each) against the
+// cluster of --bootstrap-servers or --cluster, as the soak does after a kill: a soak's state
+// directories are kept, so a finding can be looked at again. Returns kSoakExit*.
+int AuditStateDirectory(const SoakOptions& options, const std::string& app_id,
+                        const std::string& state_dir, std::FILE* out);
+
 // The command line that re-runs `options` (the same seed, duration, faults, sizes).
 std::string RerunLine(const SoakOptions& options);
 

@@ -28,6 +28,9 @@ struct SoakArgs {
   std::string duration = "10m";
   std::string faults = "all";
   int64_t progress_every_s = 10;
+  bool schedule_only = false;  // --schedule: print the fault schedule and exit
+  std::string audit_dir;  // --audit: audit this state directory only
+  std::string audit_app;
 };
 
 int Usage(const std::string& message) {
@@ -86,6 +89,22 @@ std::optional<std::string> Invalid(SoakArgs& a) {
 int RunSoakCommand(SoakArgs& a) {
   if (std::optional<std::string> bad = Invalid(a); bad.has_value()) return Usage(*bad);
   soak::SoakOptions& o = a.options;
+  if (!a.audit_dir.empty()) {
+    if (a.audit_app.empty()) return Usage("--audit needs --app (the soak's application id)");
+    if (o.bootstrap.empty() && o.cluster.empty()) {
+      return Usage("--audit needs --cluster or --bootstrap-servers");
+    }
+    return soak::AuditStateDirectory(o, a.audit_app, a.audit_dir, stdout);
+  }
+  if (a.schedule_only) {
+    const soak::ScheduleParams params{.seed = o.seed, .duration_ns = o.duration_ns,
+                                      .kinds = o.faults,
+                                      .brokers = static_cast<uint32_t>(o.brokers),
+                                      .instances = static_cast<uint32_t>(o.instances),
+                                      .partitions = static_cast<uint32_t>(o.partitions)};
+    std::fputs(soak::ScheduleText(soak::DrawSchedule(params)).c_str(), stdout);
+    return kExitOk;
+  }
   o.exe = SelfExe();
   if (o.exe.empty()) return Usage("cannot find the running binary (/proc/self/exe)");
   if (o.dir.empty()) o.dir = fmt::format("{}/soak/run-{}", bench::BuildRoot(), getpid());
@@ -115,6 +134,12 @@ void AddSoakOptions(CLI::App& cmd, SoakArgs& a) {
   cmd.add_option("--dir", o.dir, "state directories, events, logs (default build/soak/run-PID)");
   cmd.add_option("--progress-every", a.progress_every_s, "seconds between progress lines (10)");
   cmd.add_flag("--json", o.json, "the report as JSON on stdout (progress on stderr)");
+  cmd.add_flag("--schedule", a.schedule_only,
+               "print the fault schedule the seed draws (with --brokers of the cluster) and exit");
+  cmd.add_option("--audit", a.audit_dir,
+                 "only audit this state directory of an earlier soak (with --app, --partitions "
+                 "and --cluster or --bootstrap-servers) against the cluster");
+  cmd.add_option("--app", a.audit_app, "the application id of the soak --audit looks at");
 }
 
 }  // namespace
