@@ -107,7 +107,8 @@ absl::StatusOr<std::unique_ptr<LocalBroker>> LocalBroker::Attach(const std::stri
   std::string out;
   if (absl::Status s = broker->Run("status", &out); !s.ok()) {
     return absl::UnavailableError(fmt::format(
-        "cluster '{}' of tools/kafka/broker is not running ({})", cluster, std::string(s.message())));
+        "cluster '{}' of tools/kafka/broker is not running ({})", cluster,
+        std::string(s.message())));
   }
   broker->bootstrap_ = LastLine(out);
   if (broker->bootstrap_.empty()) return absl::UnavailableError("the cluster printed no address");

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -23,6 +24,7 @@ nlohmann::json Soak(const std::string& args) {
   EXPECT_NE(bin, nullptr) << "RESTORESIM_BIN names the restoresim binary (meson sets it)";
   if (bin == nullptr) return {};
   const std::string dir = ::testing::TempDir() + "/" + UniqueName("soak");
+  std::filesystem::create_directories(dir);  // for the messages file, before the soak runs
   const tools::testing::CliResult r = tools::testing::RunShell(fmt::format(
       "{} soak --cluster three --json --dir {} {} 2>{}/messages.txt", bin, dir, args, dir));
   nlohmann::json report = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);

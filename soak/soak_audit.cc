@@ -55,7 +55,8 @@ void AuditStore(const AppLayout& app, int32_t p, const std::string& task_dir,
   const std::string where = fmt::format("{} (task 0_{})", task_dir, p);
   absl::StatusOr<StoreOnDisk> store = ReadStore(task_dir + "/" + std::string(kCountsStoreName));
   if (!store.ok()) {
-    audit.problems.push_back(fmt::format("{}: store unreadable: {}", where, store.status().ToString()));
+    audit.problems.push_back(
+        fmt::format("{}: store unreadable: {}", where, store.status().ToString()));
     return;
   }
   ++audit.stores;

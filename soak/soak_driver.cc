@@ -215,7 +215,8 @@ class Soak {
 
   int SetUpFailed(const absl::Status& s) {
     RestoreStderr();
-    std::fprintf(stderr, "%s", fmt::format("restoresim soak: {}\n", std::string(s.message())).c_str());
+    std::fprintf(stderr, "%s",
+                 fmt::format("restoresim soak: {}\n", std::string(s.message())).c_str());
     return kSoakExitUsage;
   }
 
@@ -585,7 +586,9 @@ class Soak {
       }
     }
     absl::StatusOr<CountsAudit> counts = AuditCounts(*reader_, app_);
-    if (!counts.ok()) return Found(fmt::format("reading the output: {}", counts.status().ToString()));
+    if (!counts.ok()) {
+      return Found(fmt::format("reading the output: {}", counts.status().ToString()));
+    }
     if (counts->lost > 0 || (o_.guarantee == "exactly_once_v2" && counts->duplicates > 0)) {
       std::string text = fmt::format("{} input records lost, {} counted twice ({}):",
                                      counts->lost, counts->duplicates, o_.guarantee);
@@ -611,7 +614,7 @@ class Soak {
     Print(fmt::format(
         "\nsoak passed: {} of faults, seed {}, {}\n"
         "  faults injected     {} ({})\n"
-        "  input records       {} over {} keys, read back from the input topic\n"
+        "  input records       {} over {} keys, read back from the input topic{}\n"
         "  records processed   {} (lost 0; duplicates {})\n"
         "  restorations        {}\n"
         "  restarts survived   {} instance, {} broker\n"
@@ -620,6 +623,9 @@ class Soak {
         "  worst time to RUNNING  {:.1f}s\n",
         Minutes(o_.duration_ns), o_.seed, o_.guarantee, totals_.faults, FaultsText(),
         Thousands(counts.input_records), counts.keys,
+        producer_->producers_replaced() == 0
+            ? ""
+            : fmt::format(" (input producer replaced {} times)", producer_->producers_replaced()),
         Thousands(Sum(&Slot::processed, "records_processed")), Thousands(counts.duplicates),
         Sum(&Slot::restorations, "restores_ended"), totals_.instance_restarts,
         totals_.broker_restarts, Thousands(Sum(&Slot::events, "events")), incarnations,
@@ -636,6 +642,7 @@ class Soak {
         {"duration_s", o_.duration_ns / kSecond}, {"elapsed_s", Elapsed() / kSecond},
         {"instances", o_.instances}, {"threads", o_.threads}, {"faults", faults},
         {"faults_injected", totals_.faults}, {"input_sent", producer_->sent()},
+        {"input_producers_replaced", producer_->producers_replaced()},
         {"records_processed", Sum(&Slot::processed, "records_processed")},
         {"restorations", Sum(&Slot::restorations, "restores_ended")},
         {"instance_restarts", totals_.instance_restarts},

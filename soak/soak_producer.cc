@@ -13,6 +13,8 @@ constexpr TimeNs kTickNs = 100 * kMillisecond;
 constexpr TimeNs kFlushEveryNs = 1 * kSecond;
 constexpr TimeNs kFlushTimeoutNs = 2 * kSecond;
 constexpr TimeNs kSendBackoffNs = 100 * kMillisecond;
+// Consecutive refused sends (5 s of them) after which the producer is taken for failed.
+constexpr int kRefusalsBeforeReplace = 50;
 
 int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -23,7 +25,8 @@ int64_t WallClockMs() {
 
 InputProducer::InputProducer(Transport& transport, Clock& clock, std::string topic,
                              int32_t partitions, int32_t keys, int64_t records_per_second)
-    : clock_(clock),
+    : transport_(transport),
+      clock_(clock),
       topic_(std::move(topic)),
       partitions_(partitions),
       keys_(keys),
@@ -53,14 +56,26 @@ void InputProducer::SendOne() {
   const int64_t i = sent_.load();
   const int32_t key = static_cast<int32_t>(i % keys_);
   const TopicPartition tp{topic_, key % partitions_};
+  int refused = 0;
   while (!stop_.load()) {
-    if (producer_->Send(tp, fmt::format("k{}", key), "1", WallClockMs()).ok()) {
+    const absl::Status s = producer_->Send(tp, fmt::format("k{}", key), "1", WallClockMs());
+    if (s.ok()) {
       sent_.fetch_add(1);
       return;
     }
     send_errors_.fetch_add(1);  // the queue full while a broker is down: wait, send again
+    if (!IsRetryable(s) || ++refused >= kRefusalsBeforeReplace) {
+      Replace();
+      refused = 0;
+    }
     clock_.SleepFor(kSendBackoffNs);
   }
+}
+
+void InputProducer::Replace() {
+  producer_->Close();
+  producer_ = transport_.NewProducer(fmt::format("soak-input-{}", replaced_.fetch_add(1) + 1));
+  RS_CHECK(producer_ != nullptr, "no producer from the transport");
 }
 
 void InputProducer::Run() {
@@ -71,7 +86,9 @@ void InputProducer::Run() {
     const int64_t due = (now - start) * rate_ / kSecond;
     while (sent_.load() < due && !stop_.load()) SendOne();
     if (now >= next_flush) {
-      if (!producer_->Flush(kFlushTimeoutNs).ok()) flush_errors_.fetch_add(1);
+      const absl::Status flushed = producer_->Flush(kFlushTimeoutNs).status();
+      if (!flushed.ok()) flush_errors_.fetch_add(1);
+      if (!flushed.ok() && !IsRetryable(flushed)) Replace();  // failed for good
       next_flush = clock_.NowNs() + kFlushEveryNs;
     }
     clock_.SleepFor(kTickNs);

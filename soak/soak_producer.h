@@ -2,8 +2,10 @@
 // spread over the input partitions (a key always to the same partition, so each partition's
 // counts are checkable on their own), each value "1" (the count topology adds it). The
 // producer is librdkafka's idempotent one (acks=all): a broker killed under it neither loses an
-// acknowledged record nor writes one twice. The reference model does not trust these counts:
-// it reads the input topic back (soak_audit.h).
+// acknowledged record nor writes one twice. A producer that fails for good (an idempotent
+// producer's fatal error: its sequence numbers out of step with a new leader) is replaced by a
+// new one; what the old one had not delivered is simply not in the topic. The reference model
+// does not trust these counts: it reads the input topic back (soak_audit.h).
 //
 // Thread-safety: Start/Stop from one thread; the counters from any.
 #ifndef RESTORESIM_SOAK_SOAK_PRODUCER_H_
@@ -33,11 +35,14 @@ class InputProducer {
   int64_t sent() const { return sent_.load(); }
   int64_t send_errors() const { return send_errors_.load(); }
   int64_t flush_errors() const { return flush_errors_.load(); }
+  int64_t producers_replaced() const { return replaced_.load(); }
 
  private:
   void Run();
   void SendOne();
+  void Replace();
 
+  Transport& transport_;
   Clock& clock_;
   const std::string topic_;
   const int32_t partitions_;
@@ -49,6 +54,7 @@ class InputProducer {
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> send_errors_{0};
   std::atomic<int64_t> flush_errors_{0};
+  std::atomic<int64_t> replaced_{0};
 };
 
 }  // namespace restoresim::soak
