@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <librdkafka/rdkafka.h>
 
 #include <chrono>
 #include <filesystem>
@@ -13,29 +12,13 @@
 #include "core/runtime/count_topology.h"
 #include "core/state/rocksdb_store.h"
 #include "kafka/kafka_env.h"
+#include "soak/soak_audit.h"
 
 namespace restoresim::kafka_test {
 namespace {
 
 constexpr TimeNs kFlushTimeoutNs = 60 * kSecond;
-constexpr TimeNs kReadTimeoutNs = 60 * kSecond;
 constexpr int kCreateAttemptsMax = 50;
-// The test's own reads retry retryable errors for this long, as a real client would: after a
-// leader was killed, the check's EndOffsets was seen to time out (10 s, __TIMED_OUT) once the
-// runtime had already restored through the failover.
-constexpr TimeNs kRetryForNs = 60 * kSecond;
-constexpr TimeNs kRetryBackoffNs = 200 * kMillisecond;
-
-template <typename Call>
-auto Retry(Clock& clock, Call&& call) -> decltype(call()) {
-  const TimeNs deadline = DeadlineAfter(clock.NowNs(), kRetryForNs);
-  auto result = call();
-  while (!result.ok() && IsRetryable(result.status()) && clock.NowNs() < deadline) {
-    clock.SleepFor(kRetryBackoffNs);
-    result = call();
-  }
-  return result;
-}
 
 // Wall-clock timestamps, as a real producer's: a broker with time retention keeps them.
 int64_t WallClockMs() {
@@ -91,7 +74,10 @@ KafkaWorld::KafkaWorld(std::string bootstrap) : bootstrap_(std::move(bootstrap))
   transport_ = std::make_unique<rdkafka::RdKafkaTransport>(options, clock());
   admin_ = transport_->NewAdmin("test-admin");
   producer_ = transport_->NewProducer("test-producer");
+  reader_ = std::make_unique<soak::KafkaReader>(*transport_, clock());
 }
+
+KafkaWorld::~KafkaWorld() = default;
 
 Clock& KafkaWorld::clock() { return *SystemClock::Default(); }
 
@@ -147,58 +133,25 @@ absl::Status KafkaWorld::ProduceTransactions(const TopicPartition& partition,
 
 absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAll(const TopicPartition& partition,
                                                                 IsolationLevel isolation) {
-  return Retry(clock(), [&]() { return ReadAllOnce(partition, isolation); });
-}
-
-absl::StatusOr<std::vector<ConsumerRecord>> KafkaWorld::ReadAllOnce(
-    const TopicPartition& partition, IsolationLevel isolation) {
-  absl::StatusOr<std::map<TopicPartition, int64_t>> end = admin_->EndOffsets({partition});
-  if (!end.ok()) return end.status();
-  auto consumer = transport_->NewRestoreConsumer({.client_id = "test-reader",
-                                                  .max_poll_records = 10000,
-                                                  .isolation_level = isolation});
-  if (absl::Status s = consumer->Assign({partition}); !s.ok()) return s;
-  if (absl::Status s = consumer->SeekToBeginning({partition}); !s.ok()) return s;
-  std::vector<ConsumerRecord> out;
-  const TimeNs deadline = DeadlineAfter(clock().NowNs(), kReadTimeoutNs);
-  absl::StatusOr<int64_t> position = consumer->Position(partition);
-  while (position.ok() && *position < end->at(partition) && clock().NowNs() < deadline) {
-    absl::StatusOr<PollResult> polled = consumer->Poll(200 * kMillisecond);
-    if (!polled.ok() && !IsRetryable(polled.status())) return polled.status();
-    if (polled.ok()) {
-      for (PartitionRecords& batch : polled->partitions) {
-        for (ConsumerRecord& r : batch.records) out.push_back(std::move(r));
-      }
-    }
-    position = consumer->Position(partition);
-  }
-  if (!position.ok()) return position.status();
-  if (*position < end->at(partition)) {
-    return absl::DeadlineExceededError(fmt::format("read of {} stopped at {} of {}",
-                                                   partition.ToString(), *position,
-                                                   end->at(partition)));
-  }
-  return out;
+  return reader_->ReadAll(partition, isolation);
 }
 
 absl::StatusOr<int64_t> KafkaWorld::EndOffset(const TopicPartition& partition) {
-  absl::StatusOr<std::map<TopicPartition, int64_t>> end =
-      Retry(clock(), [&]() { return admin_->EndOffsets({partition}); });
+  absl::StatusOr<std::map<TopicPartition, int64_t>> end = reader_->EndOffsets({partition});
   if (!end.ok()) return end.status();
   return end->at(partition);
 }
 
 absl::StatusOr<int64_t> KafkaWorld::StableOffset(const TopicPartition& partition) {
-  absl::StatusOr<std::map<TopicPartition, int64_t>> end = Retry(clock(), [&]() {
-    return admin_->EndOffsetsFor({partition}, IsolationLevel::kReadCommitted);
-  });
+  absl::StatusOr<std::map<TopicPartition, int64_t>> end =
+      reader_->EndOffsets({partition}, IsolationLevel::kReadCommitted);
   if (!end.ok()) return end.status();
   return end->at(partition);
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaWorld::Committed(
     const std::string& group, const std::vector<TopicPartition>& partitions) {
-  return Retry(clock(), [&]() { return admin_->CommittedOffsets(group, partitions); });
+  return reader_->Committed(group, partitions);
 }
 
 bool KafkaWorld::InputFullyCommitted(const AppTopics& app) {
@@ -295,27 +248,7 @@ void KafkaWorld::ExpectStoreEqualsChangelog(const std::string& state_dir, const 
 }
 
 absl::StatusOr<int32_t> KafkaWorld::Leader(const TopicPartition& partition) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap_.c_str(), error, sizeof(error));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
-  if (rk == nullptr) return absl::InternalError(error);
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, partition.topic.c_str(), nullptr);
-  const rd_kafka_metadata_t* md = nullptr;
-  absl::StatusOr<int32_t> leader = absl::NotFoundError("no leader in the metadata");
-  if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    for (int t = 0; t < md->topic_cnt; ++t) {
-      for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-        if (md->topics[t].partitions[p].id == partition.partition) {
-          leader = md->topics[t].partitions[p].leader;
-        }
-      }
-    }
-    rd_kafka_metadata_destroy(md);
-  }
-  rd_kafka_topic_destroy(rkt);
-  rd_kafka_destroy(rk);
-  return leader;
+  return soak::KafkaReader::Leader(bootstrap_, partition);
 }
 
 bool GatedRestoreListener::WaitHeld(TimeNs timeout_ns) {

@@ -26,6 +26,10 @@
 #include "core/runtime/state_manager.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
 
+namespace restoresim::soak {
+class KafkaReader;
+}  // namespace restoresim::soak
+
 namespace restoresim::kafka_test {
 
 struct AppTopics {
@@ -64,6 +68,7 @@ class KafkaWorld {
   // Connects to the cluster whose address is in `env_var` (a test failure says how to start
   // one when it is not set).
   static absl::StatusOr<std::unique_ptr<KafkaWorld>> Connect(const char* env_var);
+  ~KafkaWorld();
 
   Transport& transport() { return *transport_; }
   Clock& clock();
@@ -116,8 +121,6 @@ class KafkaWorld {
 
  private:
   explicit KafkaWorld(std::string bootstrap);
-  absl::StatusOr<std::vector<ConsumerRecord>> ReadAllOnce(const TopicPartition& partition,
-                                                          IsolationLevel isolation);
   void ExpectStoreEqualsChangelog(const std::string& state_dir, const AppTopics& app,
                                   int32_t partition, bool at_end);
 
@@ -125,6 +128,7 @@ class KafkaWorld {
   std::unique_ptr<rdkafka::RdKafkaTransport> transport_;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<Producer> producer_;
+  std::unique_ptr<soak::KafkaReader> reader_;  // the soak's reads (retries, leaders)
 };
 
 // Counts restoration, and with Hold() blocks the restore thread at its next batch until

@@ -1,6 +1,7 @@
 #include "soak/soak_audit.h"
 
 #include <fmt/format.h>
+#include <librdkafka/rdkafka.h>
 
 #include <filesystem>
 #include <set>
@@ -20,6 +21,9 @@ constexpr TimeNs kRetryBackoffNs = 200 * kMillisecond;
 constexpr TimeNs kReadTimeoutNs = 120 * kSecond;
 constexpr size_t kProblemsMax = 10;
 
+// Reads retry retryable errors this long, as a real client would: after a leader was killed,
+// an EndOffsets of the kafka suite's checks was seen to time out (10 s, __TIMED_OUT) once the
+// runtime had already restored through the failover.
 template <typename Call>
 auto Retry(Clock& clock, Call&& call) -> decltype(call()) {
   const TimeNs deadline = DeadlineAfter(clock.NowNs(), kRetryForNs);
@@ -132,13 +136,40 @@ absl::StatusOr<std::vector<ConsumerRecord>> KafkaReader::ReadAllOnce(const Topic
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaReader::EndOffsets(
-    const std::vector<TopicPartition>& tps) {
-  return Retry(clock_, [&]() { return admin_->EndOffsets(tps); });
+    const std::vector<TopicPartition>& tps, IsolationLevel isolation) {
+  return Retry(clock_, [&]() { return admin_->EndOffsetsFor(tps, isolation); });
 }
 
 absl::StatusOr<std::map<TopicPartition, int64_t>> KafkaReader::Committed(
     const std::string& group, const std::vector<TopicPartition>& tps) {
   return Retry(clock_, [&]() { return admin_->CommittedOffsets(group, tps); });
+}
+
+// Node ids are the ids the cluster gives (tools/kafka/broker: its 1-based nodes).
+absl::StatusOr<int32_t> KafkaReader::Leader(const std::string& bootstrap,
+                                            const TopicPartition& tp) {
+  char error[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof(error));
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
+  if (rk == nullptr) return absl::InternalError(error);
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, tp.topic.c_str(), nullptr);
+  const rd_kafka_metadata_t* md = nullptr;
+  absl::StatusOr<int32_t> leader = absl::NotFoundError("no leader in the metadata");
+  if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    for (int t = 0; t < md->topic_cnt; ++t) {
+      for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
+        if (md->topics[t].partitions[p].id == tp.partition &&
+            md->topics[t].partitions[p].leader >= 0) {
+          leader = md->topics[t].partitions[p].leader;
+        }
+      }
+    }
+    rd_kafka_metadata_destroy(md);
+  }
+  rd_kafka_topic_destroy(rkt);
+  rd_kafka_destroy(rk);
+  return leader;
 }
 
 StoreAudit AuditStateDir(KafkaReader& reader, const AppLayout& app, const std::string& state_dir,

@@ -42,10 +42,13 @@ class KafkaReader {
   absl::StatusOr<std::vector<ConsumerRecord>> ReadAll(const TopicPartition& tp,
                                                       IsolationLevel isolation);
   absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
-      const std::vector<TopicPartition>& tps);
+      const std::vector<TopicPartition>& tps,
+      IsolationLevel isolation = IsolationLevel::kReadUncommitted);
   absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
       const std::string& group, const std::vector<TopicPartition>& tps);
   Admin& admin() { return *admin_; }
+  // The node id leading `tp` now, from a fresh metadata request (librdkafka) to `bootstrap`.
+  static absl::StatusOr<int32_t> Leader(const std::string& bootstrap, const TopicPartition& tp);
 
  private:
   absl::StatusOr<std::vector<ConsumerRecord>> ReadAllOnce(const TopicPartition& tp,

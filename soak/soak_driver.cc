@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <librdkafka/rdkafka.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -42,32 +41,6 @@ std::string Thousands(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
   return (n < 0 ? "-" : "") + digits;
-}
-
-// The node id leading `tp` now (librdkafka metadata); node ids are the script's 1-based nodes.
-absl::StatusOr<int32_t> LeaderOf(const std::string& bootstrap, const TopicPartition& tp) {
-  char error[512];
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap.c_str(), error, sizeof(error));
-  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, error, sizeof(error));
-  if (rk == nullptr) return absl::InternalError(error);
-  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, tp.topic.c_str(), nullptr);
-  const rd_kafka_metadata_t* md = nullptr;
-  absl::StatusOr<int32_t> leader = absl::NotFoundError("no leader in the metadata");
-  if (rd_kafka_metadata(rk, 0, rkt, &md, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    for (int t = 0; t < md->topic_cnt; ++t) {
-      for (int p = 0; p < md->topics[t].partition_cnt; ++p) {
-        if (md->topics[t].partitions[p].id == tp.partition &&
-            md->topics[t].partitions[p].leader >= 0) {
-          leader = md->topics[t].partitions[p].leader;
-        }
-      }
-    }
-    rd_kafka_metadata_destroy(md);
-  }
-  rd_kafka_topic_destroy(rkt);
-  rd_kafka_destroy(rk);
-  return leader;
 }
 
 // One instance: its state directory and its incarnations (a process each).
@@ -409,7 +382,7 @@ class Soak {
     killed_node_ = static_cast<int>(f.target);
     if (f.kind == FaultKind::kLeaderKill) {
       absl::StatusOr<int32_t> leader =
-          LeaderOf(bootstrap_, app_.Changelog(static_cast<int32_t>(f.target)));
+          KafkaReader::Leader(bootstrap_, app_.Changelog(static_cast<int32_t>(f.target)));
       if (!leader.ok()) return leader.status();
       killed_node_ = *leader;
       Print(fmt::format("  leader of {} is node {}\n",
