@@ -29,7 +29,8 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
   producer_ = std::make_unique<StreamsProducer>(
       transport, StreamsProducerConfig{.client_id = ProducerId(),
                                        .exactly_once = eos,
-                                       .transactional_id = config_.group + "-" + config_.name});
+                                       .transactional_id = config_.group + "-" + config_.name,
+                                       .transaction_timeout_ns = config_.transaction_timeout_ns});
   RestoreThreadConfig restore = config_.restore;
   restore.isolation_level = isolation;
   restore.name = config_.name + "-restore";

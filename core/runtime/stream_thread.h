@@ -64,6 +64,9 @@ struct StreamThreadConfig {
   // triggers the probing rebalances its assignments schedule (Kafka's enforceRebalance).
   std::optional<StreamsGroupAssignorConfig> streams_assignor;
   std::string process_id;  // its instance's (KafkaStreams' process id); required with it
+  // Exactly once: the producer's transaction.timeout.ms (Kafka Streams sets 10 s; an
+  // application may override it as producer.transaction.timeout.ms).
+  TimeNs transaction_timeout_ns = 10 * kSecond;
 };
 
 class StreamThread {
