@@ -222,6 +222,8 @@ std::vector<Ratio> Ratios(const BenchResults& results) {
        "ours.checkpoint.writebatch", 0},
       {"Kafka Streams / overlapped limit (WriteBatch)", "peer.scratch", "limit.overlap.writebatch",
        0},
+      {"WriteBatch path, the oracle on / off", "ours.scratch.writebatch.oracle",
+       "ours.scratch.writebatch", 0.95},
   };
   for (Ratio& r : ratios) {
     if (std::optional<Ratio> got = RatioOf(results, r.numerator, r.denominator)) {

@@ -5,9 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "bench/project_paths.h"
+#include "core/util/check.h"
 
 namespace restoresim::bench {
 namespace {
@@ -65,31 +67,79 @@ std::string BrokerCommand(const std::string& cluster, const std::string& verb) {
                      ShellQuote(cluster), verb);
 }
 
+// The last line of what the script printed: the bootstrap address.
+std::string LastLine(std::string out) {
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  const size_t last_line = out.rfind('\n');
+  return last_line == std::string::npos ? out : out.substr(last_line + 1);
+}
+
+int CountNodes(const std::string& bootstrap) {
+  return static_cast<int>(std::count(bootstrap.begin(), bootstrap.end(), ',')) + 1;
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LocalBroker>> LocalBroker::Start(const std::string& log_path) {
-  const std::string cluster = fmt::format("bench-{}", getpid());
+absl::StatusOr<std::unique_ptr<LocalBroker>> LocalBroker::Start(const std::string& log_path,
+                                                                int brokers,
+                                                                const std::string& prefix) {
+  RS_CHECK(brokers >= 1, "a cluster of {} brokers", brokers);
+  const std::string cluster = fmt::format("{}-{}", prefix, getpid());
   InstallStop(cluster);  // before the start: an interrupt during it stops what it started
   std::string out;
-  const int rc = RunCommand(BrokerCommand(cluster, "--brokers 1 start"), log_path, &out);
-  std::unique_ptr<LocalBroker> broker(new LocalBroker(cluster));  // stops it when it goes
+  const int rc = RunCommand(BrokerCommand(cluster, fmt::format("--brokers {} start", brokers)),
+                            log_path, &out);
+  // Stops it when it goes.
+  std::unique_ptr<LocalBroker> broker(new LocalBroker(cluster, log_path, /*owned=*/true));
   if (rc != 0) {
     return absl::UnavailableError(fmt::format(
         "tools/kafka/broker start failed (exit {}); its messages are in {}", rc, log_path));
   }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  const size_t last_line = out.rfind('\n');
-  broker->bootstrap_ = last_line == std::string::npos ? out : out.substr(last_line + 1);
+  broker->bootstrap_ = LastLine(out);
   if (broker->bootstrap_.empty()) return absl::UnavailableError("the broker printed no address");
+  broker->brokers_ = brokers;
   return broker;
 }
 
-LocalBroker::LocalBroker(std::string cluster) : cluster_(std::move(cluster)) {}
+absl::StatusOr<std::unique_ptr<LocalBroker>> LocalBroker::Attach(const std::string& cluster,
+                                                                 const std::string& log_path) {
+  std::unique_ptr<LocalBroker> broker(new LocalBroker(cluster, log_path, /*owned=*/false));
+  std::string out;
+  if (absl::Status s = broker->Run("status", &out); !s.ok()) {
+    return absl::UnavailableError(fmt::format(
+        "cluster '{}' of tools/kafka/broker is not running ({})", cluster,
+        std::string(s.message())));
+  }
+  broker->bootstrap_ = LastLine(out);
+  if (broker->bootstrap_.empty()) return absl::UnavailableError("the cluster printed no address");
+  broker->brokers_ = CountNodes(broker->bootstrap_);
+  return broker;
+}
+
+LocalBroker::LocalBroker(std::string cluster, std::string log_path, bool owned)
+    : cluster_(std::move(cluster)), log_path_(std::move(log_path)), owned_(owned) {}
 
 LocalBroker::~LocalBroker() { Stop(); }
 
+absl::Status LocalBroker::Run(const std::string& verb, std::string* out) {
+  const int rc = RunCommand(BrokerCommand(cluster_, verb), log_path_, out);
+  if (rc == 0) return absl::OkStatus();
+  return absl::UnavailableError(fmt::format("tools/kafka/broker --cluster {} {}: exit {} (its "
+                                            "messages are in {})", cluster_, verb, rc, log_path_));
+}
+
+absl::Status LocalBroker::StopNode(int node, bool kill) {
+  RS_CHECK(node >= 1 && node <= brokers_, "node {} of {}", node, brokers_);
+  return Run(fmt::format("stop-node {}{}", node, kill ? " --kill" : ""));
+}
+
+absl::Status LocalBroker::StartNode(int node) {
+  RS_CHECK(node >= 1 && node <= brokers_, "node {} of {}", node, brokers_);
+  return Run(fmt::format("start-node {}", node));
+}
+
 void LocalBroker::Stop() {
-  if (stopped_) return;
+  if (stopped_ || !owned_) return;
   stopped_ = true;
   RunStop();
   UninstallStop();

@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "bench/restore_limits.h"
+#include "core/events/event_recorder.h"
 #include "core/port/posix_file_system.h"
 #include "core/port/system_clock.h"
 #include "core/runtime/count_topology.h"
 #include "core/runtime/runtime.h"
+#include "properties/standalone_judge.h"
 
 namespace restoresim::bench {
 namespace {
@@ -200,6 +203,11 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
                                        const std::vector<StoreDigest>& expected) {
   StoreStatsSink stats;
   RestoreTimer timer(restoring);
+  properties::StandaloneJudge judge;
+  events::EventRecorder recorder(
+      judge, events::RecorderOptions{.clock = SystemClock::Default(), .read_stores = false});
+  std::optional<ScopedObserver> observing;  // the runtime's threads inherit it
+  if (options.oracle) observing.emplace(&recorder);
   Runtime runtime(ConfigFor(app, state_dir, options), backend.transport(),
                   *SystemClock::Default(), *PosixFileSystem::Default(),
                   OpenerFor(options.store, &stats), &timer);
@@ -218,6 +226,12 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
         app.Changelog(), RuntimeStateName(state), timer.restored(), closed.ToString()));
   }
   if (!closed.ok()) return closed;
+  if (options.oracle) {
+    recorder.OnRunFinished();
+    if (judge.failure().has_value()) {
+      return absl::InternalError("the oracle: " + judge.failure()->Render());
+    }
+  }
   Measurement m = timer.Result();
   m.bytes = 0;  // filled in by the caller, who knows the records
   m.note = PathNote(stats.total);

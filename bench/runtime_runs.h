@@ -36,6 +36,9 @@ struct RuntimeOptions {
   RocksDbStoreOptions store;
   int32_t restore_max_poll_records = 1000;  // restore.consumer.max.poll.records
   double timeout_s = 600;
+  // The invariant oracle judges the run online (an EventRecorder over a StandaloneJudge, store
+  // contents not read: the soak's set-up); a violation fails the run. Off: no observer at all.
+  bool oracle = false;
 };
 
 // Restores `app` into `state_dir` (empty: from scratch; or holding stores and checkpoints).

@@ -103,5 +103,41 @@ TEST(KafkaFailureTest, PartitionLeaderKilledMidRestorationInAThreeNodeCluster) {
   }
 }
 
+// Found by the first `restoresim soak` (seed 1, 3 minutes): a restore thread's admin handle
+// that learned a changelog's leader before that leader was killed and restarted kept sending
+// ListOffsets to it after leadership had moved; librdkafka 2.0.2's offsets_for_times answers
+// NOT_LEADER_OR_FOLLOWER without refreshing its metadata, so a task arriving then stalled
+// (139 s, until the preferred leader was elected back) and its restore thread spun. An admin
+// must find the new leader, as Kafka's admin client does (metadata refreshed, request retried).
+TEST(KafkaFailureTest, EndOffsetsFollowALeaderThatMovedWhileTheAdminWasIdle) {
+  absl::StatusOr<std::unique_ptr<KafkaWorld>> world = KafkaWorld::Connect(kBootstrap3Env);
+  ASSERT_TRUE(world.ok()) << world.status();
+  KafkaCluster cluster("three");
+  absl::StatusOr<AppTopics> app = (*world)->CreateApp("moved", 1);
+  ASSERT_TRUE(app.ok()) << app.status();
+  ASSERT_TRUE((*world)->Produce(app->Changelog(0), ChangelogRecords("", 100, 10)).ok());
+  std::unique_ptr<Admin> admin = (*world)->transport().NewAdmin("idle-admin");
+  ASSERT_TRUE(admin->EndOffsets({app->Changelog(0)}).ok());  // learns the leader
+  absl::StatusOr<int32_t> leader = (*world)->Leader(app->Changelog(0));
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  ASSERT_TRUE(cluster.StopNode(*leader, /*kill=*/true).ok());
+  const bool moved = WaitUntil((*world)->clock(), kWaitNs, [&]() {
+    absl::StatusOr<int32_t> now = (*world)->Leader(app->Changelog(0));
+    return now.ok() && *now != *leader;
+  });
+  absl::Status restarted = cluster.StartNode(*leader);
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  ASSERT_TRUE(moved) << "leadership never left node " << *leader;
+  // The idle admin now: its cached leader is node `leader`, alive and no longer the leader.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> ends = absl::UnknownError("not asked");
+  const bool answered = WaitUntil((*world)->clock(), 20 * kSecond, [&]() {
+    ends = admin->EndOffsets({app->Changelog(0)});
+    return ends.ok();
+  });
+  EXPECT_TRUE(answered) << "still " << ends.status() << " 20 s after node " << *leader
+                        << " came back";
+  if (answered) EXPECT_EQ(ends->at(app->Changelog(0)), 100);
+}
+
 }  // namespace
 }  // namespace restoresim::kafka_test

@@ -489,5 +489,37 @@ TEST(FailureModelTest, DataLossReadWhileProcessingRevivesTheTaskNotFailsTheThrea
   }
 }
 
+// Found by `restoresim soak` (seed 1, at the end: an instance closed while the group
+// rebalanced, its commit refused with ILLEGAL_GENERATION, and Runtime::Close reported
+// FAILED_PRECONDITION). Kafka's TaskManager.shutdown treats a commit refused because the tasks
+// migrated (TaskMigratedException) as a reason to close them dirty, not as an error: the
+// shutdown completes, and KafkaStreams.close returns true once the threads stopped.
+TEST(FailureModelTest, ACleanShutdownWhoseCommitIsRefusedClosesDirtyWithoutAnError) {
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    ExpectOk(sim::RunUnderSim([&]() {
+      RuntimeWorld w(/*faults=*/false, 1);
+      w.broker.SetManualAssignment("app", true);
+      w.WriteChangelog(0, 20);
+      Atomic<uint64_t> incarnations(0);
+      StreamThreadConfig config = w.StreamConfig("stream-1");
+      config.tasks.state_dir = "/state/app";
+      StreamThread st(config, w.broker, w.clock, nullptr, incarnations);
+      ASSERT_TRUE(st.Subscribe().ok());
+      ASSERT_TRUE(st.RunOnce().ok());
+      AssignTaskZeroToTheOnlyMember(w);
+      ASSERT_TRUE(RunUntilTaskZeroRuns(w, st, w.clock.NowNs() + 20 * kSecond).ok());
+      ASSERT_TRUE(st.task_manager().running().contains(TaskId{0, 0}));
+      ASSERT_TRUE(w.broker.Append(testing::Input(0), "k", "1", 0).ok());
+      for (int i = 0; i < 5; ++i) ASSERT_TRUE(st.RunOnce().ok());  // processed, not committed
+      // The member is lost (its session expired in a rebalance it has not polled for yet).
+      ASSERT_TRUE(w.broker.LoseMember("app", w.broker.Members("app").at(0)).ok());
+      const absl::Status closed = st.Shutdown(30 * kSecond);
+      EXPECT_TRUE(closed.ok()) << "a migrated task's refused commit failed the shutdown: "
+                               << closed;
+      EXPECT_EQ(st.state(), StreamThreadState::kDead);
+    }, seed), seed);
+  }
+}
+
 }  // namespace
 }  // namespace restoresim

@@ -311,7 +311,12 @@ void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, boo
            task->incarnation().ToString(), TaskStateName(task->state()));
   if (clean && commit) {
     if (absl::Status s = executor_.CommitForClose(*task); !s.ok()) {
-      errors_.push_back(s);
+      // Refused because the task migrated (the member left the generation: Kafka's
+      // TaskMigratedException) it closes dirty and that is all, as Kafka's shutdown does; any
+      // other failure is the close's error too. Found by the soak (seed 1): a close during a
+      // rebalance reported FAILED_PRECONDITION;
+      // FailureModelTest.ACleanShutdownWhoseCommitIsRefusedClosesDirtyWithoutAnError.
+      if (!absl::IsFailedPrecondition(s)) errors_.push_back(s);
       clean = false;
     }
   }

@@ -38,6 +38,8 @@ Command AddBenchCommand(CLI::App& app);
 Command AddConfigCommand(CLI::App& app);
 Command AddZooCommand(CLI::App& app);
 Command AddCheckCommand(CLI::App& app);
+Command AddSoakCommand(CLI::App& app);
+Command AddSoakInstanceCommand(CLI::App& app);
 
 }  // namespace restoresim::tools
 

@@ -76,7 +76,8 @@ bool ArgumentsInRange(int argc, char** argv) {
 int Dispatch(CLI::App& app, const std::vector<restoresim::tools::Command>& commands) {
   using restoresim::tools::kExitUsage;
   static constexpr const char* kNames[] = {"explore", "merge",  "replay", "scenarios", "shrink",
-                                           "bench",   "zoo",    "config", "check"};
+                                           "bench",   "zoo",    "config", "check",
+                                           "soak",    "soak-instance"};
   RS_CHECK(commands.size() == std::size(kNames));
   try {
     for (size_t i = 0; i < commands.size(); ++i) {
@@ -108,10 +109,12 @@ int main(int argc, char** argv) {
   const Command zoo = AddZooCommand(app);
   const Command config = AddConfigCommand(app);
   const Command check = AddCheckCommand(app);
+  const Command soak = AddSoakCommand(app);
+  const Command soak_instance = AddSoakInstanceCommand(app);
   if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, merge, replay, scenarios, "
-                 "shrink, bench, zoo, config, check (see --help)\n",
+                 "shrink, bench, zoo, config, check, soak (see --help)\n",
                  restoresim::Shown(argv[1]).c_str());
     return kExitUsage;
   }
@@ -126,7 +129,7 @@ int main(int argc, char** argv) {
   // Every write of output is checked: a report lost to a full disk or a closed pipe is an
   // error, not a success (`--json > /dev/full` exited 0).
   const int code = Dispatch(app, {explore, merge, replay, scenarios, shrink, bench, zoo, config,
-                                  check});
+                                  check, soak, soak_instance});
   if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
     std::fprintf(stderr, "restoresim: error: cannot write standard output: %s\n",
                  std::strerror(errno));
