@@ -133,6 +133,12 @@ struct Oracle::Judge {
     Each([&](Checker& c) {
       c.OnRestoredBatch(e.reader, e.changelog, e.owner, e.type, e.next_offset, e.records);
     });
+    if (e.state.has_value()) {
+      Each([&](Checker& c) {
+        c.OnRestoredBatchState(e.reader, e.changelog, e.owner, e.next_offset, e.log_start,
+                               *e.state);
+      });
+    }
     o.ledger_.OnRestoredBatch(e);
   }
   void operator()(const Completed& e) {

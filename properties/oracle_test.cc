@@ -394,6 +394,73 @@ TEST(EosOracleTest, AnAbortedRecordRestoredIntoAStoreIsCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("found aborted"));
 }
 
+// A changelog whose key k1 has a committed record (offset 0), an aborted one (1, its abort
+// marker 2) and a committed one again (3); a task restoring it, registered from the log start.
+struct AbortedInTheMiddle {
+  explicit AbortedInTheMiddle(RuntimeWorld& w) {
+    RS_CHECK(w.broker.Append(Changelog(0), "k1", "1", 0).ok());
+    std::unique_ptr<TransactionalProducer> earlier = w.broker.NewTransactionalProducer(
+        {.client_id = "earlier-owner", .transactional_id = "earlier-owner"});
+    RS_CHECK(earlier->InitTransactions(kSecond).ok());
+    RS_CHECK(earlier->BeginTransaction().ok());
+    RS_CHECK(earlier->Send(Changelog(0), "k1", "aborted", 0).ok());
+    RS_CHECK(earlier->Flush(kSecond).ok());
+    RS_CHECK(earlier->AbortTransaction(kSecond).ok());
+    earlier->Close();
+    RS_CHECK(w.broker.Append(Changelog(0), "k1", "3", 0).ok());
+    task = NewEosTask(w, 0);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(0), task->incarnation(), TaskType::kActive);
+  }
+  // A batch of `writes` ending at `next_offset`, written to the store and reported as the
+  // reader does (its Advance, which only the restore thread may make, left out).
+  void Restore(std::vector<KeyValueWrite> writes, int64_t next_offset) {
+    const int64_t count = static_cast<int64_t>(writes.size());
+    StateManager& sm = task->state_manager();
+    RS_CHECK(sm.StoreForChangelog(Changelog(0))->RestoreBatch(std::move(writes)).ok());
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(0), task->incarnation(), TaskType::kActive,
+               next_offset, count);
+  }
+  std::unique_ptr<Task> task;
+};
+
+// eos_restored_batch: a batch that applies an aborted record (a restore consumer reading
+// uncommitted) is caught at that batch, though the next committed record of its key overwrites
+// it before the restoration completes or checkpoints, where store_contents and checkpoint look.
+TEST(EosOracleTest, AnAbortedRecordAppliedByOneBatchIsCaughtAtThatBatch) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    AbortedInTheMiddle story(w);
+    story.Restore({{"k1", "1"}, {"k1", "aborted"}}, 2);
+    story.Restore({{"k1", "3"}}, 4);  // the store is right again: no later check would see it
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:eos_restored_batch]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("0_0#1"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("k1: expected 1, found aborted"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("(1 aborted left out)"));
+}
+
+// ... and a batch that stops short of a committed record, or misses one, is caught too; the
+// committed records alone, in batches across the aborted one and its marker, are not.
+TEST(EosOracleTest, RestoredBatchesOfTheCommittedRecordsPass) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    AbortedInTheMiddle story(w);
+    story.Restore({{"k1", "1"}}, 1);
+    story.Restore({{"k1", "3"}}, 4);
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+  auto missed = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    AbortedInTheMiddle story(w);
+    story.Restore({{"k0", "1"}}, 1);  // the wrong key: k1's committed record is missing
+  });
+  ASSERT_FALSE(missed.outcome.ok());
+  EXPECT_THAT(missed.outcome.message, StartsWith("[invariant:eos_restored_batch]"));
+  EXPECT_THAT(missed.outcome.message, HasSubstr("k1: expected 1, found nothing"));
+}
+
 // Exactly once: what an abort marker took back is no part of the fold a store must equal, so a
 // store holding an aborted record's value differs from its changelog's history (the
 // `store_contents` and `checkpoint` invariants then fail), and one without it does not.

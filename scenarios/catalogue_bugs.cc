@@ -50,7 +50,7 @@ const std::vector<BugProgram>& Table() {
        {"checkpoint_restore"}},
       {Mutation::kClonesKeepIdentity, "scenario.clone_restore", {"checkpoint_restore"}},
       {Mutation::kEosRestoreReadUncommitted, "scenario.eos_changelog_tail_aborted",
-       {"store_contents", "checkpoint"}},
+       {"eos_restored_batch", "store_contents", "checkpoint"}},
       {Mutation::kEosCheckpointWhileProcessing, "scenario.eos_changelog_tail_aborted",
        {"eos_checkpoint"}},
       {Mutation::kStoreOffsetIgnored, "scenario.storage_damage_while_processing",

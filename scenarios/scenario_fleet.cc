@@ -135,6 +135,7 @@ Fleet::Fleet(RuntimeWorld& w, const FleetOptions& options)
       c.restore.checkpoint_interval_ns = options.checkpoint_interval_ns;
       if (options.open_store) c.tasks.open_store = options.open_store;
       c.tasks.exactly_once = options.exactly_once;
+      c.transaction_timeout_ns = options.transaction_timeout_ns;
       state_dirs_.push_back(c.tasks.state_dir);
       instance_of_.push_back(i);
       threads_.push_back(

@@ -81,6 +81,7 @@ struct FleetOptions {
   TimeNs checkpoint_interval_ns = 500 * kMillisecond;
   StoreOpener open_store;  // empty: the world's LogStores
   bool exactly_once = false;  // processing.guarantee=exactly_once_v2
+  TimeNs transaction_timeout_ns = 10 * kSecond;  // exactly once: transaction.timeout.ms
 };
 
 // One member's part of a generation.

@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 1;
+inline constexpr int kEventFormatVersion = 2;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -188,11 +188,14 @@ struct Unregistered { RS_EVENT(Unregistered, "unregistered"); Name reader;
   TopicPartition changelog; TaskIncarnation owner;
   RS_FIELDS(v("reader", reader); v("changelog", changelog); v("owner", owner)) };
 // `log_start`: the changelog's log start offset at the event (-1: the recorder cannot tell).
+// `state`: under exactly once only, the owner's state manager after the batch, full (with its
+// stores when read): what eos_restored_batch compares with the committed history.
 struct BatchRestored { RS_EVENT(BatchRestored, "restored_batch"); Name reader;
   TopicPartition changelog; TaskIncarnation owner; TaskType type{}; int64_t next_offset = 0;
-  int64_t records = 0; int64_t log_start = -1;
+  int64_t records = 0; int64_t log_start = -1; std::optional<StateInfo> state;
   RS_FIELDS(v("reader", reader); v("changelog", changelog); v("owner", owner); v("type", type);
-            v("next_offset", next_offset); v("records", records); v("log_start", log_start)) };
+            v("next_offset", next_offset); v("records", records); v("log_start", log_start);
+            v("state", state)) };
 struct Completed { RS_EVENT(Completed, "completed"); Name reader;
   TopicPartition changelog; TaskIncarnation owner; int64_t position = 0; int64_t end_offset = 0;
   int64_t log_start = -1;

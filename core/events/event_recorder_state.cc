@@ -34,13 +34,20 @@ void EventRecorder::OnRestoredBatch(std::string_view reader, const TopicPartitio
                                     const TaskIncarnation& owner, TaskType type,
                                     int64_t next_offset, int64_t records) {
   RecorderLock lock(mu_);
-  Emit(BatchRestored{.reader = Name(reader),
-                     .changelog = changelog,
-                     .owner = owner,
-                     .type = type,
-                     .next_offset = next_offset,
-                     .records = records,
-                     .log_start = LogStart(changelog)});
+  BatchRestored e{.reader = Name(reader),
+                  .changelog = changelog,
+                  .owner = owner,
+                  .type = type,
+                  .next_offset = next_offset,
+                  .records = records,
+                  .log_start = LogStart(changelog)};
+  // Under exactly once the stores after every batch (the restore thread holds the task now):
+  // eos_restored_batch holds them to the committed history at batch granularity.
+  if (auto it = open_.find(owner);
+      it != open_.end() && it->second != nullptr && it->second->exactly_once()) {
+    e.state = Snapshot(*it->second, /*full=*/true);
+  }
+  Emit(std::move(e));
 }
 
 void EventRecorder::OnCompleted(std::string_view reader, const TopicPartition& changelog,

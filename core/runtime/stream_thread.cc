@@ -29,7 +29,8 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
   producer_ = std::make_unique<StreamsProducer>(
       transport, StreamsProducerConfig{.client_id = ProducerId(),
                                        .exactly_once = eos,
-                                       .transactional_id = config_.group + "-" + config_.name});
+                                       .transactional_id = config_.group + "-" + config_.name,
+                                       .transaction_timeout_ns = config_.transaction_timeout_ns});
   RestoreThreadConfig restore = config_.restore;
   restore.isolation_level = isolation;
   restore.name = config_.name + "-restore";
@@ -261,7 +262,7 @@ bool StreamThread::failed() const {
   return done_ && !exit_status_.ok();
 }
 
-absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
+absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean, bool leave_group) {
   // Two callers (a failed sibling shutting its client down, and whoever closes the runtime or
   // drives this thread) take turns: the second finds it completed.
   MutexLock shutdown_lock(shutdown_mu_);
@@ -286,10 +287,19 @@ absl::Status StreamThread::Shutdown(TimeNs timeout_ns, bool clean) {
   // Shut down already (it failed and shut itself down, its error handed to the failure
   // callback; or an earlier Shutdown): nothing more to report.
   if (completed_) return absl::OkStatus();
-  return CompleteShutdown(deadline, clean, result);
+  return CompleteShutdown(deadline, clean, result, leave_group);
 }
 
-absl::Status StreamThread::CompleteShutdown(TimeNs deadline, bool clean, absl::Status result) {
+void StreamThread::LeaveGroup() {
+  RS_CHECK(completed_, "stream thread '{}' leaves the group before its shutdown completed",
+           config_.name);
+  if (left_group_) return;
+  left_group_ = true;
+  consumer_->Close();
+}
+
+absl::Status StreamThread::CompleteShutdown(TimeNs deadline, bool clean, absl::Status result,
+                                            bool leave_group) {
   RS_CHECK(!completed_, "stream thread '{}' completed its shutdown twice", config_.name);
   completed_ = true;
   const TimeNs now = clock_.NowNs();
@@ -298,7 +308,10 @@ absl::Status StreamThread::CompleteShutdown(TimeNs deadline, bool clean, absl::S
   if (absl::Status s = tasks_->CloseAll(clean && restore.ok()); result.ok() && !s.ok()) {
     result = s;
   }
-  consumer_->Close();
+  if (leave_group) {
+    left_group_ = true;
+    consumer_->Close();
+  }
   producer_->Close();
   SetState(StreamThreadState::kDead);
   RS_CHECK(tasks_->running().empty() && tasks_->in_restore().empty(),

@@ -64,6 +64,9 @@ struct StreamThreadConfig {
   // triggers the probing rebalances its assignments schedule (Kafka's enforceRebalance).
   std::optional<StreamsGroupAssignorConfig> streams_assignor;
   std::string process_id;  // its instance's (KafkaStreams' process id); required with it
+  // Exactly once: the producer's transaction.timeout.ms (Kafka Streams sets 10 s; an
+  // application may override it as producer.transaction.timeout.ms).
+  TimeNs transaction_timeout_ns = 10 * kSecond;
 };
 
 class StreamThread {
@@ -82,11 +85,19 @@ class StreamThread {
   // Joins the group and starts both threads.
   void Start();
   // Stops the loop, shuts the restore thread down (within timeout_ns), closes every task
-  // (cleanly unless `clean` is false) and leaves the group; of a thread that completed its
-  // shutdown already (after a failure, its error handed to the failure callback; or by an
-  // earlier Shutdown), only joins it and returns OK. Always returns. Calls are not concurrent
-  // with each other (the runtime serialises them).
-  absl::Status Shutdown(TimeNs timeout_ns, bool clean = true);
+  // (cleanly unless `clean` is false) and leaves the group (unless `leave_group` is false:
+  // then LeaveGroup does, later); of a thread that completed its shutdown already (after a
+  // failure, its error handed to the failure callback; or by an earlier Shutdown), only joins
+  // it and returns OK. Always returns. Calls are not concurrent with each other (the runtime
+  // serialises them).
+  absl::Status Shutdown(TimeNs timeout_ns, bool clean = true, bool leave_group = true);
+  // Closes the main consumer (the member leaves the group) if Shutdown did not. A client
+  // closing several threads commits every thread's tasks before any member leaves: a leave
+  // starts a generation, and a thread still to commit would send its transaction's offsets
+  // with the old one (refused under exactly once: ILLEGAL_GENERATION, the close gone dirty).
+  // Kafka Streams' members do not leave the group on close at all
+  // (internal.leave.group.on.close=false). REQUIRES: Shutdown completed.
+  void LeaveGroup();
 
   // Closes its processing gate: from now on no RunOnce begins processing (its client is
   // shutting down or failed). Any thread may call it (a relaxed atomic: no scheduling point).
@@ -132,7 +143,8 @@ class StreamThread {
   // restoring it from scratch here (Kafka's StreamThread after handleCorruption, KAFKA-12486).
   void MaybeEnforceRebalanceAfterCorruption();
   // Restore thread, tasks, clients; DEAD. Once (completed_).
-  absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result);
+  absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result,
+                                bool leave_group = true);
 
   const StreamThreadConfig config_;
   Clock& clock_;
@@ -152,6 +164,7 @@ class StreamThread {
   // CompleteShutdown ran: by the thread itself after a failure (read by the joiner after the
   // join), or by Shutdown.
   bool completed_ = false;
+  bool left_group_ = false;  // its main consumer closed (LeaveGroup, or CompleteShutdown)
   Mutex shutdown_mu_{"stream_shutdown_mu"};  // held through Shutdown
   TimeNs next_commit_ns_ = 0;
   int64_t loops_ = 0;

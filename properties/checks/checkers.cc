@@ -11,7 +11,7 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
                     NewRunningGateChecker, NewListenerPairingChecker, NewWastedWorkChecker,
                     NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
                     NewCheckpointRestoreChecker, NewStoppedProcessingChecker,
-                    NewPausedTasksChecker, NewEosCheckpointChecker}) {
+                    NewPausedTasksChecker, NewEosCheckpointChecker, NewEosRestoredBatchChecker}) {
     all.push_back(make(context));
   }
   return all;

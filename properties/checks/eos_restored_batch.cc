@@ -1,0 +1,82 @@
+// eos_restored_batch: under exactly-once, after every batch restored into a store (an active's
+// or a standby's), the store equals the fold of its changelog's committed records below the
+// batch's next offset — no record an abort marker took back, none missing, none from further
+// on — modulo records a from-scratch restoration found already removed.
+//
+// Why at every batch and not only where store_contents (a restored task reaching its stream
+// thread) and checkpoint (a checkpoint write) look: a restoration that stops early (suspended,
+// revoked, closed cleanly mid-way, corrupted) hands its stores on without either, and an
+// aborted record applied and later overwritten by a committed one of its key is gone by the
+// end. Under exactly once a store never runs ahead of its position while it restores (data
+// past its checkpoint is wiped at open, StateManager::WipeIfNotAtCheckpoint), so the fold is
+// exact: each key as its last committed record below the offset has it.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "properties/checks/checkers.h"
+
+namespace restoresim::properties {
+namespace {
+
+class EosRestoredBatchChecker final : public Checker {
+ public:
+  explicit EosRestoredBatchChecker(OracleContext& c) : Checker(c, "eos_restored_batch") {}
+
+  void OnRestoredBatchState(std::string_view reader, const TopicPartition& tp,
+                            const TaskIncarnation& owner, int64_t next_offset, int64_t log_start,
+                            const events::StateInfo& state) override {
+    if (!state.stores_read) {
+      ++context().counts().store_checks_skipped;  // not recorded
+      return;
+    }
+    const events::StoreSnapshot* store = state.StoreFor(tp);
+    if (store == nullptr) return;
+    if (!store->readable) {
+      ++context().counts().store_checks_skipped;  // an unreadable store fails the task
+      return;
+    }
+    ++context().counts().store_checks;
+    auto history = ledger().history.find(tp);
+    static const ChangelogHistory kNone;
+    const ChangelogHistory& committed =
+        history == ledger().history.end() ? kNone : history->second;
+    const std::string diff = DiffFromHistory(committed, next_offset,
+                                             CompactedBelow(reader, tp, state, log_start),
+                                             store->data);
+    if (diff.empty()) return;
+    Violation(owner.ToString(),
+              fmt::format("store '{}' after a batch restored from {} up to {} ({} entries) is "
+                          "not the fold of its committed records ({} aborted left out):{}",
+                          store->name, tp.ToString(), next_offset, store->data.size(),
+                          committed.aborted(), diff));
+  }
+
+ private:
+  // Below which offset a record's key may be missing from the store: what the directory's
+  // earlier from-scratch restorations found removed, and, for this registration's first batch
+  // from scratch, the log start now (the ledger notes it only after this event).
+  int64_t CompactedBelow(std::string_view reader, const TopicPartition& tp,
+                         const events::StateInfo& state, int64_t log_start) const {
+    int64_t below = 0;
+    if (auto dir = ledger().dirs.find(state.task_dir); dir != ledger().dirs.end()) {
+      if (auto b = dir->second.compacted_below.find(tp); b != dir->second.compacted_below.end()) {
+        below = b->second;
+      }
+    }
+    auto reg = ledger().registered.find(Ledger::ReaderKey{std::string(reader), tp});
+    if (reg != ledger().registered.end() && reg->second.from_scratch &&
+        !reg->second.scratch_noted) {
+      below = std::max(below, log_start);
+    }
+    return below;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Checker> NewEosRestoredBatchChecker(OracleContext& c) {
+  return std::make_unique<EosRestoredBatchChecker>(c);
+}
+
+}  // namespace restoresim::properties
