@@ -117,6 +117,9 @@ TEST(ChangelogData, TransactionsCarryEveryCommittedRecordInOrderAndAbortsSpreadT
   const std::vector<ChangelogTransaction> txns = TransactionalChangelog(records, txn_spec);
   // 101 committed transactions (the last of 50 records); 0.2 of all aborted: 101 * 0.2 / 0.8.
   EXPECT_EQ(txn_spec.AbortedFor(101), 25);
+  // A small changelog still gets one (0.1 of 3 rounds to none); a share of 0 none.
+  EXPECT_EQ((TransactionSpec{.aborted_share = 0.1}).AbortedFor(3), 1);
+  EXPECT_EQ((TransactionSpec{.aborted_share = 0}).AbortedFor(3), 0);
   ASSERT_EQ(txns.size(), 126u);
   std::vector<KeyValueWrite> committed;
   int64_t aborts = 0;

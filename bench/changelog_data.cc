@@ -108,7 +108,9 @@ StoreDigest DigestOfFold(const std::vector<KeyValueWrite>& records) {
 
 int64_t TransactionSpec::AbortedFor(int64_t committed) const {
   if (aborted_share <= 0 || committed <= 0) return 0;
-  return std::llround(static_cast<double>(committed) * aborted_share / (1 - aborted_share));
+  // At least one: a small changelog still has aborted data to skip (and an aborted tail).
+  return std::max<int64_t>(
+      1, std::llround(static_cast<double>(committed) * aborted_share / (1 - aborted_share)));
 }
 
 std::vector<ChangelogTransaction> TransactionalChangelog(std::vector<KeyValueWrite> committed,

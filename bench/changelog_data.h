@@ -72,7 +72,8 @@ struct TransactionSpec {
   // ones, so the committed records (and the fold) do not depend on it.
   double aborted_share = 0.1;
 
-  // How many aborted transactions go with `committed` committed ones.
+  // How many aborted transactions go with `committed` committed ones: the share's, rounded,
+  // and at least one when the share is above 0.
   int64_t AbortedFor(int64_t committed) const;
 };
 

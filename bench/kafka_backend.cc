@@ -168,7 +168,10 @@ absl::StatusOr<RawConsumeResult> KafkaBackend::RawConsume(const std::string& top
     int32_t view_partition = -1;
     for (ssize_t i = 0; i < n; ++i) {
       rd_kafka_message_t* m = batch[static_cast<size_t>(i)];
-      if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        // Not an error: the restore consumer's settings ask for these events (a partition
+        // caught up), and with several partitions one reaches its end before the others.
+      } else if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
         if (failure.ok()) failure = absl::UnavailableError(rd_kafka_message_errstr(m));
       } else {
         if (m->partition != view_partition && !view.empty()) {
