@@ -7,8 +7,8 @@
 //   kafka  a Kafka cluster through librdkafka (the runtime's RdKafkaTransport; the limit calls
 //          librdkafka's batch API directly, with the restore consumer's settings).
 //
-// Thread-safety: Produce, ProduceTransactions, CreateTopic and EndOffset from one thread at a time; RawConsume may
-// run on another thread (it uses clients of its own).
+// Thread-safety: Produce, ProduceTransactions, CreateTopic and EndOffset from one thread at a
+// time; RawConsume may run on another thread (it uses clients of its own).
 #ifndef RESTORESIM_BENCH_BACKEND_H_
 #define RESTORESIM_BENCH_BACKEND_H_
 
