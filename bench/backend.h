@@ -7,8 +7,8 @@
 //   kafka  a Kafka cluster through librdkafka (the runtime's RdKafkaTransport; the limit calls
 //          librdkafka's batch API directly, with the restore consumer's settings).
 //
-// Thread-safety: Produce, CreateTopic and EndOffset from one thread at a time; RawConsume may
-// run on another thread (it uses clients of its own).
+// Thread-safety: Produce, ProduceTransactions, CreateTopic and EndOffset from one thread at a
+// time; RawConsume may run on another thread (it uses clients of its own).
 #ifndef RESTORESIM_BENCH_BACKEND_H_
 #define RESTORESIM_BENCH_BACKEND_H_
 
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/changelog_data.h"
 #include "core/state/key_value_store.h"
 #include "core/transport/transport.h"
 
@@ -51,6 +52,11 @@ class Backend {
   // Appends `records` to one partition in order and waits until every one is acknowledged.
   virtual absl::Status Produce(const TopicPartition& partition,
                                const std::vector<KeyValueWrite>& records) = 0;
+  // Appends `transactions` to one partition in order with a transactional producer of its own
+  // (a fresh transactional.id), each committed or aborted after its records are in the log:
+  // the log then holds every record, aborted ones included, and a marker after each.
+  virtual absl::Status ProduceTransactions(
+      const TopicPartition& partition, const std::vector<ChangelogTransaction>& transactions) = 0;
   virtual absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition) = 0;
   // Reads partitions 0..partitions-1 of `topic` from offset 0 to their end offsets.
   virtual absl::StatusOr<RawConsumeResult> RawConsume(const std::string& topic,

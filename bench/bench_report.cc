@@ -224,6 +224,18 @@ std::vector<Ratio> Ratios(const BenchResults& results) {
        0},
       {"WriteBatch path, the oracle on / off", "ours.scratch.writebatch.oracle",
        "ours.scratch.writebatch", 0.95},
+      // --guarantee exactly_once_v2: the transactional changelog (committed records per
+      // second), against Kafka Streams under exactly_once_v2, and against the at-least-once
+      // restorations of the same records in the same rounds (the cost of markers, aborted
+      // records and read_committed).
+      {"exactly_once_v2: standard path (WriteBatch) / Kafka Streams", "ours.eos.writebatch",
+       "peer.eos", 1.15},
+      {"exactly_once_v2: default path / Kafka Streams", "ours.eos.default", "peer.eos", 0},
+      {"exactly_once_v2 / at-least-once, ours, standard path", "ours.eos.writebatch",
+       "ours.scratch.writebatch", 0},
+      {"exactly_once_v2 / at-least-once, ours, default path", "ours.eos.default",
+       "ours.scratch.default", 0},
+      {"exactly_once_v2 / at-least-once, Kafka Streams", "peer.eos", "peer.scratch", 0},
   };
   for (Ratio& r : ratios) {
     if (std::optional<Ratio> got = RatioOf(results, r.numerator, r.denominator)) {
@@ -289,6 +301,8 @@ nlohmann::json ToJson(const BenchResults& results) {
           {"rounds", results.rounds},
           {"kafka_streams_version", results.peer_version},
           {"checkpoint_records", results.checkpoint_records},
+          {"eos_changelog", results.eos_changelog.empty() ? nlohmann::json()
+                                                          : nlohmann::json(results.eos_changelog)},
           {"seconds", results.seconds},
           {"cases", cases},
           {"ratios", ratios},
@@ -312,6 +326,9 @@ void Report(const BenchResults& results, const RestoreBenchOptions& options) {
     std::printf("%-60s %-22s %-8s %s\n", r.name.c_str(), RatioCell(r).c_str(),
                 r.target > 0 ? fmt::format(">= {:.2f}", r.target).c_str() : "",
                 Verdict(r).c_str());
+  }
+  if (!results.eos_changelog.empty()) {
+    std::printf("\nexactly_once_v2 changelog: %s\n", results.eos_changelog.c_str());
   }
   PrintProcessing(results);
   for (const std::string& p : results.problems) std::printf("PROBLEM: %s\n", p.c_str());

@@ -47,6 +47,7 @@ struct BenchResults {
   int64_t checkpoint_records = 0;
   int64_t process_records = 0;
   std::string machine;       // cores, load averages at start and end
+  std::string eos_changelog;  // --guarantee exactly_once_v2: how its changelog was written
   std::vector<CaseSamples> cases;
   std::vector<ProcessingSample> processing;
   std::vector<std::string> problems;  // wrong store contents and the like

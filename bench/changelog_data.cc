@@ -3,8 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <numeric>
+#include <cmath>
 
+#include "core/util/check.h"
 #include "core/util/prng.h"
 
 namespace restoresim::bench {
@@ -78,20 +79,85 @@ std::string StoreDigest::ToString() const {
   return fmt::format("{} entries, fnv1a {:016x}", entries, hash);
 }
 
-StoreDigest DigestOfFold(const std::vector<KeyValueWrite>& records) {
-  std::vector<uint32_t> order(records.size());
-  std::iota(order.begin(), order.end(), 0u);
+namespace {
+
+// The digest of the fold of the records pointed to, in offset order.
+StoreDigest DigestOfFoldOf(std::vector<const KeyValueWrite*> records) {
   // By key, and for one key by offset: the last of each run of equal keys is its final write.
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return records[a].key < records[b].key;  // std::string compares bytes as unsigned char
+  std::stable_sort(records.begin(), records.end(), [](const KeyValueWrite* a,
+                                                      const KeyValueWrite* b) {
+    return a->key < b->key;  // std::string compares bytes as unsigned char
   });
   StoreDigest digest;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const KeyValueWrite& w = records[order[i]];
-    if (i + 1 < order.size() && records[order[i + 1]].key == w.key) continue;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const KeyValueWrite& w = *records[i];
+    if (i + 1 < records.size() && records[i + 1]->key == w.key) continue;
     if (w.value.has_value()) digest.Add(w.key, *w.value);
   }
   return digest;
+}
+
+}  // namespace
+
+StoreDigest DigestOfFold(const std::vector<KeyValueWrite>& records) {
+  std::vector<const KeyValueWrite*> pointers;
+  pointers.reserve(records.size());
+  for (const KeyValueWrite& w : records) pointers.push_back(&w);
+  return DigestOfFoldOf(std::move(pointers));
+}
+
+int64_t TransactionSpec::AbortedFor(int64_t committed) const {
+  if (aborted_share <= 0 || committed <= 0) return 0;
+  // At least one: a small changelog still has aborted data to skip (and an aborted tail).
+  return std::max<int64_t>(
+      1, std::llround(static_cast<double>(committed) * aborted_share / (1 - aborted_share)));
+}
+
+std::vector<ChangelogTransaction> TransactionalChangelog(std::vector<KeyValueWrite> committed,
+                                                         const TransactionSpec& spec) {
+  RS_CHECK(spec.records_per_transaction > 0);
+  RS_CHECK(spec.aborted_share >= 0 && spec.aborted_share < 1);
+  const int64_t n = static_cast<int64_t>(committed.size());
+  const int64_t size = spec.records_per_transaction;
+  const int64_t commits = (n + size - 1) / size;
+  const int64_t aborts = spec.AbortedFor(commits);
+  std::vector<ChangelogTransaction> out;
+  out.reserve(static_cast<size_t>(commits + aborts));
+  int64_t aborted = 0;
+  for (int64_t c = 0; c < commits; ++c) {
+    const size_t last_commit = out.size();
+    const auto first = committed.begin() + c * size;
+    out.emplace_back().records.assign(std::make_move_iterator(first),
+                       std::make_move_iterator(first + std::min(size, n - c * size)));
+    // After committed transaction c, as many aborted ones as bring the count to
+    // floor((c + 1) * aborts / commits): spread evenly, and (floor) one after the last commit.
+    const int64_t due = (c + 1) * aborts / commits;
+    for (; aborted < due; ++aborted) {
+      ChangelogTransaction abort{.records = out[last_commit].records, .commit = false};
+      for (size_t i = 0; i < abort.records.size(); ++i) {
+        std::optional<std::string>& value = abort.records[i].value;
+        if (i % 16 == 15 && value) {
+          value.reset();
+        } else if (value && !value->empty()) {
+          for (char& b : *value) b = static_cast<char>(b ^ 0x5a);
+        } else {
+          value = "aborted";  // an empty value, or a committed tombstone brought back to life
+        }
+      }
+      out.push_back(std::move(abort));
+    }
+  }
+  RS_CHECK_EQ(aborted, aborts);
+  return out;
+}
+
+StoreDigest DigestOfCommitted(const std::vector<ChangelogTransaction>& transactions) {
+  std::vector<const KeyValueWrite*> committed;
+  for (const ChangelogTransaction& txn : transactions) {
+    if (!txn.commit) continue;
+    for (const KeyValueWrite& w : txn.records) committed.push_back(&w);
+  }
+  return DigestOfFoldOf(std::move(committed));
 }
 
 }  // namespace restoresim::bench

@@ -55,6 +55,42 @@ struct StoreDigest {
 // The digest of the fold of `records` (the contents a store restored from them must hold).
 StoreDigest DigestOfFold(const std::vector<KeyValueWrite>& records);
 
+// A changelog written as exactly_once_v2 writes it: records in transactions, each ended by a
+// commit or an abort marker (a marker takes an offset; aborted records stay in the log, and a
+// read_committed consumer never returns them).
+struct ChangelogTransaction {
+  std::vector<KeyValueWrite> records;
+  bool commit = true;
+};
+
+struct TransactionSpec {
+  // Records per committed transaction. Kafka Streams commits every 100 ms under EOS, one
+  // transaction per commit; 1,000 is what a task writing 10,000 changelog records/s puts in
+  // one, and one poll's worth of input at max.poll.records = 1000.
+  int64_t records_per_transaction = 1000;
+  // Aborted transactions as a share of all transactions, in [0, 1): added to the committed
+  // ones, so the committed records (and the fold) do not depend on it.
+  double aborted_share = 0.1;
+
+  // How many aborted transactions go with `committed` committed ones: the share's, rounded,
+  // and at least one when the share is above 0.
+  int64_t AbortedFor(int64_t committed) const;
+};
+
+// `committed` (consumed) cut into committed transactions of spec.records_per_transaction
+// records, in order, with AbortedFor(committed transactions) aborted transactions spread
+// evenly among them, the last one after the last committed transaction (a changelog whose tail
+// is aborted data and a marker must still complete). An aborted transaction rewrites the keys
+// of the committed transaction before it, every one to something else: a value's bytes XOR
+// 0x5a (same size), every 16th a tombstone instead, a tombstone or an empty value "aborted";
+// a store that applied it would differ from the fold.
+std::vector<ChangelogTransaction> TransactionalChangelog(std::vector<KeyValueWrite> committed,
+                                                         const TransactionSpec& spec);
+
+// The digest of the fold of the committed transactions' records only (what a read_committed
+// restoration must end with).
+StoreDigest DigestOfCommitted(const std::vector<ChangelogTransaction>& transactions);
+
 }  // namespace restoresim::bench
 
 #endif  // RESTORESIM_BENCH_CHANGELOG_DATA_H_

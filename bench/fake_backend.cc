@@ -1,4 +1,5 @@
-// The fake backend: FakeBroker on the system clock, thread-safe, no faults.
+// The fake backend: FakeBroker on the system clock, thread-safe, no faults; transactions as
+// the fake broker models them (fakes/fake_transactional_producer.h).
 #include <fmt/format.h>
 
 #include "bench/backend.h"
@@ -9,6 +10,7 @@ namespace restoresim::bench {
 namespace {
 
 constexpr int32_t kRawPollRecordsMax = 10000;
+constexpr TimeNs kTimeoutNs = 60 * kSecond;
 
 class FakeBackend final : public Backend {
  public:
@@ -32,6 +34,28 @@ class FakeBackend final : public Backend {
       if (!offset.ok()) return offset.status();
     }
     return absl::OkStatus();
+  }
+
+  absl::Status ProduceTransactions(
+      const TopicPartition& partition,
+      const std::vector<ChangelogTransaction>& transactions) override {
+    std::unique_ptr<TransactionalProducer> producer = broker_.NewTransactionalProducer(
+        {.client_id = "bench-txn-producer",
+         .transactional_id = fmt::format("bench-txn-{}", ++transactional_ids_)});
+    absl::Status s = producer->InitTransactions(kTimeoutNs);
+    for (const ChangelogTransaction& txn : transactions) {
+      if (s.ok()) s = producer->BeginTransaction();
+      for (const KeyValueWrite& w : txn.records) {
+        if (s.ok()) s = producer->Send(partition, w.key, w.value, 0);
+      }
+      if (s.ok()) s = producer->Flush(kTimeoutNs).status();  // in the log before its end
+      if (s.ok()) {
+        s = txn.commit ? producer->CommitTransaction(kTimeoutNs)
+                       : producer->AbortTransaction(kTimeoutNs);
+      }
+    }
+    producer->Close();
+    return s;
   }
 
   absl::StatusOr<int64_t> EndOffset(const TopicPartition& partition) override {
@@ -81,6 +105,7 @@ class FakeBackend final : public Backend {
 
  private:
   fakes::FakeBroker broker_;
+  int64_t transactional_ids_ = 0;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "bench/restore_limits.h"
 #include "bench/runtime_runs.h"
 #include "bench/streams_peer.h"
+#include "core/util/check.h"
 
 namespace restoresim::bench {
 namespace {
@@ -31,13 +32,17 @@ struct Case {
   std::function<absl::StatusOr<Measurement>(const std::string& dir)> run;
 };
 
+int64_t BytesOf(const std::vector<KeyValueWrite>& records) {
+  int64_t bytes = 0;
+  for (const KeyValueWrite& w : records) {
+    bytes += static_cast<int64_t>(w.key.size() + (w.value ? w.value->size() : 0));
+  }
+  return bytes;
+}
+
 int64_t BytesOf(const std::vector<std::vector<KeyValueWrite>>& partitions) {
   int64_t bytes = 0;
-  for (const auto& records : partitions) {
-    for (const KeyValueWrite& w : records) {
-      bytes += static_cast<int64_t>(w.key.size() + (w.value ? w.value->size() : 0));
-    }
-  }
+  for (const auto& records : partitions) bytes += BytesOf(records);
   return bytes;
 }
 
@@ -45,8 +50,9 @@ int64_t BytesOf(const std::vector<std::vector<KeyValueWrite>>& partitions) {
 struct Changelog {
   AppSpec app;
   std::vector<StoreDigest> expected;
-  int64_t records = 0;
+  int64_t records = 0;  // exactly_once: the committed ones
   int64_t bytes = 0;
+  bool exactly_once = false;  // written in transactions, restored under exactly_once_v2
 };
 
 class Bench {
@@ -59,6 +65,7 @@ class Bench {
   absl::Status CreateApp(const AppSpec& app);
   absl::StatusOr<Changelog> MakeChangelog(const std::string& name, const ChangelogSpec& spec,
                                           std::vector<std::vector<KeyValueWrite>>* keep);
+  absl::StatusOr<Changelog> MakeTransactionalChangelog();
   absl::Status SetUp();
   absl::Status SetUpCheckpoint();
   absl::Status SetUpProcessing();
@@ -71,7 +78,7 @@ class Bench {
   bool Stopping() const { return o_.stop != nullptr && o_.stop->load(); }
   absl::Status Interrupted() const { return absl::CancelledError("interrupted"); }
   int32_t WholeRounds();
-  RuntimeOptions Runtime(RocksDbStoreOptions::BulkRestore bulk) const;
+  RuntimeOptions Runtime(RocksDbStoreOptions::BulkRestore bulk, bool exactly_once = false) const;
   std::string Log(const std::string& name) const { return work_dir_ + "/" + name + ".log"; }
   void Say(const std::string& line) const;
 
@@ -97,8 +104,9 @@ void Bench::Say(const std::string& line) const {
   std::fflush(stdout);
 }
 
-RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk) const {
+RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk, bool exactly_once) const {
   RuntimeOptions options;
+  options.exactly_once = exactly_once;
   options.store.bulk_restore = bulk;
   if (o_.bulk_min_records >= 0) options.store.bulk_min_records = o_.bulk_min_records;
   options.restore_max_poll_records = o_.restore_max_poll_records;
@@ -162,8 +170,9 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
         std::tuple{"writebatch", Bulk::kOff, "ours, WriteBatch path"}}) {
     AddCase(fmt::format("ours.{}.{}", id_prefix, path), label + label_suffix, c.records,
             [this, c, bulk = bulk](const std::string& dir) -> absl::StatusOr<Measurement> {
-              absl::StatusOr<Measurement> m = RunRestore(*backend_, c.app, dir, Runtime(bulk),
-                                                         c.app.partitions, c.expected);
+              absl::StatusOr<Measurement> m =
+                  RunRestore(*backend_, c.app, dir, Runtime(bulk, c.exactly_once),
+                             c.app.partitions, c.expected);
               if (m.ok()) m->bytes = c.bytes;
               return m;
             });
@@ -184,11 +193,49 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
   AddCase(fmt::format("peer.{}", id_prefix), "Kafka Streams" + label_suffix, c.records,
           [this, c](const std::string& dir) -> absl::StatusOr<Measurement> {
             absl::StatusOr<Measurement> m = RunStreamsPeer(
-                backend_->bootstrap_servers(), c.app, dir, c.expected, Log("kafka-streams"),
-                &results_.peer_version);
+                backend_->bootstrap_servers(), c.app,
+                c.exactly_once ? "exactly_once_v2" : "at_least_once", dir, c.expected,
+                Log("kafka-streams"), &results_.peer_version);
             if (m.ok()) m->bytes = c.bytes;
             return m;
           });
+}
+
+// The main changelog's records again, as exactly_once_v2 writes a changelog: in transactions
+// (o_.transactions), some aborted. Its stores must end with the fold of the committed records,
+// which are the main changelog's: the same contents, checked here once against its digests.
+absl::StatusOr<Changelog> Bench::MakeTransactionalChangelog() {
+  Changelog c;
+  c.exactly_once = true;
+  c.app = AppSpec{run_id_ + "-eos", run_id_ + "-eos-input", o_.spec.partitions};
+  if (absl::Status s = CreateApp(c.app); !s.ok()) return s;
+  int64_t commits = 0, aborts = 0, aborted_records = 0;
+  for (int32_t p = 0; p < o_.spec.partitions; ++p) {
+    std::vector<KeyValueWrite> records = GenerateChangelog(o_.spec, p);
+    c.records += static_cast<int64_t>(records.size());
+    c.bytes += BytesOf(records);
+    const std::vector<ChangelogTransaction> transactions =
+        TransactionalChangelog(std::move(records), o_.transactions);
+    c.expected.push_back(DigestOfCommitted(transactions));
+    RS_CHECK(c.expected.back() == main_.expected[static_cast<size_t>(p)],
+             "partition {}: the committed records' fold {} is not the main changelog's {}", p,
+             c.expected.back().ToString(), main_.expected[static_cast<size_t>(p)].ToString());
+    for (const ChangelogTransaction& txn : transactions) {
+      (txn.commit ? commits : aborts) += 1;
+      if (!txn.commit) aborted_records += static_cast<int64_t>(txn.records.size());
+    }
+    if (absl::Status s = backend_->ProduceTransactions({c.app.Changelog(), p}, transactions);
+        !s.ok()) {
+      return s;
+    }
+  }
+  results_.eos_changelog = fmt::format(
+      "{} committed records in {} transactions of up to {}, {} aborted transactions ({} "
+      "records, aborted share {}), {} markers; at-least-once baseline: the main changelog (the "
+      "same committed records, no transactions), restored in the same rounds",
+      c.records, commits, o_.transactions.records_per_transaction, aborts, aborted_records,
+      o_.transactions.aborted_share, commits + aborts);
+  return c;
 }
 
 // A checkpointed store: restored from scratch once (not timed), closed cleanly (checkpoint at
@@ -308,6 +355,15 @@ absl::Status Bench::SetUp() {
             });
   }
   AddRestoreCases(main_, "scratch", ", from scratch");
+  if (o_.guarantee == "exactly_once_v2") {
+    if (Stopping()) return Interrupted();
+    Say(fmt::format("producing the transactional changelog ({} records per transaction, "
+                    "aborted share {}) ...",
+                    o_.transactions.records_per_transaction, o_.transactions.aborted_share));
+    absl::StatusOr<Changelog> eos = MakeTransactionalChangelog();
+    if (!eos.ok()) return eos.status();
+    AddRestoreCases(*eos, "eos", ", from scratch, exactly_once_v2");
+  }
   std::vector<int64_t> sizes = o_.sizes;
   if (sizes.empty()) sizes = {o_.spec.records / 16, o_.spec.records / 4};
   for (int64_t size : sizes) {

@@ -10,6 +10,12 @@
 //               restoration; and the WriteBatch path, "the standard restore path"), then from a
 //               checkpoint (both paths), and from scratch at each --sizes changelog size;
 //   peer        Kafka Streams restoring each of those changelogs from scratch;
+//   eos         with --guarantee exactly_once_v2: the same records written transactionally as
+//               a second changelog (TransactionSpec: a commit marker every N records, a share
+//               of transactions aborted), restored by ours (both paths) and Kafka Streams with
+//               processing.guarantee=exactly_once_v2 (read_committed), checked against the fold
+//               of the committed records; its at-least-once baseline is the main changelog,
+//               restored in the same rounds;
 //   processing  two tasks, one restoring the changelog and one with an empty changelog and
 //               input to process: time to its first processed record, and its processing rate
 //               while the other restores, against the same run with nothing to restore.
@@ -36,6 +42,9 @@ struct RestoreBenchOptions {
   std::string bootstrap_servers;     // kafka: empty starts (and stops) a local broker
   std::string peer;                  // "" or "kafka-streams"
   ChangelogSpec spec;                // the changelog (records = the main size)
+  // "at_least_once", or "exactly_once_v2": also the transactional changelog and its cases.
+  std::string guarantee = "at_least_once";
+  TransactionSpec transactions;      // exactly_once_v2: how its changelog is written
   std::vector<int64_t> sizes;        // more changelog sizes for the size plot (empty: N/16, N/4)
   double checkpoint_fraction = 0.1;  // records appended after the checkpoint, as a share of N
   int64_t process_records = 0;       // input of the processing runs (0: N/2, at least 20,000)

@@ -164,6 +164,7 @@ RuntimeConfig ConfigFor(const AppSpec& app, const std::string& state_dir,
   config.state_dir = state_dir;
   config.num_stream_threads = 1;
   config.restore_max_poll_records = options.restore_max_poll_records;
+  if (options.exactly_once) config.processing_guarantee = "exactly_once_v2";
   return config;
 }
 

@@ -36,6 +36,9 @@ struct RuntimeOptions {
   RocksDbStoreOptions store;
   int32_t restore_max_poll_records = 1000;  // restore.consumer.max.poll.records
   double timeout_s = 600;
+  // processing.guarantee=exactly_once_v2: the restore consumer reads committed records only
+  // and restores to the last stable offset; at-least-once otherwise.
+  bool exactly_once = false;
   // The invariant oracle judges the run online (an EventRecorder over a StandaloneJudge, store
   // contents not read: the soak's set-up); a violation fails the run. Off: no observer at all.
   bool oracle = false;

@@ -28,14 +28,15 @@ absl::Status BuildStreamsPeer(const std::string& log_path) {
 }
 
 absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const AppSpec& app,
+                                           const std::string& guarantee,
                                            const std::string& state_dir,
                                            const std::vector<StoreDigest>& expected,
                                            const std::string& log_path, std::string* version) {
   const std::string command = fmt::format(
       "{} run --bootstrap-servers {} --application-id {} --input-topic {} --partitions {} "
-      "--state-dir {}",
+      "--state-dir {} --processing-guarantee {}",
       PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
-      app.partitions, ShellQuote(state_dir));
+      app.partitions, ShellQuote(state_dir), ShellQuote(guarantee));
   std::string out;
   const int rc = RunCommand(command, log_path, &out);
   const size_t brace = out.rfind("\n{");
@@ -54,7 +55,8 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
   for (const auto& sample : result["progress"]) {
     m.progress.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
   }
-  m.note = "state updater, WriteBatch per poll (RocksDBStore#restoreBatch)";
+  m.note = "state updater, WriteBatch per poll (RocksDBStore#restoreBatch), " +
+           result.value("processing_guarantee", std::string("?"));
   m.contents_checked = true;
   const auto& stores = result["stores"];
   for (size_t p = 0; p < expected.size(); ++p) {

@@ -22,8 +22,11 @@ namespace restoresim::bench {
 // Builds the peer (a no-op when it is up to date). `log_path` receives Maven's messages.
 absl::Status BuildStreamsPeer(const std::string& log_path);
 
-// Runs Kafka Streams on `app` with a fresh `state_dir`; `version` receives Kafka Streams' own.
+// Runs Kafka Streams on `app` with a fresh `state_dir` and processing.guarantee `guarantee`
+// (at_least_once or exactly_once_v2: then its restore consumer reads committed records only);
+// `version` receives Kafka Streams' own.
 absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const AppSpec& app,
+                                           const std::string& guarantee,
                                            const std::string& state_dir,
                                            const std::vector<StoreDigest>& expected,
                                            const std::string& log_path, std::string* version);

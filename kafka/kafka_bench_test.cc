@@ -1,8 +1,9 @@
 // The restore benchmark against real Kafka, small (suite kafka): over the cluster tools/test
 // started (RESTORESIM_KAFKA_BOOTSTRAP) every restoration ends with the changelog's fold in its
 // store, on both write paths, from scratch and from a checkpoint, with repeated keys and
-// tombstones; and with no address the command starts a broker of its own and stops it (its
-// cluster directory is gone afterwards).
+// tombstones; under exactly_once_v2 (a transactional changelog with aborted transactions),
+// with the fold of its committed records; and with no address the command starts a broker of
+// its own and stops it (its cluster directory is gone afterwards).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -65,6 +66,32 @@ TEST(KafkaBench, EveryRestorationEndsWithTheChangelogsFold) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_THAT(j["backend"].get<std::string>(), ::testing::HasSubstr("kafka at"));
   ExpectEveryStoreChecked(j);
+}
+
+// --guarantee exactly_once_v2 over the suite's cluster: the records written again through
+// librdkafka's transactional producer (a marker every 250 records, a fifth of the transactions
+// aborted, the last one too) are restored by ours on both paths with read_committed, and every
+// store holds the fold of the committed records, which leaves the aborted ones out.
+TEST(KafkaBench, UnderExactlyOnceEveryStoreHoldsTheFoldOfTheCommittedRecords) {
+  absl::StatusOr<std::string> bootstrap = Bootstrap(kBootstrapEnv);
+  ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
+  const Result r = RunBench("--backend kafka --bootstrap-servers " + *bootstrap +
+                            " --guarantee exactly_once_v2 --records 10000 --key-space 6000 "
+                            "--tombstones 0.05 --sizes 3000 --rounds 1 --bulk-min-records 3000 "
+                            "--transaction-records 250 --aborted-share 0.2 --json --svg ''");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ExpectEveryStoreChecked(j);
+  EXPECT_THAT(j["eos_changelog"].get<std::string>(),
+              ::testing::HasSubstr("40 transactions of up to 250, 10 aborted transactions"));
+  int eos_cases = 0;
+  for (const auto& c : j["cases"]) {
+    if (!c["id"].get<std::string>().starts_with("ours.eos.")) continue;
+    ++eos_cases;
+    EXPECT_TRUE(c["rounds"][0]["contents_ok"].get<bool>()) << c["id"];
+    EXPECT_EQ(c["rounds"][0]["records"], 10000) << c["id"] << ": committed records only";
+  }
+  EXPECT_EQ(eos_cases, 2);
 }
 
 TEST(KafkaBench, WithNoAddressItStartsAndStopsABrokerOfItsOwn) {

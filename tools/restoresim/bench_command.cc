@@ -38,6 +38,7 @@ struct BenchOptions {
   std::string backend = "sim";
   std::string sizes;
   double tombstones = 0;
+  bool transactions_given = false;  // --transaction-records or --aborted-share
   bench::RestoreBenchOptions restore;
   std::string scenario = "scenario.*";
   uint64_t seeds = 200;
@@ -190,6 +191,20 @@ int PrepareRestoreBench(BenchOptions& o) {
   }
   if (r.spec.records < r.spec.partitions) return usage("--records must be >= --partitions");
   if (o.tombstones < 0 || o.tombstones > 1) return usage("--tombstones is a fraction in [0, 1]");
+  if (r.guarantee != "at_least_once" && r.guarantee != "exactly_once_v2") {
+    return usage("--guarantee must be at_least_once or exactly_once_v2, not '" + r.guarantee +
+                 "'");
+  }
+  if (o.transactions_given && r.guarantee != "exactly_once_v2") {
+    return usage("--transaction-records and --aborted-share need --guarantee exactly_once_v2");
+  }
+  // Written as "!(x >= 0 && x < 1)" so that a NaN is refused too.
+  if (!(r.transactions.aborted_share >= 0 && r.transactions.aborted_share < 1)) {
+    return usage("--aborted-share is a share of transactions in [0, 1)");
+  }
+  if (r.transactions.records_per_transaction < 1) {
+    return usage("--transaction-records must be positive");
+  }
   r.spec.tombstone_per_mille = static_cast<uint32_t>(o.tombstones * 1000 + 0.5);
   if (r.checkpoint_fraction <= 0 || r.checkpoint_fraction > 10) {
     return usage("--checkpoint-fraction must be in (0, 10]");
@@ -219,6 +234,16 @@ void AddRestoreOptions(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--key-space", r.spec.key_space,
                  "distinct keys; fewer than --records repeats keys (default: one per record)");
   cmd.add_option("--tombstones", o.tombstones, "share of records that are tombstones (0)");
+  cmd.add_option("--guarantee", r.guarantee,
+                 "at_least_once (default), or exactly_once_v2: also a transactional changelog of "
+                 "the same records, restored by ours and Kafka Streams under exactly_once_v2");
+  auto transactions = [&o](const std::string&) { o.transactions_given = true; };
+  cmd.add_option("--transaction-records", r.transactions.records_per_transaction,
+                 "exactly_once_v2: records per committed transaction (1000)")
+      ->each(transactions);
+  cmd.add_option("--aborted-share", r.transactions.aborted_share,
+                 "exactly_once_v2: aborted transactions as a share of all, in [0, 1) (0.1)")
+      ->each(transactions);
   cmd.add_option("--data-seed", r.spec.seed, "seed of the generated records (default 1)");
   cmd.add_option("--sizes", o.sizes,
                  "more changelog sizes for the size plot, e.g. 100000,300000 (default N/16,N/4)");

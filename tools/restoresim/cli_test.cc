@@ -176,6 +176,15 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"bench --records 1000", "--records needs --backend fake or kafka"},
       {"bench --backend fake --seeds 5", "--seeds is an option of --backend sim"},
       {"bench --backend fake --records x", "--records"},
+      {"bench --backend fake --guarantee exactly_once", "--guarantee must be at_least_once or"},
+      {"bench --backend fake --guarantee exactly_once_v2 --aborted-share 1",
+       "--aborted-share is a share of transactions in [0, 1)"},
+      {"bench --backend fake --guarantee exactly_once_v2 --aborted-share -0.5",
+       "no option takes a negative"},
+      {"bench --backend fake --aborted-share 0.1", "need --guarantee exactly_once_v2"},
+      {"bench --backend fake --guarantee exactly_once_v2 --transaction-records 0",
+       "--transaction-records must be positive"},
+      {"bench --guarantee exactly_once_v2", "--guarantee needs --backend fake or kafka"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
@@ -443,6 +452,37 @@ TEST_F(CliTest, RestoreBenchOverTheFakeBrokerChecksEveryStore) {
   EXPECT_THAT(text, HasSubstr("</svg>"));
   // The run's own directory is removed after a good run; the one given is left.
   EXPECT_TRUE(std::filesystem::is_empty(dir_ + "/work"));
+}
+
+// --guarantee exactly_once_v2 over the fake broker: the same records written transactionally
+// (a commit marker every 250 records, a fifth of the transactions aborted, the last one too)
+// are restored by ours on both paths under exactly_once_v2, every store ends with the fold of
+// the committed records only, and the report compares them with the at-least-once run.
+TEST_F(CliTest, RestoreBenchUnderExactlyOnceRestoresOnlyCommittedRecords) {
+  const Result r = RunCli("bench --backend fake --guarantee exactly_once_v2 --records 6000 "
+                          "--key-space 4000 --tombstones 0.05 --sizes 2000 --rounds 1 "
+                          "--bulk-min-records 2000 --transaction-records 250 --aborted-share 0.2 "
+                          "--json --svg '' --work-dir " + dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["problems"].empty()) << j["problems"].dump();
+  // 24 committed transactions, 6 aborted (24 * 0.2 / 0.8), a marker after each.
+  EXPECT_THAT(j["eos_changelog"].get<std::string>(),
+              HasSubstr("6000 committed records in 24 transactions of up to 250, 6 aborted "
+                        "transactions (1500 records, aborted share 0.2), 30 markers"));
+  int eos_cases = 0;
+  for (const auto& c : j["cases"]) {
+    if (!c["id"].get<std::string>().starts_with("ours.eos.")) continue;
+    ++eos_cases;
+    const auto& round = c["rounds"][0];
+    EXPECT_TRUE(round["contents_checked"].get<bool>()) << c["id"];
+    EXPECT_TRUE(round["contents_ok"].get<bool>()) << c["id"] << ": " << round["note"];
+    EXPECT_EQ(round["records"], 6000) << c["id"] << ": committed records only";
+  }
+  EXPECT_EQ(eos_cases, 2);
+  std::set<std::string> ratios;
+  for (const auto& ratio : j["ratios"]) ratios.insert(ratio["name"].get<std::string>());
+  EXPECT_TRUE(ratios.contains("exactly_once_v2 / at-least-once, ours, standard path"));
 }
 
 // A broker that cannot start: a clear message, a non-zero exit, and no crash. The benchmark
