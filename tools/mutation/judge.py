@@ -131,6 +131,9 @@ def judge(binary, base, strategies, seeds, quick_seeds, jobs, timeout_s):
             if verdict == "invariant":
                 return {"class": "killed_invariant", "first_failure": failure,
                         "sweeps": sweeps, "changed_scenarios": []}
+            if note["timed_out"] and verdict == "liveness":  # a hang: see below
+                return {"class": "killed_liveness", "first_failure": failure,
+                        "sweeps": sweeps, "changed_scenarios": []}
     for strategy in strategies:
         report, note = explore(binary, strategy, seeds, jobs, timeout_s)
         verdict, failure = verdict_of(strategy, report, note)
@@ -143,6 +146,10 @@ def judge(binary, base, strategies, seeds, quick_seeds, jobs, timeout_s):
                 if hashes.get(name) != h:
                     changed.add(name)
         if verdict == "invariant":
+            break
+        if note["timed_out"] and verdict == "liveness":
+            # A hang: the other strategies would hang as long; their runs are not judged.
+            sweeps.append({"skipped": "strategies after a wall-clock limit"})
             break
     if best != "none":
         klass = "killed_" + best
