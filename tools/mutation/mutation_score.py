@@ -100,6 +100,8 @@ def parser():
     merge.add_argument("--out")
     show = sub.add_parser("show", help="a JSON report as text")
     show.add_argument("report")
+    show.add_argument("--markdown", action="store_true",
+                      help="the survivors and non-invariant kills as Markdown, with diffs")
     return p
 
 
@@ -276,7 +278,8 @@ def cmd_merge(args):
 
 
 def cmd_show(args):
-    print(report.text(report.load(args.report)), end="")
+    doc = report.load(args.report)
+    print(report.markdown(doc) if args.markdown else report.text(doc), end="")
     return EXIT_OK
 
 

@@ -169,3 +169,26 @@ def _listing(mutants):
                              f"{' ...' if len(changed) > 6 else ''}")
             lines += ["    " + d for d in m["diff"].splitlines()]
     return lines
+
+
+def markdown(doc):
+    """The survivors and the other non-invariant kills, by file and function, with diffs (the
+    body of docs/MUTATION_SCORE.md's listing)."""
+    out = []
+    for klass in ("survived_reached", "survived_unreached", "killed_runtime",
+                  "killed_liveness"):
+        chosen = sorted((m for m in doc["mutants"]
+                         if m["build"] != "failed" and m["class"] == klass),
+                        key=lambda m: (m["file"], m["function"] or "", m["line"]))
+        out += [f"### {CLASS_TITLES[klass][0].upper()}{CLASS_TITLES[klass][1:]} "
+                f"({len(chosen)})", ""]
+        for m in chosen:
+            first = (m.get("judge") or {}).get("first_failure") or {}
+            note = f" — {first.get('strategy')}: {first.get('message', '')[:200]}" if first else ""
+            identical = " (identical object code)" if m["build"] == "identical" else ""
+            out += [f"* `{m['file']}` `{m['function'] or '(file scope)'}` line {m['line']}, "
+                    f"mutant `{m['id']}`{identical}{note}", "", "  ```diff"]
+            out += ["  " + line for line in m["diff"].splitlines() if not
+                    line.startswith(("---", "+++", "@@"))]
+            out += ["  ```", ""]
+    return "\n".join(out) + "\n"

@@ -1,8 +1,9 @@
 """The scratch copy a mutant is built in: never the real source tree, never its build dir.
 
-A scratch is a plain copy of the tracked source files (no .git: nothing in it can be
-committed) and of the part of the real build dir that `tools/restoresim` needs (its objects
-and static libraries, build.ninja, ninja's log and deps, meson's private files). Like
+A scratch is a plain copy of the source files (those git tracks or would track; no .git:
+nothing in it can be committed) and of the part of the real build dir that `tools/restoresim`
+needs (its objects and static libraries, build.ninja, ninja's log and deps, meson's private
+files). Like
 /work/clone-worktree.sh, the copy's absolute paths are rewritten to the scratch's, and the
 scratch's path has exactly the length of the source root's, so meson's pickled files stay
 valid and a regeneration in the scratch works. So a mutant costs one file recompiled, the
@@ -124,7 +125,9 @@ class Scratch:
 
     def tracked_files(self):
         try:
-            out = subprocess.run(["git", "-C", self.root, "ls-files", "-z"], check=True,
+            # Tracked files and new ones not ignored: the working tree as a build sees it.
+            out = subprocess.run(["git", "-C", self.root, "ls-files", "-z", "--cached",
+                                  "--others", "--exclude-standard"], check=True,
                                  capture_output=True).stdout
         except (OSError, subprocess.CalledProcessError) as e:
             raise ScratchError(f"git ls-files in {self.root} failed: {e}") from e
