@@ -71,7 +71,11 @@ def read_lines(root, path):
 
 def generate(root, path):
     """Every universalmutator mutant of one file."""
-    from universalmutator import mutator  # the venv's (tools/dask/requirements.txt)
+    try:
+        from universalmutator import mutator  # the venv's (tools/dask/requirements.txt)
+    except ImportError as e:
+        raise MutantError(f"universalmutator is not installed ({e}): run tools/mutation-score, "
+                          f"which installs it into build/venv") from e
     lines = read_lines(root, path)
     with contextlib.redirect_stdout(io.StringIO()):  # it prints the rules it reads
         found = mutator.mutants_regexp(lines, ruleFiles=list(RULES),
