@@ -25,6 +25,7 @@ import time
 
 SCENARIOS = "scenario.*"
 KILL_GRACE_S = 10
+QUICK_TIMEOUT_FLOOR_S = 60
 CLASSES = ("killed_invariant", "killed_runtime", "killed_liveness", "survived_reached",
            "survived_unreached")
 KILLED = CLASSES[:3]
@@ -45,7 +46,11 @@ def explore(binary, strategy, seeds, jobs, timeout_s):
     timed_out = False
     try:
         out, err = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
+    except BaseException as e:
+        if not isinstance(e, subprocess.TimeoutExpired):
+            proc.kill()  # interrupted: no orphan sweep left running
+            proc.wait()
+            raise
         timed_out = True
         proc.send_signal(signal.SIGTERM)  # explore prints what it has so far (exit 130)
         try:
@@ -123,8 +128,10 @@ def judge(binary, base, strategies, seeds, quick_seeds, jobs, timeout_s):
     """Classifies the mutant built into `binary`. Returns a dict for the report."""
     best, first, changed, sweeps = "none", None, set(), []
     if quick_seeds:
+        # The quick pass's limit in proportion to its seeds: a hang shows in a minute.
+        quick_timeout_s = max(QUICK_TIMEOUT_FLOOR_S, timeout_s * quick_seeds / seeds)
         for strategy in strategies:
-            report, note = explore(binary, strategy, quick_seeds, jobs, timeout_s)
+            report, note = explore(binary, strategy, quick_seeds, jobs, quick_timeout_s)
             verdict, failure = verdict_of(strategy, report, note)
             sweeps.append({"strategy": strategy, "seeds": quick_seeds, "verdict": verdict,
                            **note})

@@ -92,8 +92,12 @@ def parser():
     run.add_argument("--quick-seeds", default="10", help="seeds of the quick pass (0: none)")
     run.add_argument("--strategies", default=DEFAULT_STRATEGIES)
     run.add_argument("--jobs", default="2", help="restoresim explore --jobs")
+    run.add_argument("--timeout-s", help="wall-clock limit of a full sweep (default: 5 times "
+                                         "the slowest baseline sweep, at least 60 s)")
     run.add_argument("--json", action="store_true", help="print the JSON report")
     run.add_argument("--out", help="write the JSON report here (after every mutant)")
+    run.add_argument("--resume", help="a report of this shard (an interrupted run's --out): "
+                                      "its mutants are kept, not run again")
     merge = sub.add_parser("merge", help="merge shard reports into one")
     merge.add_argument("reports", nargs="+")
     merge.add_argument("--json", action="store_true")
@@ -192,6 +196,8 @@ def prepare(args):
            "quick_seeds": 0 if args.quick_seeds == "0" else
            positive_int("--quick-seeds", args.quick_seeds, SEEDS_MAX),
            "jobs": positive_int("--jobs", args.jobs, 256)}
+    timeout_s = (positive_int("--timeout-s", args.timeout_s, 86_400)
+                 if args.timeout_s is not None else None)
     campaign, chosen, shard = chosen_mutants(args)
     campaign.update(seeds=ctx["seeds"], quick_seeds=ctx["quick_seeds"],
                     strategies=ctx["strategies"], scenarios=judge.SCENARIOS)
@@ -201,7 +207,9 @@ def prepare(args):
     log(f"scratch {s.path}; baseline of the unmutated runtime")
     ctx["baseline"] = judge.baseline(s.binary, ctx["strategies"], ctx["seeds"], ctx["jobs"],
                                      log)
-    ctx["timeout_s"] = judge.timeout_for(ctx["baseline"], TIMEOUT_FACTOR, TIMEOUT_FLOOR_S)
+    ctx["timeout_s"] = timeout_s or judge.timeout_for(ctx["baseline"], TIMEOUT_FACTOR,
+                                                      TIMEOUT_FLOOR_S)
+    log(f"wall-clock limit per sweep: {ctx['timeout_s']:.0f} s")
     ctx["objects"] = {f: scratch_mod.object_digest(s.object_of(f))
                       for f in sorted({m.file for _, m in chosen})}
     return ctx, campaign, chosen, shard, s
@@ -212,12 +220,32 @@ def baseline_summary(base):
             for k, v in base.items()}
 
 
+def resumed(args, campaign, base, shard):
+    """{id: record} of the mutants a previous run of this shard judged (--resume)."""
+    if not args.resume:
+        return {}
+    prev = report.load(args.resume)
+    if prev["campaign"] != campaign:
+        raise UsageError(f"--resume {args.resume}: another campaign")
+    if {k: v["trace_hash"] for k, v in prev["baseline"].items()} != \
+            {k: v["trace_hash"] for k, v in base.items()}:
+        raise UsageError(f"--resume {args.resume}: its baseline trace hashes differ from this "
+                         f"build's")
+    if prev["shards"] != {"count": shard[1], "present": [shard[0]]}:
+        raise UsageError(f"--resume {args.resume}: not a report of shard {shard[0]}/{shard[1]}")
+    return {m["id"]: m for m in prev["mutants"]}
+
+
 def cmd_run(args):
     ctx, campaign, chosen, shard, s = prepare(args)
+    done = resumed(args, campaign, ctx["baseline"], shard)
     records, interrupted, mutated = [], False, None
     ordered = sorted(chosen, key=lambda pm: (pm[1].file, pm[1].line, pm[0]))
     try:
         for n, (position, m) in enumerate(ordered):
+            if m.id in done:
+                records.append(done[m.id])
+                continue
             rec = record_of(position, m, ctx["root"])
             mutated = m.file
             run_one(s, m, rec, ctx)

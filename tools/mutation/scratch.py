@@ -5,8 +5,8 @@ nothing in it can be committed) and of the part of the real build dir that `tool
 needs (its objects and static libraries, build.ninja, ninja's log and deps, meson's private
 files). Like /work/clone-worktree.sh, the copy's absolute paths are rewritten to the
 scratch's, and the scratch's path has exactly the length of the source root's, so meson's
-pickled files stay valid and a regeneration in the scratch works. So a mutant costs one file recompiled, the
-static library re-archived and restoresim relinked, all inside the scratch.
+pickled files stay valid and a regeneration in the scratch works. So a mutant costs one file
+recompiled, the static library re-archived and restoresim relinked, all inside the scratch.
 
 The default scratch is /tmp/rsm<hash of the root and a slot>, padded to the root's length;
 concurrent runs (shards on one machine) take different slots, each under an flock. A scratch
