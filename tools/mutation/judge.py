@@ -8,7 +8,9 @@ any run reached, in this order:
                       check, or the runtime's inline RS_INVARIANT (it names an oracle invariant)
   killed_runtime      only runtime checks (RS_CHECK: kind "check"), uncaught exceptions, a
                       program's own failure (kind "other"), or restoresim itself crashed
-  killed_liveness     only deadlocks, step budgets (livelock), or the wall-clock limit
+  killed_liveness     only deadlocks, step budgets (livelock), or the wall-clock limit (a
+                      sweep past it with no run failed is run again with twice the limit
+                      first: on a loaded machine it may only be slow)
   survived_reached    no run failed, but some scenario's trace hash differs from the baseline
   survived_unreached  no run failed and every trace hash equals the baseline's (never reached
                       or equivalent); also a mutant whose object file is byte-identical
@@ -124,6 +126,16 @@ def verdict_of(strategy, report, note):
 RANK = {"invariant": 3, "runtime": 2, "liveness": 1, "none": 0}
 
 
+def explore_patiently(binary, strategy, seeds, jobs, timeout_s):
+    """A sweep that hit its wall-clock limit with no run failed may only be slow (a loaded
+    machine): it runs once more with twice the limit before it counts as a hang."""
+    report, note = explore(binary, strategy, seeds, jobs, timeout_s)
+    if note["timed_out"] and report is not None and not report.get("failures"):
+        report, note = explore(binary, strategy, seeds, jobs, 2 * timeout_s)
+        note["retried_after_s"] = timeout_s
+    return report, note
+
+
 def judge(binary, base, strategies, seeds, quick_seeds, jobs, timeout_s):
     """Classifies the mutant built into `binary`. Returns a dict for the report."""
     best, first, changed, sweeps = "none", None, set(), []
@@ -142,7 +154,7 @@ def judge(binary, base, strategies, seeds, quick_seeds, jobs, timeout_s):
                 return {"class": "killed_liveness", "first_failure": failure,
                         "sweeps": sweeps, "changed_scenarios": []}
     for strategy in strategies:
-        report, note = explore(binary, strategy, seeds, jobs, timeout_s)
+        report, note = explore_patiently(binary, strategy, seeds, jobs, timeout_s)
         verdict, failure = verdict_of(strategy, report, note)
         sweeps.append({"strategy": strategy, "seeds": seeds, "verdict": verdict, **note})
         if RANK[verdict] > RANK[best]:
