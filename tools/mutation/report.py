@@ -52,6 +52,7 @@ def score_of(counts):
 
 
 def make(campaign, baseline, shard_index, shard_count, mutants, interrupted):
+    mutants = sorted(mutants, key=lambda m: m["position"])
     counts = counts_of(mutants)
     return {"format": FORMAT, "version": VERSION, "campaign": campaign,
             "baseline": baseline, "shards": {"count": shard_count, "present": [shard_index]},
