@@ -12,6 +12,7 @@ build, a baseline that fails, no scratch), 130 interrupted (the report so far is
 """
 
 import argparse
+import hashlib
 import importlib.metadata
 import json
 import os
@@ -204,15 +205,33 @@ def prepare(args):
     log(f"{len(chosen)} mutants in shard {shard[0]}/{shard[1]} "
         f"(population {campaign['population']}, source {campaign['tree']})")
     s = scratch_mod.acquire(root, build, args.scratch, log)
-    log(f"scratch {s.path}; baseline of the unmutated runtime")
-    ctx["baseline"] = judge.baseline(s.binary, ctx["strategies"], ctx["seeds"], ctx["jobs"],
-                                     log)
+    ctx["baseline"] = cached_baseline(s, ctx)
     ctx["timeout_s"] = timeout_s or judge.timeout_for(ctx["baseline"], TIMEOUT_FACTOR,
                                                       TIMEOUT_FLOOR_S)
     log(f"wall-clock limit per sweep: {ctx['timeout_s']:.0f} s")
     ctx["objects"] = {f: scratch_mod.object_digest(s.object_of(f))
                       for f in sorted({m.file for _, m in chosen})}
     return ctx, campaign, chosen, shard, s
+
+
+def cached_baseline(s, ctx):
+    """The unmutated catalogue's sweeps, kept in the scratch per (binary, seeds, strategies):
+    a resumed or later run of the same build does not sweep it again."""
+    key = hashlib.sha256()
+    with open(s.binary, "rb") as f:
+        key.update(f.read())
+    key.update(f"{ctx['seeds']}\0{','.join(ctx['strategies'])}".encode())
+    path = os.path.join(s.path, f".baseline-{key.hexdigest()[:16]}.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            log(f"scratch {s.path}; baseline of the unmutated runtime from {path}")
+            return json.load(f)
+    log(f"scratch {s.path}; baseline of the unmutated runtime")
+    base = judge.baseline(s.binary, ctx["strategies"], ctx["seeds"], ctx["jobs"], log)
+    with open(path + ".tmp", "w") as f:
+        json.dump(base, f)
+    os.replace(path + ".tmp", path)
+    return base
 
 
 def baseline_summary(base):
