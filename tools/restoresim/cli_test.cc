@@ -154,8 +154,6 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"frobnicate", "unknown command 'frobnicate'"},
       {"config /nonexistent/streams.properties", "cannot open /nonexistent/streams.properties"},
       {"config", "file is required"},
-      {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
-      {"bench --seeds 0", "must be positive"},
       // Negative values are errors, not wrapped to 2^64-1 (issue 12).
       {"explore --seed-start -5 --seeds 3", "'-5' (for --seed-start): no option takes a negative"},
       {"replay demo.lost_update --seed=-1", "'-1': no option takes a negative"},
@@ -163,6 +161,37 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       // Long bad values are echoed as a bounded prefix with their length.
       {"explore --scenario " + std::string(3000, 'x'), "... (3000 bytes)"},
       {"explore --scenario " + std::string(5000, 'x'), "argument 3 is 5000 bytes long"},
+  };
+  for (const Case& c : cases) {
+    const Result r = RunCli(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args.substr(0, 100);
+    EXPECT_LT(r.out.size(), 2000u) << c.args.substr(0, 100);
+  }
+  // A FIFO or a directory as a repro file is refused at once, not waited on.
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
+  for (const std::string& command : {"replay --repro ", "shrink "}) {
+    const Result fifo = RunCli(command + dir_ + "/fifo");
+    EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
+    EXPECT_THAT(fifo.out, HasSubstr("not a regular file (a FIFO)"));
+  }
+  const Result directory = RunCli("replay --repro " + dir_);
+  EXPECT_THAT(directory.out, HasSubstr("not a regular file (a directory)"));
+  // A corrupt repro file is rejected, never crashes.
+  std::ofstream(dir_ + "/bad.json") << "{\"format\": \"restoresim-repro\", \"version\": 99}";
+  const Result r = RunCli("replay --repro " + dir_ + "/bad.json");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("version"));
+}
+
+// The bench command's options, refused with the option named (issues 12, 21).
+TEST_F(CliTest, BadBenchOptionsGiveAClearErrorAndExitCode2) {
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
+      {"bench --seeds 0", "must be positive"},
       {"bench --backend nosuch", "--backend"},
       {"bench --backend fake --records 0", "must be positive"},
       {"bench --backend fake --records 10 --partitions 20", "--records must be >= --partitions"},
@@ -189,23 +218,8 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
-    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args.substr(0, 100);
-    EXPECT_LT(r.out.size(), 2000u) << c.args.substr(0, 100);
+    EXPECT_THAT(r.out, HasSubstr(c.message)) << c.args;
   }
-  // A FIFO or a directory as a repro file is refused at once, not waited on.
-  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0600), 0);
-  for (const std::string& command : {"replay --repro ", "shrink "}) {
-    const Result fifo = RunCli(command + dir_ + "/fifo");
-    EXPECT_EQ(fifo.exit_code, 2) << fifo.out;
-    EXPECT_THAT(fifo.out, HasSubstr("not a regular file (a FIFO)"));
-  }
-  const Result directory = RunCli("replay --repro " + dir_);
-  EXPECT_THAT(directory.out, HasSubstr("not a regular file (a directory)"));
-  // A corrupt repro file is rejected, never crashes.
-  std::ofstream(dir_ + "/bad.json") << "{\"format\": \"restoresim-repro\", \"version\": 99}";
-  const Result r = RunCli("replay --repro " + dir_ + "/bad.json");
-  EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("version"));
 }
 
 // An explored failure shrinks to the depth-3 bug's two preemptions, the shrunk repro replays,
