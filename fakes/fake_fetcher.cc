@@ -17,78 +17,10 @@ void Fetcher::JoinedGroup(std::string group, std::string member_id) {
   member_id_ = std::move(member_id);
 }
 
-void Fetcher::SetAssignment(const std::vector<TopicPartition>& partitions) {
-  std::map<TopicPartition, PartitionState> next;
-  for (const TopicPartition& tp : partitions) {
-    auto it = partitions_.find(tp);
-    next[tp] = it == partitions_.end() ? PartitionState{} : it->second;
-  }
-  partitions_ = std::move(next);
-}
-
-void Fetcher::Remove(const std::vector<TopicPartition>& partitions) {
-  for (const TopicPartition& tp : partitions) partitions_.erase(tp);
-}
-
-bool Fetcher::IsAssigned(const TopicPartition& partition) const {
-  return partitions_.contains(partition);
-}
-
-std::vector<TopicPartition> Fetcher::Assignment() const {
-  std::vector<TopicPartition> out;
-  out.reserve(partitions_.size());
-  for (const auto& [tp, state] : partitions_) out.push_back(tp);
-  return out;
-}
-
-std::vector<TopicPartition> Fetcher::Paused() const {
-  std::vector<TopicPartition> out;
-  for (const auto& [tp, state] : partitions_) {
-    if (state.paused) out.push_back(tp);
-  }
-  return out;
-}
-
-absl::Status Fetcher::CheckAssigned(const TopicPartition& partition, std::string_view call) const {
-  if (partitions_.contains(partition)) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      fmt::format("{}: partition {} is not assigned to this consumer", call, partition.ToString()));
-}
-
-absl::Status Fetcher::Seek(const TopicPartition& partition, int64_t offset) {
-  if (offset < 0) {
-    return absl::InvalidArgumentError(
-        fmt::format("seek: negative offset {} for {}", offset, partition.ToString()));
-  }
-  if (absl::Status s = CheckAssigned(partition, "seek"); !s.ok()) return s;
-  PartitionState& state = partitions_.at(partition);
-  state.position = offset;
-  state.pending_seek.reset();
-  return absl::OkStatus();
-}
-
-absl::Status Fetcher::SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
-  RS_CHECK(where != OffsetReset::kNone);
-  const char* call = where == OffsetReset::kEarliest ? "seek to beginning" : "seek to end";
-  for (const TopicPartition& tp : partitions) {
-    if (absl::Status s = CheckAssigned(tp, call); !s.ok()) return s;
-  }
-  for (const TopicPartition& tp : partitions) partitions_.at(tp).pending_seek = where;
-  return absl::OkStatus();
-}
-
-absl::Status Fetcher::SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
-  for (const TopicPartition& tp : partitions) {
-    if (absl::Status s = CheckAssigned(tp, paused ? "pause" : "resume"); !s.ok()) return s;
-  }
-  for (const TopicPartition& tp : partitions) partitions_.at(tp).paused = paused;
-  return absl::OkStatus();
-}
-
 absl::StatusOr<int64_t> Fetcher::Position(const TopicPartition& partition) {
-  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
+  if (absl::Status s = subscription_.CheckAssigned(partition, "position"); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
-  PartitionState& state = partitions_.at(partition);
+  PartitionState& state = subscription_.At(partition);
   if (absl::Status s = Resolve(partition, state, broker_.Log(partition)); !s.ok()) return s;
   return *state.position;
 }
@@ -118,8 +50,7 @@ absl::Status Fetcher::Resolve(const TopicPartition& partition, PartitionState& s
     case OffsetReset::kNone:
       break;
   }
-  return absl::FailedPreconditionError(fmt::format(
-      "no position for {} and auto_offset_reset is none: seek it first", partition.ToString()));
+  return NoPositionError(partition);
 }
 
 absl::StatusOr<PollResult> Fetcher::FetchUntil(TimeNs deadline_ns) {
@@ -176,7 +107,7 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
 
 absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& result) {
   std::vector<Fetchable> fetchable;
-  for (auto& [tp, state] : partitions_) {
+  for (auto& [tp, state] : subscription_.partitions()) {
     if (state.paused) continue;
     const PartitionLog& log = broker_.Log(tp);
     if (absl::Status s = Resolve(tp, state, log); !s.ok()) return s;

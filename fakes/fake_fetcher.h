@@ -1,6 +1,7 @@
-// Fetcher: the consumer side of a fake consumer — assignment, positions, pause flags, pending
-// seeks to the beginning or end — and the fetch itself, shared by the restore consumer and the
-// main consumer.
+// Fetcher: the consumer side of a fake consumer — its SubscriptionState (assignment, positions,
+// pause flags, pending seeks to the beginning or end: core/transport/subscription_state.h, the
+// same type librdkafka's adapter keeps) and the fetch itself, shared by the restore consumer and
+// the main consumer.
 //
 // Positions follow Kafka: a partition without one takes the group's committed offset (main
 // consumer), else auto_offset_reset; SeekToBeginning/SeekToEnd are resolved lazily, at the
@@ -24,6 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/transport/subscription_state.h"
 #include "core/transport/transport.h"
 #include "fakes/fake_broker.h"
 
@@ -41,17 +43,27 @@ class Fetcher {
   void JoinedGroup(std::string group, std::string member_id);
 
   // Replaces the assignment; partitions that stay keep position, pause flag and pending seek.
-  void SetAssignment(const std::vector<TopicPartition>& partitions);
-  void Remove(const std::vector<TopicPartition>& partitions);
-  void Clear() { partitions_.clear(); }
-  bool IsAssigned(const TopicPartition& partition) const;
-  std::vector<TopicPartition> Assignment() const;
-  std::vector<TopicPartition> Paused() const;
+  void SetAssignment(const std::vector<TopicPartition>& partitions) {
+    subscription_.SetAssignment(partitions);
+  }
+  void Remove(const std::vector<TopicPartition>& partitions) { subscription_.Remove(partitions); }
+  void Clear() { subscription_.Clear(); }
+  bool IsAssigned(const TopicPartition& partition) const {
+    return subscription_.IsAssigned(partition);
+  }
+  std::vector<TopicPartition> Assignment() const { return subscription_.Assignment(); }
+  std::vector<TopicPartition> Paused() const { return subscription_.Paused(); }
 
-  absl::Status Seek(const TopicPartition& partition, int64_t offset);
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) {
+    return subscription_.Seek(partition, offset);
+  }
   // `where`: kEarliest (SeekToBeginning) or kLatest (SeekToEnd).
-  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where);
-  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused);
+  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
+    return subscription_.SeekTo(partitions, where);
+  }
+  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
+    return subscription_.SetPaused(partitions, paused);
+  }
   absl::StatusOr<int64_t> Position(const TopicPartition& partition)
       ABSL_LOCKS_EXCLUDED(broker_.mu_);
 
@@ -60,11 +72,7 @@ class Fetcher {
   absl::StatusOr<PollResult> FetchUntil(TimeNs deadline_ns) ABSL_LOCKS_EXCLUDED(broker_.mu_);
 
  private:
-  struct PartitionState {
-    std::optional<int64_t> position;
-    std::optional<OffsetReset> pending_seek;  // kEarliest or kLatest
-    bool paused = false;
-  };
+  using PartitionState = SubscriptionState<>::Partition;
   // A partition a fetch may read from.
   struct Fetchable {
     const TopicPartition* partition;
@@ -72,7 +80,6 @@ class Fetcher {
     const PartitionLog* log;
   };
 
-  absl::Status CheckAssigned(const TopicPartition& partition, std::string_view call) const;
   // Gives `state` a position if it has none or a seek is pending.
   absl::Status Resolve(const TopicPartition& partition, PartitionState& state,
                        const PartitionLog& log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
@@ -94,7 +101,7 @@ class Fetcher {
   const ConsumerConfig config_;
   std::string group_;  // empty: no group (restore consumer)
   std::string member_id_;
-  std::map<TopicPartition, PartitionState> partitions_;
+  SubscriptionState<> subscription_;
   uint64_t rotation_ = 0;  // which fetchable partition the next fetch starts with
 };
 

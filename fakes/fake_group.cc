@@ -181,8 +181,9 @@ bool GroupCoordinator::AssignWithLeader() {
   absl::Status valid = assigned.ok() ? ValidateAssignment(*assigned) : assigned.status();
   if (!valid.ok()) {
     last_assignor_error_ = absl::Status(
-        valid.code(), fmt::format("group {}: the leader {}'s assignor failed, default "
-                                  "assignment used: {}", group_, leader, std::string(valid.message())));
+        valid.code(),
+        fmt::format("group {}: the leader {}'s assignor failed, default assignment used: {}",
+                    group_, leader, std::string(valid.message())));
     return false;
   }
   last_assignor_error_ = absl::OkStatus();

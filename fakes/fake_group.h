@@ -23,7 +23,8 @@
 // given to Y only once X has handled its revocation (polled, run its callback, committed) —
 // until then Y's assignment leaves it out, and a follow-up generation grants it (one generation
 // every member takes part in, as in Kafka: each is told its assignment again, changed or not).
-// No partition is ever owned by two active members at once. A lost member holds nothing back: it is fenced.
+// No partition is ever owned by two active members at once. A lost member holds nothing back:
+// it is fenced.
 //
 // A lost member (LoseMember) leaves the membership at once; its partitions are reported lost at
 // its next poll, after which it rejoins (same member id) with an empty assignment until the next

@@ -160,7 +160,8 @@ TEST(MemFileSystemDamageTest, ZeroedSectorZeroesOneAlignedSector) {
   EXPECT_EQ(first % 512, 0u) << "sectors are 512-byte aligned";
   const size_t end = std::min<size_t>(first + 512, data.size());
   EXPECT_EQ(after.substr(first, end - first), std::string(end - first, '\0'));
-  EXPECT_EQ(after.substr(0, first) + after.substr(end), std::string(data.size() - (end - first), 'z'));
+  EXPECT_EQ(after.substr(0, first) + after.substr(end),
+            std::string(data.size() - (end - first), 'z'));
 }
 
 TEST(MemFileSystemDamageTest, VanishedEntryRemovesFilesAndDirectoriesFromTheDisk) {
@@ -181,7 +182,9 @@ TEST(MemFileSystemDamageTest, DamageIsAPureFunctionOfTheDraws) {
     SeededRandom random(seed);
     MemFileSystem fs(&random);
     EXPECT_TRUE(fs.CreateDirIfMissing("/d").ok());
-    for (int i = 0; i < 8; ++i) WriteSynced(fs, "/d/f" + std::to_string(i), std::string(700, 'a' + i));
+    for (int i = 0; i < 8; ++i) {
+      WriteSynced(fs, "/d/f" + std::to_string(i), std::string(700, 'a' + i));
+    }
     fs.SetDamage({.lost_write_per_mille = 200,
                   .misdirected_write_per_mille = 200,
                   .bit_flip_per_mille = 200,

@@ -8,6 +8,7 @@
 #include "core/runtime/runtime.h"
 #include "core/runtime/stream_thread.h"
 #include "core/state/checkpoint_file.h"
+#include "core/transport/transport_wrapper.h"
 #include "scenarios/restore_thread_test_util.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
@@ -203,63 +204,31 @@ TEST(RestoreThreadPauseTest, RemovingAPausedTaskHandsItBack) {
 
 // A restore consumer that refuses to change its assignment (PERMISSION_DENIED, a fatal error
 // of the reader's step: task-less) once `refuse` is set; everything else goes to the broker.
-class RefusingConsumer final : public RestoreConsumer {
+class RefusingConsumer final : public RestoreConsumerWrapper {
  public:
   RefusingConsumer(std::unique_ptr<RestoreConsumer> inner, const Atomic<bool>& refuse)
-      : inner_(std::move(inner)), refuse_(refuse) {}
+      : RestoreConsumerWrapper(std::move(inner)), refuse_(refuse) {}
   absl::Status Assign(const std::vector<TopicPartition>& partitions) override {
-    return refuse_.Load() ? Refused() : inner_->Assign(partitions);
+    return refuse_.Load() ? Refused() : RestoreConsumerWrapper::Assign(partitions);
   }
-  absl::Status Unassign() override { return refuse_.Load() ? Refused() : inner_->Unassign(); }
-  std::vector<TopicPartition> Assignment() const override { return inner_->Assignment(); }
-  absl::Status Seek(const TopicPartition& tp, int64_t offset) override {
-    return inner_->Seek(tp, offset);
+  absl::Status Unassign() override {
+    return refuse_.Load() ? Refused() : RestoreConsumerWrapper::Unassign();
   }
-  absl::Status SeekToBeginning(const std::vector<TopicPartition>& tps) override {
-    return inner_->SeekToBeginning(tps);
-  }
-  absl::Status SeekToEnd(const std::vector<TopicPartition>& tps) override {
-    return inner_->SeekToEnd(tps);
-  }
-  absl::StatusOr<int64_t> Position(const TopicPartition& tp) override {
-    return inner_->Position(tp);
-  }
-  absl::Status Pause(const std::vector<TopicPartition>& tps) override { return inner_->Pause(tps); }
-  absl::Status Resume(const std::vector<TopicPartition>& tps) override {
-    return inner_->Resume(tps);
-  }
-  std::vector<TopicPartition> Paused() const override { return inner_->Paused(); }
-  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override { return inner_->Poll(timeout_ns); }
-  void Close() override { inner_->Close(); }
 
  private:
   static absl::Status Refused() { return absl::PermissionDeniedError("assignment refused"); }
-  std::unique_ptr<RestoreConsumer> inner_;
   const Atomic<bool>& refuse_;
 };
 
-class RefusingTransport final : public Transport {
+class RefusingTransport final : public TransportWrapper {
  public:
   RefusingTransport(Transport& inner, const Atomic<bool>& refuse)
-      : inner_(inner), refuse_(refuse) {}
+      : TransportWrapper(&inner), refuse_(refuse) {}
   std::unique_ptr<RestoreConsumer> NewRestoreConsumer(const ConsumerConfig& config) override {
-    return std::make_unique<RefusingConsumer>(inner_.NewRestoreConsumer(config), refuse_);
-  }
-  std::unique_ptr<MainConsumer> NewMainConsumer(const std::string& group,
-                                                const ConsumerConfig& config) override {
-    return inner_.NewMainConsumer(group, config);
-  }
-  std::unique_ptr<Admin> NewAdmin(const std::string& id) override { return inner_.NewAdmin(id); }
-  std::unique_ptr<Producer> NewProducer(const std::string& id) override {
-    return inner_.NewProducer(id);
-  }
-  std::unique_ptr<TransactionalProducer> NewTransactionalProducer(
-      const TransactionalProducerConfig& config) override {
-    return inner_.NewTransactionalProducer(config);
+    return std::make_unique<RefusingConsumer>(target()->NewRestoreConsumer(config), refuse_);
   }
 
  private:
-  Transport& inner_;
   const Atomic<bool>& refuse_;
 };
 

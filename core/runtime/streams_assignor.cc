@@ -73,7 +73,8 @@ const std::string* LeastLoaded(const States& states,
 struct Lags {
   std::map<TaskId, std::map<std::string, int64_t>> lag;       // task -> client -> lag
   std::map<TaskId, std::set<std::string>> caught_up;          // task -> caught-up clients
-  std::map<TaskId, std::vector<std::string>> by_lag;          // task -> clients, most caught up first
+  // task -> clients, most caught up first
+  std::map<TaskId, std::vector<std::string>> by_lag;
 };
 
 Lags ComputeLags(const std::map<std::string, AssignorClient>& clients,

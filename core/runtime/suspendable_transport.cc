@@ -6,6 +6,7 @@
 
 #include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
+#include "core/transport/transport_wrapper.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -107,13 +108,21 @@ absl::Status SuspendableTransport::AfterRestore(CheckpointContext&) {
 // ---- the clients ----
 namespace {
 
-// What every wrapper shares: the requested id, the connection and its observer reports.
-template <typename Inner>
-class Wrapped : public SuspendableTransport::Client {
+// What every client shares, on top of its interface's forwarding wrapper (transport_wrapper.h):
+// each forwarded call passes the gate (BeginCall/EndCall) and goes to the connection, opened
+// on the calling (owner) thread when there is none (Target); the connection's observer reports.
+// Only the calls that keep something for a reconnect are written out below.
+template <typename Forwarding, typename Inner>
+class Wrapped : public Forwarding, public SuspendableTransport::Client {
  public:
-  Wrapped(SuspendableTransport& t, std::string requested) : t_(t), requested_(std::move(requested)) {}
+  Wrapped(SuspendableTransport& t, std::string requested)
+      : Forwarding(static_cast<Inner*>(nullptr)), t_(t), requested_(std::move(requested)) {}
 
  protected:
+  void BeginCall() override { t_.Enter(); }
+  void EndCall() override { t_.Exit(); }
+  Inner& Target() override { return Connected(); }
+
   // REQUIRES: inside a GateCall. Connects on the calling (owner) thread when needed.
   Inner& Connected() {
     if (inner_ == nullptr) {
@@ -131,6 +140,12 @@ class Wrapped : public SuspendableTransport::Client {
     inner_.reset();
     RS_OBSERVE(OnClientConnection, t_.options().instance, requested_, wire_id_, false);
   }
+  // Closes the connection for good (the owner's Close), through the gate.
+  void CloseConnection() {
+    GateCall call(t_);
+    if (inner_ != nullptr) inner_->Close();
+    DropConnection();
+  }
   virtual std::unique_ptr<Inner> Open(const std::string& wire_id) = 0;
   virtual void AfterConnect(Inner&) {}
 
@@ -140,64 +155,19 @@ class Wrapped : public SuspendableTransport::Client {
   std::unique_ptr<Inner> inner_;
 };
 
-class RestoreConsumerWrapper final : public RestoreConsumer, public Wrapped<RestoreConsumer> {
+class SuspendableRestoreConsumer final
+    : public Wrapped<RestoreConsumerWrapper, RestoreConsumer> {
  public:
-  RestoreConsumerWrapper(SuspendableTransport& t, ConsumerConfig config)
+  SuspendableRestoreConsumer(SuspendableTransport& t, ConsumerConfig config)
       : Wrapped(t, config.client_id), config_(std::move(config)) {}
-  ~RestoreConsumerWrapper() override {
+  ~SuspendableRestoreConsumer() override {
     t_.Forget(this);
     DropConnection();
   }
 
-  absl::Status Assign(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Assign(p);
-  }
-  absl::Status Unassign() override {
-    GateCall call(t_);
-    return Connected().Unassign();
-  }
-  std::vector<TopicPartition> Assignment() const override {
-    GateCall call(t_);
-    return const_cast<RestoreConsumerWrapper*>(this)->Connected().Assignment();
-  }
-  absl::Status Seek(const TopicPartition& p, int64_t offset) override {
-    GateCall call(t_);
-    return Connected().Seek(p, offset);
-  }
-  absl::Status SeekToBeginning(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().SeekToBeginning(p);
-  }
-  absl::Status SeekToEnd(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().SeekToEnd(p);
-  }
-  absl::StatusOr<int64_t> Position(const TopicPartition& p) override {
-    GateCall call(t_);
-    return Connected().Position(p);
-  }
-  absl::Status Pause(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Pause(p);
-  }
-  absl::Status Resume(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Resume(p);
-  }
-  std::vector<TopicPartition> Paused() const override {
-    GateCall call(t_);
-    return const_cast<RestoreConsumerWrapper*>(this)->Connected().Paused();
-  }
-  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override {
-    GateCall call(t_);
-    return Connected().Poll(timeout_ns);
-  }
   void Close() override {
-    GateCall call(t_);
     closed_ = true;
-    if (inner_ != nullptr) inner_->Close();
-    DropConnection();
+    CloseConnection();
   }
 
   // Keeps the assignment, each position (resolving pending seeks) and the paused set.
@@ -236,11 +206,11 @@ class RestoreConsumerWrapper final : public RestoreConsumer, public Wrapped<Rest
   std::vector<TopicPartition> paused_;
 };
 
-class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsumer> {
+class SuspendableMainConsumer final : public Wrapped<MainConsumerWrapper, MainConsumer> {
  public:
-  MainConsumerWrapper(SuspendableTransport& t, std::string group, ConsumerConfig config)
+  SuspendableMainConsumer(SuspendableTransport& t, std::string group, ConsumerConfig config)
       : Wrapped(t, config.client_id), group_(std::move(group)), config_(std::move(config)) {}
-  ~MainConsumerWrapper() override {
+  ~SuspendableMainConsumer() override {
     t_.Forget(this);
     DropConnection();
   }
@@ -264,57 +234,14 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
     }
     return c.Poll(timeout_ns);
   }
-  std::vector<TopicPartition> Assignment() const override {
-    GateCall call(t_);
-    return const_cast<MainConsumerWrapper*>(this)->Connected().Assignment();
-  }
-  absl::Status Seek(const TopicPartition& p, int64_t offset) override {
-    GateCall call(t_);
-    return Connected().Seek(p, offset);
-  }
-  absl::StatusOr<int64_t> Position(const TopicPartition& p) override {
-    GateCall call(t_);
-    return Connected().Position(p);
-  }
-  absl::Status Pause(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Pause(p);
-  }
-  absl::Status Resume(const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Resume(p);
-  }
-  absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) override {
-    GateCall call(t_);
-    return Connected().CommitSync(offsets);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
-      const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().Committed(p);
-  }
-  std::string MemberId() const override {
-    GateCall call(t_);
-    return const_cast<MainConsumerWrapper*>(this)->Connected().MemberId();
-  }
   absl::Status SetSubscriptionUserData(std::string user_data) override {
     GateCall call(t_);
     user_data_ = user_data;  // a reconnect subscribes with it
     return Connected().SetSubscriptionUserData(std::move(user_data));
   }
-  absl::Status EnforceRebalance() override {
-    GateCall call(t_);
-    return Connected().EnforceRebalance();
-  }
-  ConsumerGroupMetadata GroupMetadata() const override {
-    GateCall call(t_);
-    return const_cast<MainConsumerWrapper*>(this)->Connected().GroupMetadata();
-  }
   void Close() override {
-    GateCall call(t_);
     closed_ = true;
-    if (inner_ != nullptr) inner_->Close();
-    DropConnection();
+    CloseConnection();
   }
 
   // Leaves the group (the connection is gone); remembers what it owned, to report it lost.
@@ -348,45 +275,12 @@ class MainConsumerWrapper final : public MainConsumer, public Wrapped<MainConsum
   std::vector<TopicPartition> lost_;
 };
 
-class AdminWrapper final : public Admin, public Wrapped<Admin> {
+class SuspendableAdmin final : public Wrapped<AdminWrapper, Admin> {
  public:
-  AdminWrapper(SuspendableTransport& t, std::string id) : Wrapped(t, std::move(id)) {}
-  ~AdminWrapper() override {
+  SuspendableAdmin(SuspendableTransport& t, std::string id) : Wrapped(t, std::move(id)) {}
+  ~SuspendableAdmin() override {
     t_.Forget(this);
     DropConnection();
-  }
-
-  absl::Status CreateTopic(const std::string& topic, int32_t partitions) override {
-    GateCall call(t_);
-    return Connected().CreateTopic(topic, partitions);
-  }
-  absl::StatusOr<int32_t> PartitionCount(const std::string& topic) override {
-    GateCall call(t_);
-    return Connected().PartitionCount(topic);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsets(
-      const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().EndOffsets(p);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> EndOffsetsFor(
-      const std::vector<TopicPartition>& p, IsolationLevel isolation_level) override {
-    GateCall call(t_);
-    return Connected().EndOffsetsFor(p, isolation_level);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> BeginningOffsets(
-      const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().BeginningOffsets(p);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsets(
-      const std::string& group, const std::vector<TopicPartition>& p) override {
-    GateCall call(t_);
-    return Connected().CommittedOffsets(group, p);
-  }
-  absl::Status DeleteRecords(const std::map<TopicPartition, int64_t>& before) override {
-    GateCall call(t_);
-    return Connected().DeleteRecords(before);
   }
   void Disconnect() override { DropConnection(); }
 
@@ -396,19 +290,14 @@ class AdminWrapper final : public Admin, public Wrapped<Admin> {
   }
 };
 
-class ProducerWrapper final : public Producer, public Wrapped<Producer> {
+class SuspendableProducer final : public Wrapped<ProducerWrapper, Producer> {
  public:
-  ProducerWrapper(SuspendableTransport& t, std::string id) : Wrapped(t, std::move(id)) {}
-  ~ProducerWrapper() override {
+  SuspendableProducer(SuspendableTransport& t, std::string id) : Wrapped(t, std::move(id)) {}
+  ~SuspendableProducer() override {
     t_.Forget(this);
     DropConnection();
   }
 
-  absl::Status Send(const TopicPartition& p, std::string key, std::optional<std::string> value,
-                    int64_t timestamp_ms) override {
-    GateCall call(t_);
-    return Connected().Send(p, std::move(key), std::move(value), timestamp_ms);
-  }
   absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override {
     GateCall call(t_);
     absl::StatusOr<std::map<TopicPartition, int64_t>> acked = Connected().Flush(timeout_ns);
@@ -419,12 +308,7 @@ class ProducerWrapper final : public Producer, public Wrapped<Producer> {
     for (const auto& [tp, offset] : *acked) all[tp] = offset;
     return all;
   }
-  void Close() override {
-    GateCall call(t_);
-    closed_ = true;
-    if (inner_ != nullptr) inner_->Close();
-    DropConnection();
-  }
+  void Close() override { CloseConnection(); }
   // Nothing queued is lost: it is flushed before the connection closes.
   void Disconnect() override {
     if (inner_ == nullptr) return;
@@ -439,7 +323,6 @@ class ProducerWrapper final : public Producer, public Wrapped<Producer> {
   std::unique_ptr<Producer> Open(const std::string& wire_id) override {
     return t_.inner().NewProducer(wire_id);
   }
-  bool closed_ = false;
   std::map<TopicPartition, int64_t> acked_before_;
 };
 
@@ -449,53 +332,23 @@ class ProducerWrapper final : public Producer, public Wrapped<Producer> {
 // initialises again under the same transactional id — fencing the image's producer, as a
 // restarted Kafka Streams thread does. A transaction open across the checkpoint is lost: its
 // next call fails as the inner producer says (kFailedPrecondition: not in a transaction).
-class TransactionalProducerWrapper final : public TransactionalProducer,
-                                           public Wrapped<TransactionalProducer> {
+class SuspendableTransactionalProducer final
+    : public Wrapped<TransactionalProducerWrapper, TransactionalProducer> {
  public:
-  TransactionalProducerWrapper(SuspendableTransport& t, TransactionalProducerConfig config)
+  SuspendableTransactionalProducer(SuspendableTransport& t, TransactionalProducerConfig config)
       : Wrapped(t, config.client_id), config_(std::move(config)) {}
-  ~TransactionalProducerWrapper() override {
+  ~SuspendableTransactionalProducer() override {
     t_.Forget(this);
     DropConnection();
   }
 
-  absl::Status Send(const TopicPartition& p, std::string key, std::optional<std::string> value,
-                    int64_t timestamp_ms) override {
-    GateCall call(t_);
-    return Connected().Send(p, std::move(key), std::move(value), timestamp_ms);
-  }
-  absl::StatusOr<std::map<TopicPartition, int64_t>> Flush(TimeNs timeout_ns) override {
-    GateCall call(t_);
-    return Connected().Flush(timeout_ns);
-  }
   absl::Status InitTransactions(TimeNs timeout_ns) override {
     GateCall call(t_);
     absl::Status status = Connected().InitTransactions(timeout_ns);
     if (status.ok()) initialised_ = true;
     return status;
   }
-  absl::Status BeginTransaction() override {
-    GateCall call(t_);
-    return Connected().BeginTransaction();
-  }
-  absl::Status SendOffsetsToTransaction(const std::map<TopicPartition, int64_t>& offsets,
-                                        const ConsumerGroupMetadata& group) override {
-    GateCall call(t_);
-    return Connected().SendOffsetsToTransaction(offsets, group);
-  }
-  absl::Status CommitTransaction(TimeNs timeout_ns) override {
-    GateCall call(t_);
-    return Connected().CommitTransaction(timeout_ns);
-  }
-  absl::Status AbortTransaction(TimeNs timeout_ns) override {
-    GateCall call(t_);
-    return Connected().AbortTransaction(timeout_ns);
-  }
-  void Close() override {
-    GateCall call(t_);
-    if (inner_ != nullptr) inner_->Close();
-    DropConnection();
-  }
+  void Close() override { CloseConnection(); }
   void Disconnect() override {
     if (inner_ == nullptr) return;
     inner_->Close();
@@ -520,33 +373,33 @@ class TransactionalProducerWrapper final : public TransactionalProducer,
 
 std::unique_ptr<RestoreConsumer> SuspendableTransport::NewRestoreConsumer(
     const ConsumerConfig& config) {
-  auto c = std::make_unique<RestoreConsumerWrapper>(*this, config);
+  auto c = std::make_unique<SuspendableRestoreConsumer>(*this, config);
   Track(c.get());
   return c;
 }
 
 std::unique_ptr<MainConsumer> SuspendableTransport::NewMainConsumer(const std::string& group,
                                                                     const ConsumerConfig& config) {
-  auto c = std::make_unique<MainConsumerWrapper>(*this, group, config);
+  auto c = std::make_unique<SuspendableMainConsumer>(*this, group, config);
   Track(c.get());
   return c;
 }
 
 std::unique_ptr<Admin> SuspendableTransport::NewAdmin(const std::string& client_id) {
-  auto c = std::make_unique<AdminWrapper>(*this, client_id);
+  auto c = std::make_unique<SuspendableAdmin>(*this, client_id);
   Track(c.get());
   return c;
 }
 
 std::unique_ptr<Producer> SuspendableTransport::NewProducer(const std::string& client_id) {
-  auto c = std::make_unique<ProducerWrapper>(*this, client_id);
+  auto c = std::make_unique<SuspendableProducer>(*this, client_id);
   Track(c.get());
   return c;
 }
 
 std::unique_ptr<TransactionalProducer> SuspendableTransport::NewTransactionalProducer(
     const TransactionalProducerConfig& config) {
-  auto c = std::make_unique<TransactionalProducerWrapper>(*this, config);
+  auto c = std::make_unique<SuspendableTransactionalProducer>(*this, config);
   Track(c.get());
   return c;
 }

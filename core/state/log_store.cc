@@ -382,7 +382,8 @@ absl::Status LogStore::Compact() {
   for (const std::string& n : *names) {
     std::optional<uint32_t> number = SegmentNumber(n);
     if (number && *number <= previous) {
-      if (absl::Status s = fs_.DeleteFile(dir_ + "/" + n); !s.ok()) return Annotate(s, "compaction");
+      absl::Status s = fs_.DeleteFile(dir_ + "/" + n);
+      if (!s.ok()) return Annotate(s, "compaction");
     }
   }
   return Annotate(fs_.SyncDir(dir_), "compaction");

@@ -219,7 +219,8 @@ TEST_F(LogStoreTest, AMissingSegmentIsDataLoss) {
       LogStore::Open(*PosixFileSystem::Default(), dir_ + "/store", "counts");
   ASSERT_FALSE(store.ok());
   EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(std::string(store.status().message()), HasSubstr("listed in the manifest but missing"));
+  EXPECT_THAT(std::string(store.status().message()),
+              HasSubstr("listed in the manifest but missing"));
 }
 
 // A misdirected write: the bytes another store flushed land at the same offset in this store's

@@ -22,93 +22,9 @@ ConsumerCore::ConsumerCore(rd_kafka_t* rk, Mode mode, const ConsumerConfig& conf
 
 ConsumerCore::~ConsumerCore() { rd_kafka_queue_destroy(queue_); }
 
-void ConsumerCore::SetAssignment(const std::vector<TopicPartition>& partitions) {
-  std::map<TopicPartition, PartitionState> next;
-  for (const TopicPartition& tp : partitions) {
-    auto it = partitions_.find(tp);
-    next[tp] = it == partitions_.end() ? PartitionState{} : it->second;
-  }
-  partitions_ = std::move(next);
-}
-
-void ConsumerCore::Add(const std::vector<TopicPartition>& partitions) {
-  for (const TopicPartition& tp : partitions) partitions_.try_emplace(tp);
-}
-
-void ConsumerCore::Remove(const std::vector<TopicPartition>& partitions) {
-  for (const TopicPartition& tp : partitions) partitions_.erase(tp);
-}
-
-bool ConsumerCore::IsAssigned(const TopicPartition& partition) const {
-  return partitions_.contains(partition);
-}
-
-std::vector<TopicPartition> ConsumerCore::Assignment() const {
-  std::vector<TopicPartition> out;
-  for (const auto& [tp, state] : partitions_) out.push_back(tp);
-  return out;
-}
-
-std::vector<TopicPartition> ConsumerCore::Paused() const {
-  std::vector<TopicPartition> out;
-  for (const auto& [tp, state] : partitions_) {
-    if (state.paused) out.push_back(tp);
-  }
-  return out;
-}
-
-absl::Status ConsumerCore::CheckAssigned(const TopicPartition& partition,
-                                         std::string_view call) const {
-  if (partitions_.contains(partition)) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      fmt::format("{}: partition {} is not assigned to this consumer", call, partition.ToString()));
-}
-
-absl::Status ConsumerCore::Seek(const TopicPartition& partition, int64_t offset) {
-  if (offset < 0) {
-    return absl::InvalidArgumentError(
-        fmt::format("seek: negative offset {} for {}", offset, partition.ToString()));
-  }
-  if (absl::Status s = CheckAssigned(partition, "seek"); !s.ok()) return s;
-  PartitionState& state = partitions_.at(partition);
-  state.position = offset;
-  state.pending_seek.reset();
-  state.out_of_range = false;
-  state.needs_seek = true;
-  return absl::OkStatus();
-}
-
-absl::Status ConsumerCore::SeekTo(const std::vector<TopicPartition>& partitions,
-                                  OffsetReset where) {
-  RS_CHECK(where != OffsetReset::kNone);
-  const char* call = where == OffsetReset::kEarliest ? "seek to beginning" : "seek to end";
-  for (const TopicPartition& tp : partitions) {
-    if (absl::Status s = CheckAssigned(tp, call); !s.ok()) return s;
-  }
-  for (const TopicPartition& tp : partitions) {
-    PartitionState& state = partitions_.at(tp);
-    state.pending_seek = where;
-    state.out_of_range = false;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ConsumerCore::SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
-  for (const TopicPartition& tp : partitions) {
-    if (absl::Status s = CheckAssigned(tp, paused ? "pause" : "resume"); !s.ok()) return s;
-  }
-  for (const TopicPartition& tp : partitions) {
-    PartitionState& state = partitions_.at(tp);
-    // Resumed: librdkafka may have fetched (and the adapter dropped) records past the position.
-    if (state.paused && !paused && state.position.has_value()) state.needs_seek = true;
-    state.paused = paused;
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<int64_t> ConsumerCore::Position(const TopicPartition& partition) {
-  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
-  PartitionState& state = partitions_.at(partition);
+  if (absl::Status s = subscription_.CheckAssigned(partition, "position"); !s.ok()) return s;
+  PartitionState& state = subscription_.At(partition);
   if (absl::Status s = Resolve(partition, state); !s.ok()) return s;
   return *state.position;
 }
@@ -130,15 +46,14 @@ absl::Status ConsumerCore::Resolve(const TopicPartition& partition, PartitionSta
     }
   }
   if (where == OffsetReset::kNone) {
-    return absl::FailedPreconditionError(fmt::format(
-        "no position for {} and auto_offset_reset is none: seek it first", partition.ToString()));
+    return NoPositionError(partition);
   }
   absl::StatusOr<std::pair<int64_t, int64_t>> marks =
       Watermarks(rk_, partition, options_.request_timeout_ns);
   if (!marks.ok()) return marks.status();
   state.position = where == OffsetReset::kEarliest ? marks->first : marks->second;
   state.pending_seek.reset();
-  state.needs_seek = true;
+  state.extra.needs_seek = true;
   return absl::OkStatus();
 }
 
@@ -154,7 +69,7 @@ absl::Status ConsumerCore::SeekLib(
       return ToStatus(list->elems[i].err,
                       fmt::format("seek of {}", PartitionOf(list->elems[i]).ToString()));
     }
-    partitions_.at(PartitionOf(list->elems[i])).needs_seek = false;
+    subscription_.At(PartitionOf(list->elems[i])).extra.needs_seek = false;
   }
   return absl::OkStatus();
 }
@@ -175,7 +90,7 @@ absl::Status ConsumerCore::AssignLib(
     return s;
   }
   for (const auto& [tp, offset] : offsets) {
-    partitions_.at(tp).needs_seek = false;
+    subscription_.At(tp).extra.needs_seek = false;
     lib_broken_.erase(tp);
   }
   return absl::OkStatus();
@@ -185,14 +100,14 @@ absl::Status ConsumerCore::SyncNoGroup() {
   std::set<TopicPartition> wanted;
   std::vector<std::pair<TopicPartition, int64_t>> to_assign;
   std::vector<std::pair<TopicPartition, int64_t>> to_seek;
-  for (auto& [tp, state] : partitions_) {
-    if (state.paused || state.out_of_range) continue;
+  for (auto& [tp, state] : subscription_.partitions()) {
+    if (state.paused || state.extra.out_of_range) continue;
     if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
     const bool broken = lib_broken_.contains(tp);
     if (!broken) wanted.insert(tp);
     if (!lib_assigned_.contains(tp) || broken) {
       to_assign.emplace_back(tp, *state.position);
-    } else if (state.needs_seek) {
+    } else if (state.extra.needs_seek) {
       to_seek.emplace_back(tp, *state.position);
     }
   }
@@ -210,11 +125,12 @@ absl::Status ConsumerCore::SyncNoGroup() {
 absl::Status ConsumerCore::Reassign() {
   std::vector<TopicPartition> partitions;
   std::vector<std::pair<TopicPartition, int64_t>> offsets;
-  for (auto& [tp, state] : partitions_) {
-    if (!lib_broken_.contains(tp) || state.out_of_range || !state.position.has_value()) continue;
+  for (auto& [tp, state] : subscription_.partitions()) {
+    if (!lib_broken_.contains(tp) || state.extra.out_of_range) continue;
+    if (!state.position.has_value()) continue;
     partitions.push_back(tp);
     offsets.emplace_back(tp, *state.position);
-    state.lib_paused = false;  // a new assignment starts unpaused
+    state.extra.lib_paused = false;  // a new assignment starts unpaused
   }
   if (absl::Status s = UnassignLib(partitions); !s.ok()) return s;
   return AssignLib(offsets);
@@ -224,12 +140,12 @@ absl::Status ConsumerCore::SyncGroup() {
   std::vector<TopicPartition> to_pause;
   std::vector<TopicPartition> to_resume;
   std::vector<std::pair<TopicPartition, int64_t>> to_seek;
-  for (auto& [tp, state] : partitions_) {
-    if (state.paused != state.lib_paused) (state.paused ? to_pause : to_resume).push_back(tp);
+  for (auto& [tp, state] : subscription_.partitions()) {
+    if (state.paused != state.extra.lib_paused) (state.paused ? to_pause : to_resume).push_back(tp);
     if (state.pending_seek.has_value()) {
       if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
     }
-    if (!state.paused && !lib_broken_.contains(tp) && state.needs_seek &&
+    if (!state.paused && !lib_broken_.contains(tp) && state.extra.needs_seek &&
         state.position.has_value()) {
       to_seek.emplace_back(tp, *state.position);
     }
@@ -242,7 +158,7 @@ absl::Status ConsumerCore::SyncGroup() {
     const rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(rk_, list.get())
                                           : rd_kafka_resume_partitions(rk_, list.get());
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return ToStatus(err, pause ? "pause" : "resume");
-    for (const TopicPartition& tp : partitions) partitions_.at(tp).lib_paused = pause;
+    for (const TopicPartition& tp : partitions) subscription_.At(tp).extra.lib_paused = pause;
   }
   return SeekLib(to_seek);
 }
@@ -254,9 +170,10 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
   std::optional<TopicPartition> tp;
   if (message->rkt != nullptr) tp = TopicPartition{rd_kafka_topic_name(message->rkt),
                                                    message->partition};
-  auto it = tp.has_value() ? partitions_.find(*tp) : partitions_.end();
-  const bool fetching = it != partitions_.end() && !it->second.paused &&
-                        !it->second.out_of_range && !it->second.needs_seek;
+  SubscriptionState<LibFlags>::Map& partitions = subscription_.partitions();
+  auto it = tp.has_value() ? partitions.find(*tp) : partitions.end();
+  const bool fetching = it != partitions.end() && !it->second.paused &&
+                        !it->second.extra.out_of_range && !it->second.extra.needs_seek;
   if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
     // The fetcher reached the end (the LSO under read_committed) at message->offset, past any
     // control records and skipped aborted records after the last message: the port's position
@@ -268,7 +185,7 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     const absl::Status status = ToStatus(message->err, rd_kafka_message_errstr(message));
     if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
       if (fetching) {
-        it->second.out_of_range = true;
+        it->second.extra.out_of_range = true;
         lib_broken_.insert(*tp);
         out_of_range.insert(*tp);
       }
@@ -279,9 +196,9 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     // Dropped (paused, or a seek is pending). A group member's partition that had no position
     // yet starts here: librdkafka began at the committed offset, so Resume seeks back to it
     // instead of losing this record.
-    if (it != partitions_.end() && !it->second.position.has_value()) {
+    if (it != partitions.end() && !it->second.position.has_value()) {
       it->second.position = message->offset;
-      it->second.needs_seek = true;
+      it->second.extra.needs_seek = true;
     }
   } else if (!it->second.position.has_value() || message->offset >= *it->second.position) {
     PartitionRecords& batch = records[*tp];

@@ -33,6 +33,7 @@
 #include "core/port/clock.h"
 #include "core/transport/rdkafka/rdkafka_handle.h"
 #include "core/transport/rdkafka/rdkafka_settings.h"
+#include "core/transport/subscription_state.h"
 #include "core/transport/transport.h"
 
 namespace restoresim::rdkafka {
@@ -51,17 +52,27 @@ class ConsumerCore {
   ConsumerCore& operator=(const ConsumerCore&) = delete;
 
   // The port's assignment. SetAssignment keeps the state of partitions that stay.
-  void SetAssignment(const std::vector<TopicPartition>& partitions);
-  void Add(const std::vector<TopicPartition>& partitions);
-  void Remove(const std::vector<TopicPartition>& partitions);
-  bool IsAssigned(const TopicPartition& partition) const;
-  std::vector<TopicPartition> Assignment() const;
-  std::vector<TopicPartition> Paused() const;
+  void SetAssignment(const std::vector<TopicPartition>& partitions) {
+    subscription_.SetAssignment(partitions);
+  }
+  void Add(const std::vector<TopicPartition>& partitions) { subscription_.Add(partitions); }
+  void Remove(const std::vector<TopicPartition>& partitions) { subscription_.Remove(partitions); }
+  bool IsAssigned(const TopicPartition& partition) const {
+    return subscription_.IsAssigned(partition);
+  }
+  std::vector<TopicPartition> Assignment() const { return subscription_.Assignment(); }
+  std::vector<TopicPartition> Paused() const { return subscription_.Paused(); }
 
-  absl::Status Seek(const TopicPartition& partition, int64_t offset);
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) {
+    return subscription_.Seek(partition, offset);
+  }
   // `where`: kEarliest (SeekToBeginning) or kLatest (SeekToEnd).
-  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where);
-  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused);
+  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
+    return subscription_.SeekTo(partitions, where);
+  }
+  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
+    return subscription_.SetPaused(partitions, paused);
+  }
   absl::StatusOr<int64_t> Position(const TopicPartition& partition);
 
   // Waits up to timeout_ns for records (at most max_poll_records) or out-of-range reports.
@@ -73,16 +84,24 @@ class ConsumerCore {
   void UnassignAll();
 
  private:
-  struct PartitionState {
-    std::optional<int64_t> position;
-    std::optional<OffsetReset> pending_seek;
-    bool paused = false;
+  // The adapter's own flags beside the port's SubscriptionState of each partition.
+  struct LibFlags {
     bool out_of_range = false;  // reported; nothing is fetched until the next seek
     bool needs_seek = false;    // librdkafka's fetch position must be set to `position`
     bool lib_paused = false;    // kGroup: paused in librdkafka
-  };
 
-  absl::Status CheckAssigned(const TopicPartition& partition, std::string_view call) const;
+    void OnSeek() {
+      out_of_range = false;
+      needs_seek = true;
+    }
+    void OnSeekTo() { out_of_range = false; }
+    // Resumed: librdkafka may have fetched (and the adapter dropped) records past the position.
+    void OnResume(bool had_position) {
+      if (had_position) needs_seek = true;
+    }
+  };
+  using PartitionState = SubscriptionState<LibFlags>::Partition;
+
   absl::Status Resolve(const TopicPartition& partition, PartitionState& state);
   // Brings librdkafka's assignment, pause flags and fetch positions in line (see above).
   absl::Status Sync();
@@ -105,11 +124,11 @@ class ConsumerCore {
   const RdKafkaOptions options_;
   Clock& clock_;
   rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (messages, errors, rebalances)
-  std::map<TopicPartition, PartitionState> partitions_;
+  SubscriptionState<LibFlags> subscription_;
   std::set<TopicPartition> lib_assigned_;  // kNoGroup: librdkafka's assignment
   // Partitions that went out of range in librdkafka, which then holds them in an error state
   // that refuses seeks: they are unassigned and assigned again at their new position instead.
-  // Kept apart from partitions_, because the port's assignment may drop and re-add a partition
+  // Kept apart from subscription_, because the port's assignment may drop and re-add a partition
   // (the runtime's corruption path does) while librdkafka still holds it.
   std::set<TopicPartition> lib_broken_;
 };

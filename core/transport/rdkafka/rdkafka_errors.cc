@@ -25,19 +25,9 @@ std::optional<absl::StatusCode> TransactionalCodeOf(rd_kafka_resp_err_t err) {
   }
 }
 
-}  // namespace
-
-absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
-  using C = absl::StatusCode;
-  if (std::optional<C> code = TransactionalCodeOf(err)) return *code;
+// The transient errors: a broker, leader or coordinator away, a full queue, a retry.
+bool IsTransient(rd_kafka_resp_err_t err) {
   switch (err) {
-    case RD_KAFKA_RESP_ERR_NO_ERROR:
-      return C::kOk;
-    case RD_KAFKA_RESP_ERR__TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
-    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
-    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
-      return C::kDeadlineExceeded;
     case RD_KAFKA_RESP_ERR__TRANSPORT:
     case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
     case RD_KAFKA_RESP_ERR__RESOLVE:
@@ -62,7 +52,26 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
     case RD_KAFKA_RESP_ERR__RETRY:
     case RD_KAFKA_RESP_ERR__WAIT_CACHE:
     case RD_KAFKA_RESP_ERR__OUTDATED:
-      return C::kUnavailable;
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
+  using C = absl::StatusCode;
+  if (std::optional<C> code = TransactionalCodeOf(err)) return *code;
+  if (IsTransient(err)) return C::kUnavailable;
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      return C::kOk;
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT_QUEUE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+      return C::kDeadlineExceeded;
     case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
     case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
       return C::kOutOfRange;
