@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +13,9 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -420,6 +423,32 @@ TEST_F(CliTest, ZooFindsEveryMutationAndThePlainRuntimePasses) {
   const Result bad = RunCli("zoo --mutations no-such-mutation");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("selects nothing"));
+}
+
+// `zoo --list`: one mutation name a line, one per `bug.*` program; the soak's error about an
+// unknown mutation points to it.
+TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
+  const Result list = RunCli("zoo --list", /*stdout_only=*/true);
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  std::vector<std::string> names;
+  std::istringstream lines(list.out);
+  for (std::string line; std::getline(lines, line);) names.push_back(line);
+  const auto programs = nlohmann::json::parse(RunCli("scenarios --json", true).out);
+  std::set<std::string> bugs;
+  for (const auto& p : programs) {
+    const std::string name = p["name"];
+    if (name.starts_with("bug.")) bugs.insert(name);
+  }
+  EXPECT_EQ(names.size(), bugs.size());
+  for (const std::string& name : names) {
+    EXPECT_EQ(name.find_first_of(" \t"), std::string::npos) << name;
+    std::string program = "bug." + name;
+    std::replace(program.begin(), program.end(), '-', '_');
+    EXPECT_TRUE(bugs.contains(program)) << name;
+  }
+  const Result soak = RunCli("soak --mutation no-such-mutation --duration 1s");
+  EXPECT_EQ(soak.exit_code, 2);
+  EXPECT_THAT(soak.out, HasSubstr("(restoresim zoo --list)"));
 }
 
 // The restore benchmark end to end over the fake broker, small: every restoration (both write

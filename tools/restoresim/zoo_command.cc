@@ -37,6 +37,7 @@ struct ZooOptions {
   uint64_t shrink_runs = 300;
   bool json = false;
   bool quiet = false;
+  bool list = false;
 };
 
 struct StrategyResult {
@@ -259,6 +260,14 @@ int Report(const ZooOptions& o, const std::vector<Row>& rows, bool ok, size_t pl
   return ok ? kExitOk : kExitFindings;
 }
 
+// `zoo --list`: the name of every mutation the zoo runs, one a line, in the zoo's order.
+int ListMutations() {
+  for (const scenarios::BugProgram& bug : scenarios::BugPrograms()) {
+    std::printf("%s\n", std::string(InfoOf(bug.mutation).name).c_str());
+  }
+  return kExitOk;
+}
+
 int RunZoo(const ZooOptions& o) {
   absl::StatusOr<std::vector<sim::StrategySpec>> strategies = ParseStrategies(o.strategies);
   if (!strategies.ok()) {
@@ -343,7 +352,8 @@ Command AddZooCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
-  return [o]() { return RunZoo(*o); };
+  cmd->add_flag("--list", o->list, "print the mutations' names, one a line, and run nothing");
+  return [o]() { return o->list ? ListMutations() : RunZoo(*o); };
 }
 
 }  // namespace restoresim::tools
