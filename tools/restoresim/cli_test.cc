@@ -425,6 +425,18 @@ TEST_F(CliTest, ZooFindsEveryMutationAndThePlainRuntimePasses) {
   EXPECT_THAT(bad.out, HasSubstr("selects nothing"));
 }
 
+// `--version` prints the build id, the one a sweep report carries (and `merge` compares).
+TEST_F(CliTest, VersionPrintsTheBuildIdOfTheReports) {
+  const Result v = RunCli("--version", /*stdout_only=*/true);
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_THAT(v.out,
+              ::testing::MatchesRegex("restoresim [0-9.]+ (gnu-build-id|exe-hash):[0-9a-f]+\n"));
+  const Result r = RunCli("explore --scenario demo.lost_update --seeds 2 --json --repro-dir ''",
+                          /*stdout_only=*/true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["build"].get<std::string>() + "\n", v.out);
+}
+
 // `zoo --list`: one mutation name a line, one per `bug.*` program; the soak's error about an
 // unknown mutation points to it.
 TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
