@@ -146,7 +146,7 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"explore --seeds -5", "seeds"},
       {"explore --spurious-per-mille 5000", "spurious"},
       {"replay demo.lost_update", "needs SCENARIO --seed N"},
-      {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
+      {"replay nosuch --seed 1", "no scenario matches 'nosuch'"},
       {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
       // Options that a repro file overrides, or that do nothing without one (issue 12).
       {"replay --repro /nonexistent/file.json --strategy pos",
@@ -435,6 +435,45 @@ TEST_F(CliTest, VersionPrintsTheBuildIdOfTheReports) {
                           /*stdout_only=*/true);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["build"].get<std::string>() + "\n", v.out);
+}
+
+// `--scenario` (explore, bench), replay's SCENARIO and `zoo --mutations` take names and globs,
+// comma-separated, in one order whatever the list's; an element that selects nothing is an
+// error naming it.
+TEST_F(CliTest, ScenarioListsAndGlobsSelectInOneOrderAndNameWhatMatchesNothing) {
+  const std::string explore = "explore --seeds 20 --json --repro-dir '' --scenario ";
+  const Result a = RunCli(explore + "'demo.lost_update,demo.abba*'", /*stdout_only=*/true);
+  const Result b = RunCli(explore + "'demo.abba_deadlock?fixed,demo.lost_upd?te,demo.abba_deadlock'",
+                          /*stdout_only=*/true);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const auto ja = nlohmann::json::parse(a.out);
+  std::vector<std::string> names;
+  for (const auto& s : ja["scenarios"]) names.push_back(s["name"]);
+  EXPECT_THAT(names, ::testing::ElementsAre("demo.abba_deadlock", "demo.abba_deadlock_fixed",
+                                            "demo.lost_update"));
+  EXPECT_EQ(ja["trace_hash"], nlohmann::json::parse(b.out)["trace_hash"]);
+  const Result one = RunCli("replay 'demo.lost_upd?te' --seed 1");
+  EXPECT_NE(one.exit_code, 2) << one.out;
+  EXPECT_THAT(one.out, HasSubstr("scenario=demo.lost_update seed=1"));
+  const Result zoo = RunCli("zoo --mutations 'early-type-flip,create-before-*' --sweeps 1 "
+                            "--seeds-max 1 --shrink-runs 1 --strategy random --json",
+                            /*stdout_only=*/true);
+  std::vector<std::string> mutations;
+  const auto rows = nlohmann::json::parse(zoo.out)["rows"];
+  for (const auto& row : rows) mutations.push_back(row["mutation"]);
+  EXPECT_THAT(mutations, ::testing::ElementsAre("create-before-close", "early-type-flip"));
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"explore --scenario 'demo.*,nosuch'", "no scenario matches 'nosuch' (in 'demo.*,"},
+           {"explore --scenario 'demo.lost_update,'", "no scenario matches '' (in"},
+           {"bench --scenario 'scenario.?'", "no scenario matches 'scenario.?'"},
+           {"replay 'demo.*' --seed 1", "programs (demo.abba_deadlock, "},
+           {"zoo --mutations 'create-*,nosuch'",
+            "'nosuch' (in 'create-*,nosuch') selects nothing"}}) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
 }
 
 // `zoo --list`: one mutation name a line, one per `bug.*` program; the soak's error about an

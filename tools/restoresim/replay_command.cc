@@ -43,6 +43,28 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
+// The program a replay runs: a repro file's by its exact name; the command line's SCENARIO
+// by `--scenario`'s syntax (names, globs, lists), which must select exactly one program.
+absl::StatusOr<const sim::Program*> ReplayedProgram(const std::string& scenario,
+                                                    bool from_repro) {
+  if (from_repro) {
+    const sim::Program* program = Programs().Find(scenario);
+    if (program != nullptr) return program;
+    return absl::NotFoundError(
+        fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", Shown(scenario)));
+  }
+  absl::StatusOr<std::vector<const sim::Program*>> selected = Programs().Select(scenario);
+  if (!selected.ok()) return selected.status();
+  if (selected->size() == 1) return selected->front();
+  std::string names;
+  for (size_t i = 0; i < selected->size() && i < 3; ++i) {
+    names += (i > 0 ? ", " : "") + (*selected)[i]->name;
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("'{}' selects {} programs ({}{}); replay runs one: give its name",
+                  Shown(scenario), selected->size(), names, selected->size() > 3 ? ", ..." : ""));
+}
+
 int RunReplay(const ReplayOptions& o) {
   if (!o.timeline_path.empty()) {
     // Checked before the run; "-" sends the timeline to standard output, the report to stderr.
@@ -86,10 +108,9 @@ int RunReplay(const ReplayOptions& o) {
     config = *parsed;
     config.seed = *o.seed;
   }
-  const sim::Program* program = Programs().Find(scenario);
-  if (program == nullptr) {
-    return Usage(fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", Shown(scenario)));
-  }
+  absl::StatusOr<const sim::Program*> found = ReplayedProgram(scenario, repro.has_value());
+  if (!found.ok()) return Usage(std::string(found.status().message()));
+  const sim::Program* program = *found;
   const sim::SeedStreams streams = sim::SeedStreams::Derive(config.seed);
   std::printf("%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
                                 "steps-max={} spurious-per-mille={}{}\n"
@@ -156,7 +177,7 @@ int RunReplay(const ReplayOptions& o) {
 Command AddReplayCommand(CLI::App& app) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* cmd = app.add_subcommand("replay", "re-run one seed (or a repro file) exactly");
-  cmd->add_option("scenario", o->scenario, "scenario name");
+  cmd->add_option("scenario", o->scenario, "scenario name (or a glob that selects one)");
   cmd->add_option("--seed", o->seed, "the run's master seed");
   cmd->add_option("--repro", o->repro_path, "a repro file written by explore");
   cmd->add_option("--timeline", o->timeline_path,
