@@ -385,7 +385,10 @@ TEST_F(CliTest, ScenariosListsEveryDemo) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
   const Result j = RunCli("scenarios --json");
-  EXPECT_GE(nlohmann::json::parse(j.out).size(), 10u);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["format"], "restoresim-scenarios");
+  EXPECT_EQ(doc["version"], 1);
+  EXPECT_GE(doc["programs"].size(), 10u);
 }
 
 }  // namespace
@@ -476,6 +479,49 @@ TEST_F(CliTest, ScenarioListsAndGlobsSelectInOneOrderAndNameWhatMatchesNothing) 
   }
 }
 
+// Every `--json` output is one object naming its format and version (docs/USING.md, "JSON
+// outputs"); `replay --json` reports the run and whether its repro file reproduced.
+TEST_F(CliTest, EveryJsonOutputNamesItsFormatAndVersion) {
+  const auto doc = [&](const std::string& args, const std::string& format, int exit_code) {
+    const Result r = RunCli(args, /*stdout_only=*/true);
+    EXPECT_EQ(r.exit_code, exit_code) << args << "\n" << r.out;
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object()) << args << "\n" << r.out;
+    if (!j.is_object()) return nlohmann::json::object();
+    EXPECT_EQ(j["format"], format) << args;
+    EXPECT_EQ(j["version"], 1) << args;
+    return j;
+  };
+  const std::string report = dir_ + "/s.json";
+  const auto sweep = doc("explore --scenario demo.abba_deadlock --seeds 30 --json --repro-dir " +
+                             dir_ + " --json-out " + report,
+                         "restoresim-sweep", 0);
+  ASSERT_FALSE(sweep["failures"].empty());
+  const std::string repro = sweep["failures"][0]["repro"];
+  doc("merge " + report + " --json", "restoresim-sweep", 0);
+  doc("scenarios --json", "restoresim-scenarios", 0);
+  const auto replayed = doc("replay --json --repro " + repro, "restoresim-replay", 1);
+  EXPECT_EQ(replayed["scenario"], "demo.abba_deadlock");
+  EXPECT_EQ(replayed["outcome"], "deadlock");
+  EXPECT_EQ(replayed["failure"]["kind"], "deadlock");
+  EXPECT_TRUE(replayed["repro"]["reproduced"].get<bool>());
+  EXPECT_EQ(replayed["trace_hash"], replayed["repro"]["expected_trace_hash"]);
+  const auto passed = doc("replay demo.lost_update_fixed --seed 3 --json", "restoresim-replay", 0);
+  EXPECT_EQ(passed["outcome"], "ok");
+  EXPECT_TRUE(passed["repro"].is_null());
+  EXPECT_TRUE(passed["failure"].is_null());
+  doc("shrink " + repro + " --json --max-runs 20 --out " + dir_ + "/min.json",
+      "restoresim-shrink", 0);
+  std::ofstream(dir_ + "/a.properties") << "application.id=app\n";
+  doc("config --json " + dir_ + "/a.properties", "restoresim-config", 0);
+  doc("zoo --mutations create-before-close --sweeps 1 --seeds-max 1 --shrink-runs 1 "
+      "--strategy random --json",
+      "restoresim-zoo", 0);
+  const Result both = RunCli("replay demo.lost_update --seed 1 --json --timeline -");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.out, HasSubstr("--json and --timeline - both write standard output"));
+}
+
 // `zoo --list`: one mutation name a line, one per `bug.*` program; the soak's error about an
 // unknown mutation points to it.
 TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
@@ -484,7 +530,8 @@ TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
   std::vector<std::string> names;
   std::istringstream lines(list.out);
   for (std::string line; std::getline(lines, line);) names.push_back(line);
-  const auto programs = nlohmann::json::parse(RunCli("scenarios --json", true).out);
+  const auto programs =
+      nlohmann::json::parse(RunCli("scenarios --json", /*stdout_only=*/true).out)["programs"];
   std::set<std::string> bugs;
   for (const auto& p : programs) {
     const std::string name = p["name"];

@@ -25,6 +25,7 @@
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/zoo_search.h"
 
 namespace restoresim::tools {
@@ -260,7 +261,9 @@ int Report(const ZooOptions& o, const std::vector<Row>& rows, bool ok, size_t pl
                                  InterruptSignalName(), rows.size(), planned);
   if (!interrupted.empty()) std::fprintf(stderr, "restoresim zoo: %s\n", interrupted.c_str());
   if (o.json) {
-    nlohmann::json j = {{"rows", RowsJson(rows)}, {"ok", ok}};
+    nlohmann::json j = JsonDocument("restoresim-zoo", 1);
+    j["rows"] = RowsJson(rows);
+    j["ok"] = ok;
     if (!interrupted.empty()) j["interrupted"] = interrupted;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
