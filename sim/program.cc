@@ -47,27 +47,64 @@ std::vector<const Program*> ProgramRegistry::All() const {
 
 absl::StatusOr<std::vector<const Program*>> ProgramRegistry::Select(
     std::string_view pattern) const {
-  if (pattern == "all") return All();
-  std::vector<const Program*> selected;
-  if (pattern.ends_with('*')) {
-    const std::string_view prefix = pattern.substr(0, pattern.size() - 1);
-    for (const Program* p : All()) {
-      if (std::string_view(p->name).starts_with(prefix)) selected.push_back(p);
+  std::set<std::string_view> selected;
+  const std::vector<const Program*> all = All();
+  for (std::string_view element : SplitCommas(pattern)) {
+    size_t matched = 0;
+    for (const Program* p : all) {
+      if (element == "all" || GlobMatches(element, p->name)) {
+        selected.insert(p->name);
+        ++matched;
+      }
     }
-  } else if (const Program* p = Find(pattern)) {
-    selected.push_back(p);
-  }
-  if (selected.empty()) {
+    if (matched > 0) continue;
     // The families, not every name: the list of programs grows, an error line should not.
     std::set<std::string> families;
-    for (const Program* p : All()) families.insert(p->name.substr(0, p->name.find('.')) + ".*");
-    return absl::NotFoundError(fmt::format("no scenario matches '{}'; give all, a name or a "
-                                           "prefix ending in '*' ({}; `restoresim scenarios` "
-                                           "lists the {} programs)",
-                                           Shown(pattern), absl::StrJoin(families, ", "),
-                                           All().size()));
+    for (const Program* p : all) families.insert(p->name.substr(0, p->name.find('.')) + ".*");
+    return absl::NotFoundError(fmt::format(
+        "no scenario matches '{}'{}; give all, names or globs ('*', '?'), comma-separated ({}; "
+        "`restoresim scenarios` lists the {} programs)",
+        Shown(element), element.size() == pattern.size() ? "" : " (in '" + Shown(pattern) + "')",
+        absl::StrJoin(families, ", "), all.size()));
   }
-  return selected;
+  std::vector<const Program*> out;
+  for (const Program* p : all) {
+    if (selected.contains(p->name)) out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<std::string_view> SplitCommas(std::string_view list) {
+  std::vector<std::string_view> out;
+  for (size_t start = 0;;) {
+    const size_t comma = list.find(',', start);
+    out.push_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) return out;
+    start = comma + 1;
+  }
+}
+
+bool GlobMatches(std::string_view pattern, std::string_view name) {
+  // Greedy with one step of backtracking: on a mismatch, the last '*' takes one more
+  // character. Linear in the common case, at most |pattern| * |name| steps.
+  size_t p = 0, n = 0;
+  size_t star = std::string_view::npos, star_n = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      star_n = n;
+    } else if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++star_n;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
 }
 
 }  // namespace restoresim::sim

@@ -54,6 +54,12 @@ struct Program {
   std::function<void(RunEnv&)> body;
 };
 
+// Whether `name` matches the glob `pattern` as a whole: '*' matches any run of characters
+// (also none), '?' any one character, every other character itself.
+bool GlobMatches(std::string_view pattern, std::string_view name);
+// The elements of a comma-separated list, empty ones included ("a,,b": "a", "", "b").
+std::vector<std::string_view> SplitCommas(std::string_view list);
+
 class ProgramRegistry {
  public:
   // Fails on a duplicate or empty name, or a missing body.
@@ -61,7 +67,10 @@ class ProgramRegistry {
   const Program* Find(std::string_view name) const;
   // Every program, by name.
   std::vector<const Program*> All() const;
-  // "all", an exact name, or a prefix ending in '*' ("demo.*"). Unknown names list what exists.
+  // A comma-separated list of elements, each "all", an exact name or a glob ('*' any run of
+  // characters, '?' any one: "demo.*", "scenario.*restore*"). The programs any element
+  // selects, each once, by name (the order of the list does not matter). An element that
+  // selects nothing (or an empty one) is an error naming it that lists the families.
   absl::StatusOr<std::vector<const Program*>> Select(std::string_view pattern) const;
 
  private:

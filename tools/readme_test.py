@@ -20,7 +20,6 @@ import argparse
 import difflib
 import importlib.machinery
 import importlib.util
-import json
 import os
 import pathlib
 import re
@@ -48,7 +47,7 @@ def check_counts(root, readme, binary, errors):
     counts = tidy.actual_counts(root, binary)
     if 'mutations' not in counts:
         # A binary without `zoo --list`: each mutation is one `bug.*` program (its zoo row).
-        programs = json.loads(tidy.run([binary, 'scenarios', '--json']))
+        programs = tidy.scenario_programs(binary)
         counts['mutations'] = sum(1 for p in programs if p['name'].startswith('bug.'))
     said = {}
     for number, line in enumerate(readme.splitlines(), 1):

@@ -39,9 +39,10 @@ CHECKERS = 'auto all = {NewOneChecker, NewTwoChecker};\n'
 FAKE_BINARY = textwrap.dedent('''\
     #!/bin/sh
     if [ "$1" = scenarios ]; then
-      echo '[{"name": "scenario.a", "bug_expected": false},
+      echo '{"format": "restoresim-scenarios", "version": 1, "programs": [
+             {"name": "scenario.a", "bug_expected": false},
              {"name": "scenario.b", "bug_expected": false},
-             {"name": "bug.a", "bug_expected": true}, {"name": "demo.x", "bug_expected": false}]'
+             {"name": "bug.a", "bug_expected": true}, {"name": "demo.x", "bug_expected": false}]}'
     elif [ "$1" = zoo ] && [ "$2" = --list ]; then
       echo "mutation-one"; echo "mutation-two"; echo "mutation-three"
     else

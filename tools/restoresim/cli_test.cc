@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +13,9 @@
 #include <fstream>
 #include <functional>
 #include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -143,7 +146,7 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
       {"explore --seeds -5", "seeds"},
       {"explore --spurious-per-mille 5000", "spurious"},
       {"replay demo.lost_update", "needs SCENARIO --seed N"},
-      {"replay nosuch --seed 1", "unknown scenario 'nosuch'"},
+      {"replay nosuch --seed 1", "no scenario matches 'nosuch'"},
       {"replay --repro /nonexistent/file.json", "/nonexistent/file.json"},
       // Options that a repro file overrides, or that do nothing without one (issue 12).
       {"replay --repro /nonexistent/file.json --strategy pos",
@@ -382,7 +385,10 @@ TEST_F(CliTest, ScenariosListsEveryDemo) {
     EXPECT_THAT(r.out, HasSubstr(name));
   }
   const Result j = RunCli("scenarios --json");
-  EXPECT_GE(nlohmann::json::parse(j.out).size(), 10u);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["format"], "restoresim-scenarios");
+  EXPECT_EQ(doc["version"], 1);
+  EXPECT_GE(doc["programs"].size(), 10u);
 }
 
 }  // namespace
@@ -420,6 +426,127 @@ TEST_F(CliTest, ZooFindsEveryMutationAndThePlainRuntimePasses) {
   const Result bad = RunCli("zoo --mutations no-such-mutation");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.out, HasSubstr("selects nothing"));
+}
+
+// `--version` prints the build id, the one a sweep report carries (and `merge` compares).
+TEST_F(CliTest, VersionPrintsTheBuildIdOfTheReports) {
+  const Result v = RunCli("--version", /*stdout_only=*/true);
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_THAT(v.out,
+              ::testing::MatchesRegex("restoresim [0-9.]+ (gnu-build-id|exe-hash):[0-9a-f]+\n"));
+  const Result r = RunCli("explore --scenario demo.lost_update --seeds 2 --json --repro-dir ''",
+                          /*stdout_only=*/true);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["build"].get<std::string>() + "\n", v.out);
+}
+
+// `--scenario` (explore, bench), replay's SCENARIO and `zoo --mutations` take names and globs,
+// comma-separated, in one order whatever the list's; an element that selects nothing is an
+// error naming it.
+TEST_F(CliTest, ScenarioListsAndGlobsSelectInOneOrderAndNameWhatMatchesNothing) {
+  const std::string explore = "explore --seeds 20 --json --repro-dir '' --scenario ";
+  const Result a = RunCli(explore + "'demo.lost_update,demo.abba*'", /*stdout_only=*/true);
+  const Result b = RunCli(explore + "'demo.abba_deadlock?fixed,demo.lost_upd?te,demo.abba_deadlock'",
+                          /*stdout_only=*/true);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const auto ja = nlohmann::json::parse(a.out);
+  std::vector<std::string> names;
+  for (const auto& s : ja["scenarios"]) names.push_back(s["name"]);
+  EXPECT_THAT(names, ::testing::ElementsAre("demo.abba_deadlock", "demo.abba_deadlock_fixed",
+                                            "demo.lost_update"));
+  EXPECT_EQ(ja["trace_hash"], nlohmann::json::parse(b.out)["trace_hash"]);
+  const Result one = RunCli("replay 'demo.lost_upd?te' --seed 1");
+  EXPECT_NE(one.exit_code, 2) << one.out;
+  EXPECT_THAT(one.out, HasSubstr("scenario=demo.lost_update seed=1"));
+  const Result zoo = RunCli("zoo --mutations 'early-type-flip,create-before-*' --sweeps 1 "
+                            "--seeds-max 1 --shrink-runs 1 --strategy random --json",
+                            /*stdout_only=*/true);
+  std::vector<std::string> mutations;
+  const auto rows = nlohmann::json::parse(zoo.out)["rows"];
+  for (const auto& row : rows) mutations.push_back(row["mutation"]);
+  EXPECT_THAT(mutations, ::testing::ElementsAre("create-before-close", "early-type-flip"));
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"explore --scenario 'demo.*,nosuch'", "no scenario matches 'nosuch' (in 'demo.*,"},
+           {"explore --scenario 'demo.lost_update,'", "no scenario matches '' (in"},
+           {"bench --scenario 'scenario.?'", "no scenario matches 'scenario.?'"},
+           {"replay 'demo.*' --seed 1", "programs (demo.abba_deadlock, "},
+           {"zoo --mutations 'create-*,nosuch'",
+            "'nosuch' (in 'create-*,nosuch') selects nothing"}}) {
+    const Result r = RunCli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_THAT(r.out, HasSubstr(message)) << args;
+  }
+}
+
+// Every `--json` output is one object naming its format and version (docs/USING.md, "JSON
+// outputs"); `replay --json` reports the run and whether its repro file reproduced.
+TEST_F(CliTest, EveryJsonOutputNamesItsFormatAndVersion) {
+  const auto doc = [&](const std::string& args, const std::string& format, int exit_code) {
+    const Result r = RunCli(args, /*stdout_only=*/true);
+    EXPECT_EQ(r.exit_code, exit_code) << args << "\n" << r.out;
+    nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    EXPECT_TRUE(j.is_object()) << args << "\n" << r.out;
+    if (!j.is_object()) return nlohmann::json::object();
+    EXPECT_EQ(j["format"], format) << args;
+    EXPECT_EQ(j["version"], 1) << args;
+    return j;
+  };
+  const std::string report = dir_ + "/s.json";
+  const auto sweep = doc("explore --scenario demo.abba_deadlock --seeds 30 --json --repro-dir " +
+                             dir_ + " --json-out " + report,
+                         "restoresim-sweep", 0);
+  ASSERT_FALSE(sweep["failures"].empty());
+  const std::string repro = sweep["failures"][0]["repro"];
+  doc("merge " + report + " --json", "restoresim-sweep", 0);
+  doc("scenarios --json", "restoresim-scenarios", 0);
+  const auto replayed = doc("replay --json --repro " + repro, "restoresim-replay", 1);
+  EXPECT_EQ(replayed["scenario"], "demo.abba_deadlock");
+  EXPECT_EQ(replayed["outcome"], "deadlock");
+  EXPECT_EQ(replayed["failure"]["kind"], "deadlock");
+  EXPECT_TRUE(replayed["repro"]["reproduced"].get<bool>());
+  EXPECT_EQ(replayed["trace_hash"], replayed["repro"]["expected_trace_hash"]);
+  const auto passed = doc("replay demo.lost_update_fixed --seed 3 --json", "restoresim-replay", 0);
+  EXPECT_EQ(passed["outcome"], "ok");
+  EXPECT_TRUE(passed["repro"].is_null());
+  EXPECT_TRUE(passed["failure"].is_null());
+  doc("shrink " + repro + " --json --max-runs 20 --out " + dir_ + "/min.json",
+      "restoresim-shrink", 0);
+  std::ofstream(dir_ + "/a.properties") << "application.id=app\n";
+  doc("config --json " + dir_ + "/a.properties", "restoresim-config", 0);
+  doc("zoo --mutations create-before-close --sweeps 1 --seeds-max 1 --shrink-runs 1 "
+      "--strategy random --json",
+      "restoresim-zoo", 0);
+  const Result both = RunCli("replay demo.lost_update --seed 1 --json --timeline -");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.out, HasSubstr("--json and --timeline - both write standard output"));
+}
+
+// `zoo --list`: one mutation name a line, one per `bug.*` program; the soak's error about an
+// unknown mutation points to it.
+TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
+  const Result list = RunCli("zoo --list", /*stdout_only=*/true);
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  std::vector<std::string> names;
+  std::istringstream lines(list.out);
+  for (std::string line; std::getline(lines, line);) names.push_back(line);
+  const auto programs =
+      nlohmann::json::parse(RunCli("scenarios --json", /*stdout_only=*/true).out)["programs"];
+  std::set<std::string> bugs;
+  for (const auto& p : programs) {
+    const std::string name = p["name"];
+    if (name.starts_with("bug.")) bugs.insert(name);
+  }
+  EXPECT_EQ(names.size(), bugs.size());
+  for (const std::string& name : names) {
+    EXPECT_EQ(name.find_first_of(" \t"), std::string::npos) << name;
+    std::string program = "bug." + name;
+    std::replace(program.begin(), program.end(), '-', '_');
+    EXPECT_TRUE(bugs.contains(program)) << name;
+  }
+  const Result soak = RunCli("soak --mutation no-such-mutation --duration 1s");
+  EXPECT_EQ(soak.exit_code, 2);
+  EXPECT_THAT(soak.out, HasSubstr("(restoresim zoo --list)"));
 }
 
 // The restore benchmark end to end over the fake broker, small: every restoration (both write

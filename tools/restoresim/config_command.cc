@@ -16,6 +16,7 @@
 #include "core/util/java_properties.h"
 #include "core/util/shown.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/output_file.h"
 
 namespace restoresim::tools {
@@ -46,7 +47,7 @@ Command AddConfigCommand(CLI::App& app) {
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("file", *path, "the properties file (e.g. streams.properties)")->required();
-  cmd->add_flag("--json", *json, "print {file, settings, warnings} as JSON");
+  cmd->add_flag("--json", *json, "print {format, version, file, settings, warnings} as JSON");
   return [path, json]() {
     absl::StatusOr<std::string> text = ReadText(*path);
     std::vector<std::string> warnings;
@@ -61,8 +62,9 @@ Command AddConfigCommand(CLI::App& app) {
     if (*json) {
       nlohmann::json settings = nlohmann::json::object();
       for (const auto& [key, value] : config->ToProperties()) settings[key] = value;
-      const nlohmann::json out = {
-          {"file", *path}, {"settings", settings}, {"warnings", warnings}};
+      const nlohmann::json out =
+          JsonDocument("restoresim-config", 1,
+                       {{"file", *path}, {"settings", settings}, {"warnings", warnings}});
       std::printf("%s\n", out.dump(2).c_str());
       return kExitOk;
     }

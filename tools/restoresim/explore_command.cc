@@ -274,7 +274,8 @@ int RunExplore(const ExploreOptions& o) {
 Command AddExploreCommand(CLI::App& app) {
   auto o = std::make_shared<ExploreOptions>();
   CLI::App* cmd = app.add_subcommand("explore", "sweep seeds over scenarios and report failures");
-  cmd->add_option("--scenario", o->scenario, "a scenario name, a prefix ending in '*', or 'all'")
+  cmd->add_option("--scenario", o->scenario,
+                  "'all', scenario names or globs ('*', '?'), comma-separated")
       ->capture_default_str();
   cmd->add_option("--seeds", o->seeds, "seeds per scenario")->capture_default_str();
   cmd->add_option("--seed-start", o->seed_start, "first seed")->capture_default_str();

@@ -14,12 +14,14 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/util/check.h"
 #include "core/util/shown.h"
+#include "tools/restoresim/build_id.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/invocation.h"
 
@@ -99,7 +101,9 @@ int main(int argc, char** argv) {
       "Every run is a pure function of (scenario, seed, strategy); failures print one line "
       "that replays them."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "restoresim 0.1.0");
+  // The version and the build id shard reports carry: "restoresim 0.1.0 gnu-build-id:HEX"
+  // (computed only when asked for: without a GNU build-id note it hashes the executable).
+  app.set_version_flag("--version", std::function<std::string()>([] { return BuildId(); }));
   const Command explore = AddExploreCommand(app);
   const Command merge = AddMergeCommand(app);
   const Command replay = AddReplayCommand(app);

@@ -18,7 +18,9 @@
 #include "core/util/shown.h"
 #include "sim/failure_signature.h"
 #include "sim/repro.h"
+#include "sim/sweep_report.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/output_file.h"
 #include "tools/restoresim/run_options.h"
 
@@ -33,6 +35,7 @@ struct ReplayOptions {
   std::string events_path;
   bool timeline_sync = false;
   bool ignore_schedule = false;
+  bool json = false;
   RunOptions run;
   // The run options given on the command line (a repro file carries its own).
   std::vector<std::string> run_options_given;
@@ -43,7 +46,71 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
+// The program a replay runs: a repro file's by its exact name; the command line's SCENARIO
+// by `--scenario`'s syntax (names, globs, lists), which must select exactly one program.
+absl::StatusOr<const sim::Program*> ReplayedProgram(const std::string& scenario,
+                                                    bool from_repro) {
+  if (from_repro) {
+    const sim::Program* program = Programs().Find(scenario);
+    if (program != nullptr) return program;
+    return absl::NotFoundError(
+        fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", Shown(scenario)));
+  }
+  absl::StatusOr<std::vector<const sim::Program*>> selected = Programs().Select(scenario);
+  if (!selected.ok()) return selected.status();
+  if (selected->size() == 1) return selected->front();
+  std::string names;
+  for (size_t i = 0; i < selected->size() && i < 3; ++i) {
+    names += (i > 0 ? ", " : "") + (*selected)[i]->name;
+  }
+  return absl::InvalidArgumentError(
+      fmt::format("'{}' selects {} programs ({}{}); replay runs one: give its name",
+                  Shown(scenario), selected->size(), names, selected->size() > 3 ? ", ..." : ""));
+}
+
+// What `replay --json` prints: the run's identity, its outcome, what was written, and for a
+// repro file whether it reproduced (format restoresim-replay, docs/USING.md).
+void PrintReplayJson(const ReplayOptions& o, const sim::Program& program, uint64_t seed,
+                     uint64_t steps_max, const sim::RunResult& r,
+                     const std::optional<sim::Repro>& repro, bool reproduced) {
+  const auto PathOrNull = [](const std::string& path) {
+    return path.empty() ? nlohmann::json() : nlohmann::json(path);
+  };
+  const nlohmann::json failure =
+      r.outcome.ok() ? nlohmann::json() : sim::FailureToJson(r.outcome.failure);
+  nlohmann::json fields = {{"scenario", program.name},
+                           {"seed", seed},
+                           {"strategy", r.strategy.ToString()},
+                           {"steps_max", steps_max},
+                           {"outcome", std::string(sim::OutcomeKindName(r.outcome.kind))},
+                           {"message", r.outcome.message},
+                           {"failure", failure},
+                           {"steps", r.steps},
+                           {"threads", r.threads},
+                           {"virtual_time_ns", r.end_time_ns},
+                           {"trace_events", r.trace_events},
+                           {"trace_hash", fmt::format("0x{:016x}", r.trace_hash)},
+                           {"schedule_diverged", r.replay_diverged},
+                           {"timeline", PathOrNull(o.timeline_path)},
+                           {"events", PathOrNull(o.events_path)}};
+  nlohmann::json j = JsonDocument("restoresim-replay", 1, std::move(fields));
+  if (repro.has_value()) {
+    j["repro"] = {{"file", o.repro_path},
+                  {"expected_outcome", repro->outcome},
+                  {"expected_trace_hash", fmt::format("0x{:016x}", repro->trace_hash)},
+                  {"reproduced", reproduced}};
+  } else {
+    j["repro"] = nullptr;
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
 int RunReplay(const ReplayOptions& o) {
+  // With --json the text report goes to standard error, the JSON alone to standard output.
+  FILE* text = o.json ? stderr : stdout;
+  if (o.json && o.timeline_path == "-") {
+    return Usage("--json and --timeline - both write standard output: give --timeline a file");
+  }
   if (!o.timeline_path.empty()) {
     // Checked before the run; "-" sends the timeline to standard output, the report to stderr.
     if (absl::Status s = CheckOutputPath(o.timeline_path); !s.ok()) {
@@ -86,16 +153,17 @@ int RunReplay(const ReplayOptions& o) {
     config = *parsed;
     config.seed = *o.seed;
   }
-  const sim::Program* program = Programs().Find(scenario);
-  if (program == nullptr) {
-    return Usage(fmt::format("unknown scenario '{}' (see `restoresim scenarios`)", Shown(scenario)));
-  }
+  absl::StatusOr<const sim::Program*> found = ReplayedProgram(scenario, repro.has_value());
+  if (!found.ok()) return Usage(std::string(found.status().message()));
+  const sim::Program* program = *found;
   const sim::SeedStreams streams = sim::SeedStreams::Derive(config.seed);
-  std::printf("%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
+  const uint64_t seed = config.seed;
+  const uint64_t steps_max = config.steps_max != 0 ? config.steps_max : program->steps_max;
+  std::fprintf(text, "%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
                                 "steps-max={} spurious-per-mille={}{}\n"
                                 "  derived: strategy-stream=0x{:016x} program-stream=0x{:016x}\n",
                                 program->name, config.seed, config.strategy.ToString(),
-                                config.steps_max != 0 ? config.steps_max : program->steps_max,
+                                steps_max,
                                 config.spurious_wakeup_per_mille,
                                 config.replay_choices
                                     ? fmt::format(" schedule={} recorded choices",
@@ -117,37 +185,42 @@ int RunReplay(const ReplayOptions& o) {
   if (events_writer.has_value()) {
     events_out.flush();
     if (!events_out) return Usage(fmt::format("cannot write events to '{}'", o.events_path));
-    std::printf("%s", fmt::format("events: {} written to {} (judge them: restoresim check {})\n",
+    std::fprintf(text, "%s",
+                 fmt::format("events: {} written to {} (judge them: restoresim check {})\n",
                                   events_writer->events(), o.events_path, o.events_path)
                           .c_str());
   }
-  std::printf("%s", fmt::format("outcome: {}{}\n  steps={} threads={} virtual-time={}ns "
+  std::fprintf(text, "%s", fmt::format("outcome: {}{}\n  steps={} threads={} virtual-time={}ns "
                                 "trace-events={} trace-hash=0x{:016x}\n",
                                 sim::OutcomeKindName(r.outcome.kind),
                                 r.outcome.ok() ? "" : "\n  " + r.outcome.message, r.steps,
                                 r.threads, r.end_time_ns, r.trace_events, r.trace_hash)
                         .c_str());
   if (r.replay_diverged) {
-    std::printf("  note: the recorded schedule did not fit this run (the program changed?)\n");
+    std::fprintf(text,
+                 "  note: the recorded schedule did not fit this run (the program changed?)\n");
   }
   if (!o.timeline_path.empty()) {
-    sim::ChromeTraceInfo info{program->name, config.seed, r.strategy.ToString(),
+    sim::ChromeTraceInfo info{program->name, seed, r.strategy.ToString(),
                               std::string(sim::OutcomeKindName(r.outcome.kind)),
                               r.outcome.message, o.timeline_sync};
     absl::Status s = WriteOutput(o.timeline_path, sim::ChromeTraceJson(*r.simulation, info));
     if (!s.ok()) return Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
-    std::printf("timeline: %s (open in https://ui.perfetto.dev)\n", o.timeline_path.c_str());
+    std::fprintf(text, "timeline: %s (open in https://ui.perfetto.dev)\n",
+                 o.timeline_path.c_str());
   }
+  bool same = true;
   if (repro.has_value()) {
     const std::optional<sim::RunOutcome::Kind> expected = sim::ParseOutcomeKind(repro->outcome);
-    const bool same = repro->trace_hash == r.trace_hash && expected.has_value() &&
-                      sim::SameFailure(*expected, repro->failure, r.outcome);
-    std::printf("%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
+    same = repro->trace_hash == r.trace_hash && expected.has_value() &&
+           sim::SameFailure(*expected, repro->failure, r.outcome);
+    std::fprintf(text, "%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
                                   repro->outcome, repro->trace_hash,
                                   same ? "reproduced" : "NOT REPRODUCED")
                           .c_str());
-    if (!same) return kExitNotReproduced;
   }
+  if (o.json) PrintReplayJson(o, *program, seed, steps_max, r, repro, same);
+  if (!same) return kExitNotReproduced;
   return r.outcome.ok() ? kExitOk : kExitFindings;
 }
 
@@ -156,9 +229,11 @@ int RunReplay(const ReplayOptions& o) {
 Command AddReplayCommand(CLI::App& app) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* cmd = app.add_subcommand("replay", "re-run one seed (or a repro file) exactly");
-  cmd->add_option("scenario", o->scenario, "scenario name");
+  cmd->add_option("scenario", o->scenario, "scenario name (or a glob that selects one)");
   cmd->add_option("--seed", o->seed, "the run's master seed");
   cmd->add_option("--repro", o->repro_path, "a repro file written by explore");
+  cmd->add_flag("--json", o->json,
+                "print one JSON object (format restoresim-replay); the text goes to stderr");
   cmd->add_option("--timeline", o->timeline_path,
                   "write the run as Chrome trace-event JSON (Perfetto UI)");
   cmd->add_option("--events", o->events_path,

@@ -6,23 +6,26 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/json_output.h"
 
 namespace restoresim::tools {
 
 Command AddScenariosCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("scenarios", "list the scenarios and demo programs");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "print a JSON array");
+  cmd->add_flag("--json", *json, "print {format, version, programs} as JSON");
   return [json]() {
     if (*json) {
-      nlohmann::json out = nlohmann::json::array();
+      nlohmann::json programs = nlohmann::json::array();
       for (const sim::Program* p : Programs().All()) {
-        out.push_back({{"name", p->name},
+        programs.push_back({{"name", p->name},
                        {"description", p->description},
                        {"bug_expected", p->bug_expected},
                        {"steps_hint", p->steps_hint},
                        {"steps_max", p->steps_max}});
       }
+      nlohmann::json out = JsonDocument("restoresim-scenarios", 1);
+      out["programs"] = std::move(programs);
       std::printf("%s\n", out.dump(2).c_str());
       return kExitOk;
     }

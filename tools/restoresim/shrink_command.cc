@@ -18,6 +18,7 @@
 #include "core/util/shown.h"
 #include "sim/shrink.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/invocation.h"
 #include "tools/restoresim/output_file.h"
@@ -101,21 +102,22 @@ void PrintJson(const ShrinkOptions& o, const sim::Program& program, const sim::R
   for (const sim::ShrinkPassStats& p : result.passes) {
     passes.push_back({{"pass", p.pass}, {"runs", p.runs}, {"kept", p.improvements}});
   }
-  nlohmann::json j = {{"input", o.repro_path},
-                      {"output", out},
-                      {"scenario", program.name},
-                      {"seed", input.config.seed},
-                      {"strategy", input.config.strategy.ToString()},
-                      {"signature", result.signature.ToString()},
-                      {"runs", result.runs},
-                      {"runs_speculative", result.runs_speculative},
-                      {"improvements", result.improvements},
-                      {"fixed_point", !result.budget_exhausted && !result.interrupted},
-                      {"input_reproduced_exactly", result.input_trace_hash_matched},
-                      {"passes", passes},
-                      {"before", MetricsJson(result.before)},
-                      {"after", MetricsJson(result.after)},
-                      {"replay", result.repro.replay_command}};
+  nlohmann::json fields = {{"input", o.repro_path},
+                           {"output", out},
+                           {"scenario", program.name},
+                           {"seed", input.config.seed},
+                           {"strategy", input.config.strategy.ToString()},
+                           {"signature", result.signature.ToString()},
+                           {"runs", result.runs},
+                           {"runs_speculative", result.runs_speculative},
+                           {"improvements", result.improvements},
+                           {"fixed_point", !result.budget_exhausted && !result.interrupted},
+                           {"input_reproduced_exactly", result.input_trace_hash_matched},
+                           {"passes", passes},
+                           {"before", MetricsJson(result.before)},
+                           {"after", MetricsJson(result.after)},
+                           {"replay", result.repro.replay_command}};
+  nlohmann::json j = JsonDocument("restoresim-shrink", 1, std::move(fields));
   if (result.interrupted) j["interrupted"] = InterruptSignalName();
   std::printf("%s\n", j.dump(2).c_str());
 }

@@ -11,16 +11,21 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <set>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/util/shown.h"
 #include "scenarios/bug_programs.h"
+#include "sim/program.h"
 #include "sim/shrink.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/zoo_search.h"
 
 namespace restoresim::tools {
@@ -37,6 +42,7 @@ struct ZooOptions {
   uint64_t shrink_runs = 300;
   bool json = false;
   bool quiet = false;
+  bool list = false;
 };
 
 struct StrategyResult {
@@ -84,19 +90,29 @@ absl::StatusOr<std::vector<sim::StrategySpec>> ParseStrategies(const std::string
   return specs;
 }
 
+// `--mutations`: "all", names or globs ('*', '?'), comma-separated, as `--scenario`; the
+// mutations any element selects, each once, in the zoo's order. An element that selects
+// nothing is an error naming it.
 absl::StatusOr<std::vector<const scenarios::BugProgram*>> SelectBugs(const std::string& names) {
+  std::set<const scenarios::BugProgram*> selected;
+  for (std::string_view element : sim::SplitCommas(names)) {
+    size_t matched = 0;
+    for (const scenarios::BugProgram& bug : scenarios::BugPrograms()) {
+      if (element == "all" || sim::GlobMatches(element, InfoOf(bug.mutation).name)) {
+        selected.insert(&bug);
+        ++matched;
+      }
+    }
+    if (matched > 0) continue;
+    return absl::InvalidArgumentError(fmt::format(
+        "--mutations: '{}'{} selects nothing; give all, names or globs ('*', '?'), "
+        "comma-separated (`restoresim zoo --list` lists the {})",
+        Shown(element), element.size() == names.size() ? "" : " (in '" + Shown(names) + "')",
+        scenarios::BugPrograms().size()));
+  }
   std::vector<const scenarios::BugProgram*> bugs;
   for (const scenarios::BugProgram& bug : scenarios::BugPrograms()) {
-    const std::string name(InfoOf(bug.mutation).name);
-    const bool wanted = names == "all" || ("," + names + ",").find("," + name + ",") !=
-                                              std::string::npos;
-    if (wanted) bugs.push_back(&bug);
-  }
-  if (bugs.empty()) {
-    std::string known;
-    for (const MutationInfo& m : AllMutations()) known += " " + std::string(m.name);
-    return absl::InvalidArgumentError(
-        fmt::format("--mutations '{}' selects nothing; mutations:{}", names.substr(0, 200), known));
+    if (selected.contains(&bug)) bugs.push_back(&bug);
   }
   return bugs;
 }
@@ -245,7 +261,9 @@ int Report(const ZooOptions& o, const std::vector<Row>& rows, bool ok, size_t pl
                                  InterruptSignalName(), rows.size(), planned);
   if (!interrupted.empty()) std::fprintf(stderr, "restoresim zoo: %s\n", interrupted.c_str());
   if (o.json) {
-    nlohmann::json j = {{"rows", RowsJson(rows)}, {"ok", ok}};
+    nlohmann::json j = JsonDocument("restoresim-zoo", 1);
+    j["rows"] = RowsJson(rows);
+    j["ok"] = ok;
     if (!interrupted.empty()) j["interrupted"] = interrupted;
     std::printf("%s\n", j.dump(2).c_str());
   } else {
@@ -257,6 +275,14 @@ int Report(const ZooOptions& o, const std::vector<Row>& rows, bool ok, size_t pl
   }
   if (!interrupted.empty()) return kExitInterrupted;
   return ok ? kExitOk : kExitFindings;
+}
+
+// `zoo --list`: the name of every mutation the zoo runs, one a line, in the zoo's order.
+int ListMutations() {
+  for (const scenarios::BugProgram& bug : scenarios::BugPrograms()) {
+    std::printf("%s\n", std::string(InfoOf(bug.mutation).name).c_str());
+  }
+  return kExitOk;
 }
 
 int RunZoo(const ZooOptions& o) {
@@ -326,7 +352,8 @@ Command AddZooCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "zoo", "sweep each mutation of the runtime until the default invariants catch it");
   auto o = std::make_shared<ZooOptions>();
-  cmd->add_option("--mutations", o->mutations, "'all' or mutation names, comma-separated")
+  cmd->add_option("--mutations", o->mutations,
+                  "'all', mutation names or globs ('*', '?'), comma-separated")
       ->capture_default_str();
   cmd->add_option("--strategy", o->strategies, "strategies, comma-separated (random, pct:D, pos)")
       ->capture_default_str();
@@ -343,7 +370,8 @@ Command AddZooCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--quiet", o->quiet, "no progress bar");
-  return [o]() { return RunZoo(*o); };
+  cmd->add_flag("--list", o->list, "print the mutations' names, one a line, and run nothing");
+  return [o]() { return o->list ? ListMutations() : RunZoo(*o); };
 }
 
 }  // namespace restoresim::tools
