@@ -68,6 +68,11 @@ class Bench {
   absl::StatusOr<Changelog> MakeTransactionalChangelog();
   absl::Status SetUp();
   absl::Status SetUpCheckpoint();
+  absl::Status ProduceInput(const TopicPartition& tp, int64_t n);
+  absl::StatusOr<AppSpec> MakeProcessingApp(const std::string& suffix,
+                                            const std::vector<KeyValueWrite>* restoring,
+                                            int64_t input);
+  absl::Status SizeProcessingInput(const std::vector<KeyValueWrite>& restoring);
   absl::Status SetUpProcessing();
   void AddCase(std::string id, std::string label, int64_t size,
                std::function<absl::StatusOr<Measurement>(const std::string&)> run);
@@ -290,29 +295,93 @@ absl::Status Bench::SetUpCheckpoint() {
   return absl::OkStatus();
 }
 
-// Per round two applications of two partitions each: partition 0's changelog holds N records
-// (in the "idle" one: none) and no input; partition 1 has an empty changelog and the input.
+// The input of a processing run: `n` records over kInputKeys keys, produced in chunks.
+absl::Status Bench::ProduceInput(const TopicPartition& tp, int64_t n) {
+  constexpr int64_t kChunk = 100'000;
+  for (int64_t from = 0; from < n; from += kChunk) {
+    std::vector<KeyValueWrite> chunk;
+    for (int64_t i = from; i < std::min(n, from + kChunk); ++i) {
+      chunk.push_back({fmt::format("input-key-{:06d}", i % kInputKeys), "1"});
+    }
+    if (absl::Status s = backend_->Produce(tp, chunk); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// A processing application of two partitions: partition 0's changelog holds `restoring` (none
+// when null) and no input; partition 1 has an empty changelog and `input` input records.
+absl::StatusOr<AppSpec> Bench::MakeProcessingApp(const std::string& suffix,
+                                                 const std::vector<KeyValueWrite>* restoring,
+                                                 int64_t input) {
+  const std::string name = fmt::format("{}-mix{}", run_id_, suffix);
+  AppSpec app{name, name + "-input", 2};
+  if (absl::Status s = CreateApp(app); !s.ok()) return s;
+  if (restoring != nullptr) {
+    if (absl::Status s = backend_->Produce({app.Changelog(), 0}, *restoring); !s.ok()) return s;
+  }
+  if (absl::Status s = ProduceInput({app.input_topic, 1}, input); !s.ok()) return s;
+  return app;
+}
+
+// How the input was sized, for the report (no negative figure: what came first is said).
+std::string ProcessSizing(const ProcessingRun& run, int64_t first, int64_t sized) {
+  std::string how = fmt::format("sized by an untimed run of {} input records while {} restored",
+                                first, run.restored);
+  if (run.first_processed_s < 0 || run.DoneAt() < 0 || run.restore_end_s < 0) {
+    return how + ": it timed no processing or no restoration, so the input stays as it was";
+  }
+  how += fmt::format(": it processed them in {:.2f} s from its first; ",
+                     run.DoneAt() - run.first_processed_s);
+  const double after = run.restore_end_s - run.first_processed_s;
+  if (after <= 0) {
+    return how + fmt::format("the restoration ended {:.2f} s before that first record, which no "
+                             "input size can change", -after);
+  }
+  return how + fmt::format("the restoration ended {:.2f} s after that first record; {} records "
+                           "per run", after, sized);
+}
+
+// Without --process-records: one untimed run of the pair's restoring application with the
+// default input says how fast the task processes and when the restoration ends; the input is
+// then sized so that processing outlasts the restoration (SizedProcessingInput).
+absl::Status Bench::SizeProcessingInput(const std::vector<KeyValueWrite>& restoring) {
+  if (o_.process_records > 0) {
+    results_.process_sizing = "--process-records";
+    return absl::OkStatus();
+  }
+  Say("sizing the processing runs' input (one untimed run) ...");
+  const int64_t first = results_.process_records;
+  absl::StatusOr<AppSpec> app = MakeProcessingApp("cal", &restoring, first);
+  if (!app.ok()) return app.status();
+  absl::StatusOr<ProcessingRun> run =
+      RunProcessing(*backend_, *app, work_dir_ + "/mix-cal",
+                    Runtime(RocksDbStoreOptions::BulkRestore::kOff), 1, first);
+  std::filesystem::remove_all(work_dir_ + "/mix-cal");
+  if (!run.ok()) return run.status();
+  results_.process_records =
+      SizedProcessingInput(*run, first, std::max(first, 4 * o_.spec.records));
+  results_.process_sizing = ProcessSizing(*run, first, results_.process_records);
+  return absl::OkStatus();
+}
+
+// Per round two applications (MakeProcessingApp): one whose partition 0 restores N records,
+// and an "idle" one with nothing to restore; both with the same input.
 absl::Status Bench::SetUpProcessing() {
   ChangelogSpec one = o_.spec;
   one.partitions = 1;
   const std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
-  std::vector<KeyValueWrite> input;
-  for (int64_t i = 0; i < results_.process_records; ++i) {
-    input.push_back({fmt::format("input-key-{:06d}", i % kInputKeys), "1"});
-  }
+  if (absl::Status s = SizeProcessingInput(restoring); !s.ok()) return s;
+  Say(fmt::format("producing the processing runs' input ({} records per run) ...",
+                  results_.process_records));
   for (int32_t r = 0; r < o_.rounds; ++r) {
-    std::pair<AppSpec, AppSpec> apps;
-    for (bool busy : {true, false}) {
-      const std::string name = fmt::format("{}-mix{}{}", run_id_, r, busy ? "a" : "b");
-      AppSpec app{name, name + "-input", 2};
-      if (absl::Status s = CreateApp(app); !s.ok()) return s;
-      if (busy) {
-        if (absl::Status s = backend_->Produce({app.Changelog(), 0}, restoring); !s.ok()) return s;
-      }
-      if (absl::Status s = backend_->Produce({app.input_topic, 1}, input); !s.ok()) return s;
-      (busy ? apps.first : apps.second) = app;
-    }
-    processing_apps_.push_back(apps);
+    if (Stopping()) return Interrupted();
+    absl::StatusOr<AppSpec> busy =
+        MakeProcessingApp(fmt::format("{}a", r), &restoring, results_.process_records);
+    if (!busy.ok()) return busy.status();
+    absl::StatusOr<AppSpec> idle =
+        MakeProcessingApp(fmt::format("{}b", r), nullptr, results_.process_records);
+    if (!idle.ok()) return idle.status();
+    processing_apps_.emplace_back(*busy, *idle);
   }
   return absl::OkStatus();
 }
@@ -379,8 +448,6 @@ absl::Status Bench::SetUp() {
   Say("restoring the checkpoint's base state (not timed) ...");
   if (absl::Status s = SetUpCheckpoint(); !s.ok()) return s;
   if (Stopping()) return Interrupted();
-  Say(fmt::format("producing the processing runs' input ({} records per run) ...",
-                  results_.process_records));
   return SetUpProcessing();
 }
 
@@ -399,24 +466,7 @@ absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
                                                   0, results_.process_records);
   std::filesystem::remove_all(work_dir_ + "/mix-b");
   if (!b.ok()) return b.status();
-  ProcessingSample s;
-  s.first_processed_restoring_s = a->first_processed_s;
-  s.first_processed_idle_s = b->first_processed_s;
-  s.restore_start_s = a->restore_start_s;
-  s.restore_end_s = a->restore_end_s;
-  // The window: while the other task restores and this one processes; in the idle run, a
-  // stretch as long after its first processed record. Each ends early where its input ran out
-  // (a rate over a stretch with nothing left to process would say nothing about processing).
-  const double from = std::max(a->restore_start_s, a->first_processed_s);
-  const double to = a->restore_end_s;
-  s.window_s = to - from;
-  const double a_to = a->DoneAt() >= 0 ? std::min(to, a->DoneAt()) : to;
-  s.rate_restoring = a->RateBetween(from, a_to);
-  const double b_from = b->first_processed_s + (from - a->first_processed_s);
-  const double b_to =
-      b->DoneAt() >= 0 ? std::min(b_from + s.window_s, b->DoneAt()) : b_from + s.window_s;
-  s.rate_idle = b->RateBetween(b_from, b_to);
-  return s;
+  return PairSample(*a, *b);
 }
 
 absl::Status Bench::RunRounds() {
@@ -427,6 +477,7 @@ absl::Status Bench::RunRounds() {
     // Rotated by one more each round: every case runs early and late.
     std::vector<size_t> order(per_round);
     for (size_t i = 0; i < per_round; ++i) order[i] = (i + static_cast<size_t>(round)) % per_round;
+    results_.loads.push_back(RoundLoad{.before = LoadAverage1()});
     for (size_t i : order) {
       if (Stopping()) return Interrupted();  // between cases: each leaves no directory behind
       const bool processing = i == cases_.size();
@@ -452,6 +503,7 @@ absl::Status Bench::RunRounds() {
       }
       ++done;
     }
+    results_.loads.back().after = LoadAverage1();
   }
   if (bar_ != nullptr) bar_->Show(total, total, "done");
   return absl::OkStatus();
@@ -470,6 +522,7 @@ int Bench::Run() {
   results_.records = o_.spec.records;
   results_.spec = o_.spec.Describe();
   results_.machine = MachineDescription();
+  results_.cores = static_cast<int32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   absl::Status s = Connect();
   if (s.ok()) {
     results_.backend = backend_->Describe();
@@ -507,6 +560,7 @@ int32_t Bench::WholeRounds() {
   for (const CaseSamples& c : results_.cases) whole = std::min(whole, c.rounds.size());
   for (CaseSamples& c : results_.cases) c.rounds.resize(whole);
   results_.processing.resize(whole);
+  results_.loads.resize(std::min(results_.loads.size(), whole));
   return static_cast<int32_t>(whole);
 }
 

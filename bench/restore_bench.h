@@ -21,8 +21,10 @@
 //               while the other restores, against the same run with nothing to restore.
 // Every restored store is checked against the changelog's fold. The report gives records/s,
 // MB/s and CPU-seconds per million records as min/median/max over rounds, and every figure of
-// ours as a ratio to the overlapped limit of its write path and to Kafka Streams (ratios of
-// medians, and the min..max of the per-round ratios).
+// ours as a ratio to the overlapped limit of its write path and to Kafka Streams (the median of
+// the per-round ratios, their min..max, and the ratio of medians), the peak RSS of our
+// restorations and of Kafka Streams', and the load average before and after each round (a run
+// whose load average exceeded the core count is flagged unreliable).
 //
 // Thread-safety: Run is called once per process, on the main thread.
 #ifndef RESTORESIM_BENCH_RESTORE_BENCH_H_
@@ -47,8 +49,10 @@ struct RestoreBenchOptions {
   TransactionSpec transactions;      // exactly_once_v2: how its changelog is written
   std::vector<int64_t> sizes;        // more changelog sizes for the size plot (empty: N/16, N/4)
   double checkpoint_fraction = 0.1;  // records appended after the checkpoint, as a share of N
-  int64_t process_records = 0;       // input of the processing runs (0: N/2, at least 20,000)
-  int32_t rounds = 3;
+  // Input of the processing runs (0: sized by an untimed run so that processing outlasts the
+  // restoration, at least N/2 and 20,000).
+  int64_t process_records = 0;
+  int32_t rounds = 5;
   int32_t restore_max_poll_records = 1000;
   int64_t bulk_min_records = -1;     // -1: the store's default
   std::string work_dir;              // the run's directory goes under it (empty: /tmp)

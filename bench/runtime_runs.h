@@ -12,12 +12,14 @@
 #ifndef RESTORESIM_BENCH_RUNTIME_RUNS_H_
 #define RESTORESIM_BENCH_RUNTIME_RUNS_H_
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "bench/backend.h"
+#include "bench/bench_results.h"
 #include "bench/changelog_data.h"
 #include "bench/measure.h"
 #include "core/state/rocksdb_store.h"
@@ -56,14 +58,14 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
 // empty changelogs) while, when `restoring` > 0, other tasks restore. Times are seconds since
 // Runtime::Start.
 struct ProcessingRun {
-  double first_processed_s = -1;
-  double restore_start_s = -1;
+  double first_processed_s = -1;  // -1: none processed
+  double restore_start_s = -1;    // -1: nothing restored (or restoring == 0)
   double restore_end_s = -1;
-  int64_t restored = 0;
+  int64_t restored = 0;           // by the restoration's end
   std::vector<std::pair<double, int64_t>> processed;  // samples: (time, records processed)
-  // Records processed per second over [from_s, to_s], interpolating the samples; -1 when the
-  // window ends after the last sample (the input ran out).
-  double RateBetween(double from_s, double to_s) const;
+  // Records processed per second over [from_s, to_s], interpolating the samples; nullopt for an
+  // empty or reversed window, or one ending after the last sample.
+  std::optional<double> RateBetween(double from_s, double to_s) const;
   // When the last input record was processed (the first sample that has them all; -1: never).
   double DoneAt() const;
   int64_t ProcessedAt(double t_s) const;
@@ -72,6 +74,17 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
                                             const std::string& state_dir,
                                             const RuntimeOptions& options, int32_t restoring,
                                             int64_t input_records);
+
+// The input a processing run needs for its processing to outlast the restoration, from a run
+// of `input` records with the restoration (`run`): 3x the records it processed per second
+// times how long the restoration lasted after its first processed record (3x: the idle run
+// processes faster, by up to 1.5x as measured so far, and a margin of 2), never below `input`
+// nor above `cap`. `input` unchanged when the run cannot say (nothing processed, the
+// restoration not timed or over before the first record).
+int64_t SizedProcessingInput(const ProcessingRun& run, int64_t input, int64_t cap);
+
+// One round of the processing pair from its two runs (bench_results.h says what it holds).
+ProcessingSample PairSample(const ProcessingRun& restoring, const ProcessingRun& idle);
 
 }  // namespace restoresim::bench
 

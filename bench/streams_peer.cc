@@ -38,7 +38,8 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
       PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
       app.partitions, ShellQuote(state_dir), ShellQuote(guarantee));
   std::string out;
-  const int rc = RunCommand(command, log_path, &out);
+  int64_t peak_rss = -1;
+  const int rc = RunCommand(command, log_path, &out, &peak_rss);
   const size_t brace = out.rfind("\n{");
   const std::string line = out.substr(brace == std::string::npos ? 0 : brace + 1);
   nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -49,6 +50,7 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
   }
   if (version != nullptr) *version = result.value("kafka_streams_version", "?");
   Measurement m;
+  m.peak_rss_bytes = peak_rss;  // the JVM's whole life: start-up, restoration, queries
   m.records = result.value("records", int64_t{0});
   m.seconds = result.value("restore_seconds", 0.0);
   m.cpu_seconds = result.value("cpu_seconds", 0.0);
