@@ -86,12 +86,25 @@ std::string SecondsText(const std::optional<double>& t, const char* why) {
   return t ? fmt::format("{:.3f} s", *t) : fmt::format("n/a ({})", why);
 }
 
-std::vector<double> ProcessingRatios(const BenchResults& results) {
+std::vector<double> ProcessingRatios(const std::vector<ProcessingSample>& samples) {
   std::vector<double> ratios;
-  for (const ProcessingSample& s : results.processing) {
+  for (const ProcessingSample& s : samples) {
     if (std::optional<double> r = s.Ratio()) ratios.push_back(*r);
   }
   return ratios;
+}
+
+// Ours / Kafka Streams' ratio of processing while restoring to idle, per round where both
+// measured one.
+std::vector<double> OursToPeer(const BenchResults& results) {
+  std::vector<double> v;
+  for (size_t r = 0; r < std::min(results.processing.size(), results.peer_processing.size());
+       ++r) {
+    const std::optional<double> ours = results.processing[r].Ratio();
+    const std::optional<double> theirs = results.peer_processing[r].Ratio();
+    if (ours && theirs && *theirs > 0) v.push_back(*ours / *theirs);
+  }
+  return v;
 }
 
 nlohmann::json ProcessingRoundJson(const ProcessingSample& s) {
@@ -112,26 +125,41 @@ nlohmann::json ProcessingRoundJson(const ProcessingSample& s) {
           {"reason", measured ? nlohmann::json() : nlohmann::json(s.why_not)}};
 }
 
-nlohmann::json ProcessingJson(const BenchResults& results) {
+nlohmann::json SamplesJson(const std::vector<ProcessingSample>& samples) {
   nlohmann::json rounds = nlohmann::json::array();
   std::vector<double> first_busy, first_idle;
-  for (const ProcessingSample& s : results.processing) {
+  for (const ProcessingSample& s : samples) {
     rounds.push_back(ProcessingRoundJson(s));
     if (s.first_processed_restoring_s) first_busy.push_back(*s.first_processed_restoring_s);
     if (s.first_processed_idle_s) first_idle.push_back(*s.first_processed_idle_s);
   }
-  const Spread ratio = Spread::Of(ProcessingRatios(results));
+  const Spread ratio = Spread::Of(ProcessingRatios(samples));
   auto spread = [](const Spread& s) { return s.n > 0 ? SpreadJson(s) : nlohmann::json(); };
-  return {{"input_records", results.process_records},
-          {"input_sizing", results.process_sizing},
-          {"rounds", rounds},
+  return {{"rounds", rounds},
           {"ratio_while_restoring_to_idle", spread(ratio)},
           {"ratio_reason", ratio.n > 0 ? nlohmann::json()
                                        : nlohmann::json("not measurable in any round: see "
                                                         "each round's reason")},
           {"first_processed_while_restoring_s", spread(Spread::Of(first_busy))},
-          {"first_processed_idle_s", spread(Spread::Of(first_idle))},
-          {"target", 0.9}};
+          {"first_processed_idle_s", spread(Spread::Of(first_idle))}};
+}
+
+nlohmann::json ProcessingJson(const BenchResults& results) {
+  nlohmann::json j = SamplesJson(results.processing);
+  j["input_records"] = results.process_records;
+  j["input_sizing"] = results.process_sizing;
+  j["target"] = 0.9;
+  if (results.peer_processing.empty()) {
+    j["kafka_streams"] = nlohmann::json();
+    return j;
+  }
+  j["kafka_streams"] = SamplesJson(results.peer_processing);
+  const Spread vs = Spread::Of(OursToPeer(results));
+  j["ours_to_kafka_streams"] = vs.n > 0 ? SpreadJson(vs) : nlohmann::json();
+  j["ours_to_kafka_streams_reason"] =
+      vs.n > 0 ? nlohmann::json()
+               : nlohmann::json("no round in which both measured a ratio");
+  return j;
 }
 
 void PrintProcessingRound(size_t r, const ProcessingSample& s) {
@@ -154,16 +182,11 @@ void PrintProcessingRound(size_t r, const ProcessingSample& s) {
               *s.Ratio());
 }
 
-void PrintProcessing(const BenchResults& results) {
-  if (results.processing.empty()) return;
-  std::printf("\nprocessing (%lld input records of a task with nothing to restore, while another "
-              "task restores %lld records on the WriteBatch path; and the same with nothing "
-              "restoring; input %s):\n",
-              static_cast<long long>(results.process_records),
-              static_cast<long long>(results.records), results.process_sizing.c_str());
+// The rounds of one pair and their summary (ours, or Kafka Streams' with `target` false).
+void PrintPairRounds(const std::vector<ProcessingSample>& samples, bool target) {
   std::vector<double> busy, idle;
-  for (size_t r = 0; r < results.processing.size(); ++r) {
-    const ProcessingSample& s = results.processing[r];
+  for (size_t r = 0; r < samples.size(); ++r) {
+    const ProcessingSample& s = samples[r];
     PrintProcessingRound(r, s);
     if (s.first_processed_restoring_s) busy.push_back(*s.first_processed_restoring_s);
     if (s.first_processed_idle_s) idle.push_back(*s.first_processed_idle_s);
@@ -177,16 +200,39 @@ void PrintProcessing(const BenchResults& results) {
   } else {
     std::printf("  time to first processed record: n/a (no record processed in a run)\n");
   }
-  const Spread ratio = Spread::Of(ProcessingRatios(results));
-  if (ratio.n > 0) {
-    std::printf("  processing rate while restoring / idle: %.2f median of %d round(s) (%.2f.."
-                "%.2f), target >= 0.9: %s\n",
-                ratio.median, ratio.n, ratio.min, ratio.max,
-                ratio.median >= 0.9 ? "met" : "MISSED");
-  } else {
+  const Spread ratio = Spread::Of(ProcessingRatios(samples));
+  if (ratio.n == 0) {
     std::printf("  processing rate while restoring / idle: n/a (not measurable in any round: "
                 "see each round's reason)\n");
+    return;
   }
+  std::printf("  processing rate while restoring / idle: %.2f median of %d round(s) (%.2f..%.2f)"
+              "%s\n",
+              ratio.median, ratio.n, ratio.min, ratio.max,
+              !target ? "" : ratio.median >= 0.9 ? ", target >= 0.9: met"
+                                                 : ", target >= 0.9: MISSED");
+}
+
+void PrintProcessing(const BenchResults& results) {
+  if (results.processing.empty()) return;
+  std::printf("\nprocessing (%lld input records of a task with nothing to restore, while another "
+              "task restores %lld records on the WriteBatch path; and the same with nothing "
+              "restoring; input %s):\n",
+              static_cast<long long>(results.process_records),
+              static_cast<long long>(results.records), results.process_sizing.c_str());
+  PrintPairRounds(results.processing, true);
+  if (results.peer_processing.empty()) return;
+  std::printf("Kafka Streams, the same pair (its own applications, same changelog and input):\n");
+  PrintPairRounds(results.peer_processing, false);
+  const Spread vs = Spread::Of(OursToPeer(results));
+  if (vs.n == 0) {
+    std::printf("  ours / Kafka Streams' (ratio to idle): n/a (no round in which both measured "
+                "a ratio)\n");
+    return;
+  }
+  std::printf("  ours / Kafka Streams' (ratio to idle): %.2f paired median of %d round(s) "
+              "(%.2f..%.2f), target >= 1: %s\n",
+              vs.median, vs.n, vs.min, vs.max, vs.median >= 1 ? "met" : "MISSED");
 }
 
 nlohmann::json Bytes(int64_t b) { return b >= 0 ? nlohmann::json(b) : nlohmann::json(); }

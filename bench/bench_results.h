@@ -77,6 +77,7 @@ struct BenchResults {
   std::string eos_changelog;  // --guarantee exactly_once_v2: how its changelog was written
   std::vector<CaseSamples> cases;
   std::vector<ProcessingSample> processing;
+  std::vector<ProcessingSample> peer_processing;  // the same pair run by Kafka Streams
   std::vector<std::string> problems;  // wrong store contents and the like
   double seconds = 0;
 

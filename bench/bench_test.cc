@@ -532,6 +532,28 @@ TEST(ProcessingPair, TheReportSaysNotApplicableWithTheReasonAndNeverPrintsANegat
   EXPECT_THAT(TextReport(ok), HasSubstr("target >= 0.9: MISSED"));
 }
 
+// With --peer, Kafka Streams runs the same pair: its ratio beside ours, and ours / theirs per
+// round (paired) as the comparison; a round either side could not measure is left out.
+TEST(ProcessingPair, OursIsComparedWithKafkaStreamsRoundByRound) {
+  const ProcessingSample ours =  // 2/3
+      PairSample(Linear(1.0, 100e3, 1'000'000, 0.1, 3.0), Linear(1.2, 150e3, 1'000'000));
+  const ProcessingSample theirs =  // 1/2
+      PairSample(Linear(1.0, 50e3, 1'000'000, 0.1, 3.0), Linear(1.0, 100e3, 1'000'000));
+  BenchResults r = WithProcessing({ours, ours, ours});
+  r.peer_processing = {theirs, EmptyWindowSample(), theirs};
+  const nlohmann::json j = ToJson(r)["processing"];
+  EXPECT_NEAR(j["kafka_streams"]["ratio_while_restoring_to_idle"]["median"].get<double>(), 0.5,
+              0.02);
+  EXPECT_TRUE(j["kafka_streams"]["rounds"][1]["ratio"].is_null());
+  EXPECT_NEAR(j["ours_to_kafka_streams"]["median"].get<double>(), 4.0 / 3, 0.05);
+  const std::string text = TextReport(r);
+  EXPECT_THAT(text, HasSubstr("Kafka Streams, the same pair"));
+  EXPECT_THAT(text, HasSubstr("ours / Kafka Streams' (ratio to idle): 1.3"));
+  EXPECT_THAT(text, HasSubstr("paired median of 2 round(s)"));
+  // Without the peer: no comparison, null in JSON.
+  EXPECT_TRUE(ToJson(WithProcessing({ours}))["processing"]["kafka_streams"].is_null());
+}
+
 TEST(ProcessingPair, TheInputIsSizedToOutlastTheRestoration) {
   // 100,000 records processed in 1 s from 1 s; the restoration ends at 4 s: 3 s more to cover,
   // 3x the rate: 900,000.

@@ -79,6 +79,8 @@ class Bench {
   void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
+  absl::StatusOr<ProcessingSample> RunPeerProcessingPair(int32_t round);
+  absl::Status RunSlot(size_t i, int32_t round, const std::string& what);
   absl::Status RunRounds();
   bool Stopping() const { return o_.stop != nullptr && o_.stop->load(); }
   absl::Status Interrupted() const { return absl::CancelledError("interrupted"); }
@@ -99,6 +101,7 @@ class Bench {
   Changelog checkpoint_;
   std::string checkpoint_base_dir_;
   std::vector<std::pair<AppSpec, AppSpec>> processing_apps_;  // per round: restoring, idle
+  std::vector<std::pair<AppSpec, AppSpec>> peer_processing_apps_;  // Kafka Streams' (--peer)
   std::unique_ptr<ProgressBar> bar_;
 };
 
@@ -382,6 +385,12 @@ absl::Status Bench::SetUpProcessing() {
         MakeProcessingApp(fmt::format("{}b", r), nullptr, results_.process_records);
     if (!idle.ok()) return idle.status();
     processing_apps_.emplace_back(*busy, *idle);
+    if (o_.peer.empty()) continue;
+    busy = MakeProcessingApp(fmt::format("{}pa", r), &restoring, results_.process_records);
+    if (!busy.ok()) return busy.status();
+    idle = MakeProcessingApp(fmt::format("{}pb", r), nullptr, results_.process_records);
+    if (!idle.ok()) return idle.status();
+    peer_processing_apps_.emplace_back(*busy, *idle);
   }
   return absl::OkStatus();
 }
@@ -469,8 +478,49 @@ absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
   return PairSample(*a, *b);
 }
 
+// The same pair run by Kafka Streams, on applications of its own (same changelog and input).
+absl::StatusOr<ProcessingSample> Bench::RunPeerProcessingPair(int32_t round) {
+  const auto& [busy, idle] = peer_processing_apps_[round];
+  std::vector<ProcessingRun> runs;
+  for (const auto& [app, restoring] : {std::pair{busy, 1}, std::pair{idle, 0}}) {
+    const std::string dir = work_dir_ + "/peer-mix";
+    absl::StatusOr<ProcessingRun> run =
+        RunStreamsPeerProcessing(backend_->bootstrap_servers(), app, restoring,
+                                 results_.process_records, dir, Log("kafka-streams"));
+    std::filesystem::remove_all(dir);
+    if (!run.ok()) return run.status();
+    runs.push_back(std::move(*run));
+  }
+  return PairSample(runs[0], runs[1]);
+}
+
+// Runs slot `i` of a round: a case, our processing pair, or Kafka Streams'.
+absl::Status Bench::RunSlot(size_t i, int32_t round, const std::string& what) {
+  if (i == cases_.size() || i == cases_.size() + 1) {
+    const bool ours = i == cases_.size();
+    absl::StatusOr<ProcessingSample> s = ours ? RunProcessingPair(round)
+                                              : RunPeerProcessingPair(round);
+    if (!s.ok()) return absl::Status(s.status().code(), what + ": " + s.status().ToString());
+    (ours ? results_.processing : results_.peer_processing).push_back(*s);
+    return absl::OkStatus();
+  }
+  const std::string dir = fmt::format("{}/case-{}", work_dir_, i);
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<Measurement> m = cases_[i].run(dir);
+  std::filesystem::remove_all(dir);
+  if (!m.ok()) return absl::Status(m.status().code(), what + ": " + m.status().ToString());
+  CaseSamples& samples = results_.cases[cases_[i].samples];
+  if (m->contents_checked && !m->contents_ok) {
+    results_.problems.push_back(fmt::format("round {}, {}: wrong store contents{}", round + 1,
+                                            samples.label, m->note));
+  }
+  samples.rounds.push_back(std::move(*m));
+  return absl::OkStatus();
+}
+
 absl::Status Bench::RunRounds() {
-  const size_t per_round = cases_.size() + 1;  // + the processing pair
+  // + our processing pair, + Kafka Streams' with --peer
+  const size_t per_round = cases_.size() + (o_.peer.empty() ? 1 : 2);
   const size_t total = per_round * static_cast<size_t>(o_.rounds);
   size_t done = 0;
   for (int32_t round = 0; round < o_.rounds; ++round) {
@@ -480,27 +530,12 @@ absl::Status Bench::RunRounds() {
     results_.loads.push_back(RoundLoad{.before = LoadAverage1()});
     for (size_t i : order) {
       if (Stopping()) return Interrupted();  // between cases: each leaves no directory behind
-      const bool processing = i == cases_.size();
-      const std::string what = processing ? "processing while another task restores"
-                                          : results_.cases[cases_[i].samples].label;
+      const std::string what =
+          i == cases_.size()       ? "processing while another task restores"
+          : i == cases_.size() + 1 ? "Kafka Streams processing while another task restores"
+                                   : results_.cases[cases_[i].samples].label;
       if (bar_ != nullptr) bar_->Show(done, total, fmt::format("round {}: {}", round + 1, what));
-      if (processing) {
-        absl::StatusOr<ProcessingSample> s = RunProcessingPair(round);
-        if (!s.ok()) return s.status();
-        results_.processing.push_back(*s);
-      } else {
-        const std::string dir = fmt::format("{}/case-{}", work_dir_, i);
-        std::filesystem::remove_all(dir);
-        absl::StatusOr<Measurement> m = cases_[i].run(dir);
-        std::filesystem::remove_all(dir);
-        if (!m.ok()) return absl::Status(m.status().code(), what + ": " + m.status().ToString());
-        CaseSamples& samples = results_.cases[cases_[i].samples];
-        if (m->contents_checked && !m->contents_ok) {
-          results_.problems.push_back(fmt::format("round {}, {}: wrong store contents{}",
-                                                  round + 1, samples.label, m->note));
-        }
-        samples.rounds.push_back(std::move(*m));
-      }
+      if (absl::Status s = RunSlot(i, round, what); !s.ok()) return s;
       ++done;
     }
     results_.loads.back().after = LoadAverage1();
@@ -557,9 +592,11 @@ int Bench::Run() {
 // cases twice), and returns how many those are.
 int32_t Bench::WholeRounds() {
   size_t whole = results_.processing.size();
+  if (!o_.peer.empty()) whole = std::min(whole, results_.peer_processing.size());
   for (const CaseSamples& c : results_.cases) whole = std::min(whole, c.rounds.size());
   for (CaseSamples& c : results_.cases) c.rounds.resize(whole);
   results_.processing.resize(whole);
+  results_.peer_processing.resize(std::min(results_.peer_processing.size(), whole));
   results_.loads.resize(std::min(results_.loads.size(), whole));
   return static_cast<int32_t>(whole);
 }

@@ -76,4 +76,35 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
   return m;
 }
 
+absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootstrap,
+                                                       const AppSpec& app, int32_t restoring,
+                                                       int64_t input_records,
+                                                       const std::string& state_dir,
+                                                       const std::string& log_path) {
+  const std::string command = fmt::format(
+      "{} run --bootstrap-servers {} --application-id {} --input-topic {} --partitions {} "
+      "--state-dir {} --process-records {} --restoring {}",
+      PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
+      app.partitions, ShellQuote(state_dir), input_records, restoring);
+  std::string out;
+  const int rc = RunCommand(command, log_path, &out);
+  const size_t brace = out.rfind("\n{");
+  const std::string line = out.substr(brace == std::string::npos ? 0 : brace + 1);
+  nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || result.is_discarded() || !result.value("done", false)) {
+    return absl::UnavailableError(fmt::format(
+        "the Kafka Streams peer's processing run failed (exit {}): {}; its log is {}", rc,
+        line.substr(0, 300), log_path));
+  }
+  ProcessingRun run;
+  run.first_processed_s = result.value("first_processed_s", -1.0);
+  run.restore_start_s = result.value("restore_start_s", -1.0);
+  run.restore_end_s = result.value("restore_end_s", -1.0);
+  run.restored = result.value("restored_records", int64_t{0});
+  for (const auto& sample : result["samples"]) {
+    run.processed.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
+  }
+  return run;
+}
+
 }  // namespace restoresim::bench
