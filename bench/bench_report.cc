@@ -277,9 +277,10 @@ void PrintMemory(const BenchResults& results) {
     const Spread peak = PeakRss(c);
     if (peak.n == 0) continue;
     if (!any) {
-      std::printf("\npeak memory (RSS, median over rounds; ours: the whole benchmark process "
-                  "while the runtime ran, and its rise over what the process held at the "
-                  "start; Kafka Streams: its JVM's peak):\n");
+      std::printf("\npeak memory (RSS, median over rounds; ours in-process: the whole "
+                  "benchmark process while the runtime ran, and its rise over what the process "
+                  "held at the start; ours, own process: that child's whole life; Kafka "
+                  "Streams: its JVM's whole life):\n");
       any = true;
     }
     const Spread rise = RssRise(c);
@@ -393,10 +394,10 @@ std::string OverlappedLimitOf(const BenchResults& results, const CaseSamples& c)
 }
 
 std::string PeerOf(const CaseSamples& c) {
-  // "ours.<changelog>.<path>" -> "peer.<changelog>"
+  // "ours.<changelog>.<path>[.<variant>]" -> "peer.<changelog>"
   if (!c.id.starts_with("ours.")) return "";
-  const size_t dot = c.id.rfind('.');
-  return "peer." + c.id.substr(5, dot - 5);
+  const size_t dot = c.id.find('.', 5);
+  return "peer." + c.id.substr(5, dot == std::string::npos ? std::string::npos : dot - 5);
 }
 
 std::vector<Ratio> Ratios(const BenchResults& results) {

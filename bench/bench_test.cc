@@ -263,6 +263,7 @@ TEST(BenchReport, EachOfOurCasesHasItsLimitAndItsPeer) {
   EXPECT_EQ(OverlappedLimitOf(r, *r.Find("peer.scratch")), "");
   EXPECT_EQ(PeerOf(*r.Find("ours.size62500.default")), "peer.size62500");
   EXPECT_EQ(PeerOf(*r.Find("ours.scratch.default")), "peer.scratch");
+  EXPECT_EQ(PeerOf(CaseSamples{"ours.scratch.default.own_process"}), "peer.scratch");
   EXPECT_EQ(PeerOf(*r.Find("limit.overlap.bulk")), "");
 }
 

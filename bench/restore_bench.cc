@@ -11,14 +11,19 @@
 #include <functional>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/backend.h"
 #include "bench/bench_report.h"
 #include "bench/bench_results.h"
 #include "bench/local_broker.h"
 #include "bench/progress_bar.h"
+#include "bench/project_paths.h"
 #include "bench/restore_limits.h"
 #include "bench/runtime_runs.h"
 #include "bench/streams_peer.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "core/util/check.h"
 
 namespace restoresim::bench {
@@ -76,6 +81,9 @@ class Bench {
   absl::Status SetUpProcessing();
   void AddCase(std::string id, std::string label, int64_t size,
                std::function<absl::StatusOr<Measurement>(const std::string&)> run);
+  void AddOwnProcessCases(const Changelog& c);
+  absl::StatusOr<Measurement> RunOwnProcess(const Changelog& c, const std::string& path,
+                                            const std::string& dir);
   void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
@@ -197,6 +205,7 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
               return m;
             });
   }
+  if (id_prefix == "scratch") AddOwnProcessCases(c);
   if (o_.peer.empty()) return;
   AddCase(fmt::format("peer.{}", id_prefix), "Kafka Streams" + label_suffix, c.records,
           [this, c](const std::string& dir) -> absl::StatusOr<Measurement> {
@@ -207,6 +216,51 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
             if (m.ok()) m->bytes = c.bytes;
             return m;
           });
+}
+
+// Ours restoring from scratch in a process of its own (RunRestoreChild), for its peak RSS
+// beside Kafka Streams' JVM: kafka backend only (the fake broker lives in this process).
+void Bench::AddOwnProcessCases(const Changelog& c) {
+  if (o_.backend != "kafka" || o_.self_exe.empty()) return;
+  for (const char* path : {"default", "writebatch"}) {
+    AddCase(fmt::format("ours.scratch.{}.own_process", path),
+            fmt::format("ours, {} path, own process, from scratch",
+                        std::string(path) == "default" ? "default" : "WriteBatch"),
+            c.records, [this, c, path](const std::string& dir) -> absl::StatusOr<Measurement> {
+              return RunOwnProcess(c, path, dir);
+            });
+  }
+}
+
+absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::string& path,
+                                                 const std::string& dir) {
+  const std::string spec =
+      fmt::format("{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions, path,
+                  c.exactly_once ? "exactly_once_v2" : "at_least_once",
+                  o_.restore_max_poll_records);
+  const std::string command = fmt::format(
+      "{} bench --backend kafka --bootstrap-servers {} --svg '' --restore-child {} --work-dir {}",
+      ShellQuote(o_.self_exe), ShellQuote(backend_->bootstrap_servers()), ShellQuote(spec),
+      ShellQuote(dir));
+  std::string out;
+  int64_t peak = -1;
+  const int rc = RunCommand(command, Log("own-process"), &out, &peak);
+  const nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || j.is_discarded() || !j.is_object()) {
+    return absl::UnavailableError(fmt::format("the own-process restoration failed (exit {}): {}; "
+                                              "see {}", rc, out.substr(0, 300),
+                                              Log("own-process")));
+  }
+  Measurement m;
+  m.records = j.value("records", int64_t{0});
+  m.bytes = c.bytes;
+  m.seconds = j.value("seconds", 0.0);
+  m.cpu_seconds = j.value("cpu_seconds", 0.0);
+  m.peak_rss_bytes = peak;  // the child's whole life (wait4), as Kafka Streams' JVM
+  // The path first: OverlappedLimitOf reads it.
+  m.note = j.value("note", std::string()) +
+           "; a process of its own (contents checked by the in-process cases)";
+  return m;
 }
 
 // The main changelog's records again, as exactly_once_v2 writes a changelog: in transactions
@@ -604,5 +658,40 @@ int32_t Bench::WholeRounds() {
 }  // namespace
 
 int RunRestoreBench(const RestoreBenchOptions& options) { return Bench(options).Run(); }
+
+int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
+                    const std::string& state_dir) {
+  const std::vector<std::string> f = absl::StrSplit(spec, ',');
+  int32_t partitions = 0;
+  int32_t max_poll = 0;
+  if (f.size() != 6 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
+      (f[3] != "default" && f[3] != "writebatch") || !absl::SimpleAtoi(f[5], &max_poll) ||
+      max_poll < 1) {
+    std::fprintf(stderr, "restoresim bench: --restore-child wants APP,INPUT,PARTITIONS,"
+                 "default|writebatch,GUARANTEE,MAX_POLL, not '%s'\n", spec.c_str());
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewKafkaBackend(bootstrap);
+  RuntimeOptions options;
+  options.store.bulk_restore = f[3] == "default" ? RocksDbStoreOptions::BulkRestore::kAuto
+                                                 : RocksDbStoreOptions::BulkRestore::kOff;
+  options.exactly_once = f[4] == "exactly_once_v2";
+  options.restore_max_poll_records = max_poll;
+  options.reset_peak_rss = false;
+  absl::StatusOr<Measurement> m =
+      backend.ok() ? RunRestore(**backend, AppSpec{f[0], f[1], partitions},
+                                state_dir + "/own-process", options, partitions, {})
+                   : absl::StatusOr<Measurement>(backend.status());
+  std::filesystem::remove_all(state_dir + "/own-process");
+  if (!m.ok()) {
+    std::fprintf(stderr, "restoresim bench: %s\n", m.status().ToString().c_str());
+    return 3;
+  }
+  const nlohmann::json j = {{"records", m->records}, {"seconds", m->seconds},
+                            {"cpu_seconds", m->cpu_seconds},
+                            {"peak_rss_bytes", PeakResidentBytes()}, {"note", m->note}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
 
 }  // namespace restoresim::bench

@@ -60,11 +60,21 @@ struct RestoreBenchOptions {
   std::string json_path;             // also write the JSON report here
   bool json = false;                 // print the JSON report instead of tables
   bool progress = false;             // a progress bar on stderr
+  std::string self_exe;              // this binary (kafka: the "own process" cases run it)
   // Set (by a signal handler) to stop: polled between set-up steps and between cases; the run
   // then reports its whole rounds so far, removes its work directory, and returns 130. May be
   // null.
   const std::atomic<bool>* stop = nullptr;
 };
+
+// The child of the "own process" cases (`restoresim bench --backend kafka --bootstrap-servers
+// B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL`, PATH default|writebatch):
+// our runtime restores the application's changelog from scratch into `state_dir`, alone in
+// this process, and prints one JSON line (records, seconds, cpu_seconds, the process's peak
+// RSS). The parent takes the peak from wait4 (the child's whole life), like Kafka Streams'.
+// Returns 0, 2 (a bad spec) or 3 (the restoration failed).
+int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
+                    const std::string& state_dir);
 
 // Runs the benchmark; returns the process exit code (0 ok, 1 a store ended with the wrong
 // contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed, 130

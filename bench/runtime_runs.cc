@@ -226,7 +226,7 @@ absl::StatusOr<Measurement> RunRestore(Backend& backend, const AppSpec& app,
       judge, events::RecorderOptions{.clock = SystemClock::Default(), .read_stores = false});
   std::optional<ScopedObserver> observing;  // the runtime's threads inherit it
   if (options.oracle) observing.emplace(&recorder);
-  const bool peak_reset = ResetPeakResident();
+  const bool peak_reset = options.reset_peak_rss && ResetPeakResident();
   const int64_t rss_at_start = ResidentBytes();
   Runtime runtime(ConfigFor(app, state_dir, options), backend.transport(),
                   *SystemClock::Default(), *PosixFileSystem::Default(),

@@ -44,6 +44,9 @@ struct RuntimeOptions {
   // The invariant oracle judges the run online (an EventRecorder over a StandaloneJudge, store
   // contents not read: the soak's set-up); a violation fails the run. Off: no observer at all.
   bool oracle = false;
+  // Reset the process's peak RSS at the runtime's start (Measurement::peak_rss_bytes); off in
+  // a process of its own, whose peak then covers its whole life.
+  bool reset_peak_rss = true;
 };
 
 // Restores `app` into `state_dir` (empty: from scratch; or holding stores and checkpoints).

@@ -46,6 +46,7 @@ struct BenchOptions {
   uint32_t rounds = 2;
   bool rounds_given = false;
   bool json = false;
+  std::string restore_child;  // internal: bench::RunRestoreChild's spec
   RunOptions run;
 };
 
@@ -172,6 +173,9 @@ int PrepareRestoreBench(BenchOptions& o) {
   r.json = o.json;
   r.progress = !o.json && isatty(STDERR_FILENO);
   r.stop = &InstallInterruptHandlers();
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) r.self_exe.assign(exe, static_cast<size_t>(n));
   if (o.rounds_given) r.rounds = static_cast<int32_t>(o.rounds);
   auto usage = [](const std::string& message) {
     std::fprintf(stderr, "restoresim bench: %s\n", message.c_str());
@@ -263,6 +267,8 @@ void AddRestoreOptions(CLI::App& cmd, BenchOptions& o) {
                  "where the run's directory restoresim-bench-PID goes (default /tmp)");
   cmd.add_option("--svg", r.svg_path, "the plot (default restore-bench.svg; '' for none)");
   cmd.add_option("--json-out", r.json_path, "also write the JSON report to this file");
+  // Internal: the child of the "own process" cases (bench/restore_bench.h, RunRestoreChild).
+  cmd.add_option("--restore-child", o.restore_child)->group("");
 }
 
 }  // namespace
@@ -310,6 +316,15 @@ Command AddBenchCommand(CLI::App& app) {
     }
     if (sim) return RunBench(*options);
     if (int rc = PrepareRestoreBench(*options); rc != kExitOk) return rc;
+    if (!options->restore_child.empty()) {
+      const bench::RestoreBenchOptions& r = options->restore;
+      if (r.backend != "kafka" || r.bootstrap_servers.empty() || r.work_dir.empty()) {
+        std::fprintf(stderr, "restoresim bench: --restore-child needs --backend kafka, "
+                     "--bootstrap-servers and --work-dir\n");
+        return kExitUsage;
+      }
+      return bench::RunRestoreChild(r.bootstrap_servers, options->restore_child, r.work_dir);
+    }
     return bench::RunRestoreBench(options->restore);
   };
 }
