@@ -147,6 +147,7 @@ nlohmann::json SamplesJson(const std::vector<ProcessingSample>& samples) {
 nlohmann::json ProcessingJson(const BenchResults& results) {
   nlohmann::json j = SamplesJson(results.processing);
   j["input_records"] = results.process_records;
+  j["restoring_records"] = results.process_restore_records;
   j["input_sizing"] = results.process_sizing;
   j["target"] = 0.9;
   if (results.peer_processing.empty()) {
@@ -219,7 +220,8 @@ void PrintProcessing(const BenchResults& results) {
               "task restores %lld records on the WriteBatch path; and the same with nothing "
               "restoring; input %s):\n",
               static_cast<long long>(results.process_records),
-              static_cast<long long>(results.records), results.process_sizing.c_str());
+              static_cast<long long>(results.process_restore_records),
+              results.process_sizing.c_str());
   PrintPairRounds(results.processing, true);
   if (results.peer_processing.empty()) return;
   std::printf("Kafka Streams, the same pair (its own applications, same changelog and input):\n");

@@ -70,6 +70,7 @@ struct BenchResults {
   int64_t records = 0;       // the main size
   int64_t checkpoint_records = 0;
   int64_t process_records = 0;
+  int64_t process_restore_records = 0;  // what the pair's restoring task restores
   std::string machine;       // cores, load averages at start and end
   int32_t cores = 0;
   std::vector<RoundLoad> loads;  // per round

@@ -555,19 +555,32 @@ TEST(ProcessingPair, OursIsComparedWithKafkaStreamsRoundByRound) {
   EXPECT_TRUE(ToJson(WithProcessing({ours}))["processing"]["kafka_streams"].is_null());
 }
 
-TEST(ProcessingPair, TheInputIsSizedToOutlastTheRestoration) {
+TEST(ProcessingPair, TheRestorationAndTheInputAreSizedToOverlap) {
+  const PairSizing cap{5'000'000, 5'000'000};
   // 100,000 records processed in 1 s from 1 s; the restoration ends at 4 s: 3 s more to cover,
-  // 3x the rate: 900,000.
-  EXPECT_NEAR(SizedProcessingInput(Linear(1.0, 100e3, 100'000, 0.1, 4.0), 100'000, 5'000'000),
-              900'000, 10'000);
-  EXPECT_EQ(SizedProcessingInput(Linear(1.0, 100e3, 100'000, 0.1, 4.0), 100'000, 400'000),
+  // 3x the rate: 900,000 input records; the restoration long enough already.
+  PairSizing s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 4.0), {1'000'000, 100'000},
+                                    cap);
+  EXPECT_EQ(s.restore, 1'000'000);
+  EXPECT_NEAR(s.input, 900'000, 10'000);
+  EXPECT_EQ(SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 4.0), {1'000'000, 100'000},
+                               {1'000'000, 400'000}).input,
             400'000);
-  // Outlasting already, or nothing to go on: unchanged.
-  EXPECT_EQ(SizedProcessingInput(Linear(1.0, 100e3, 100'000, 0.1, 1.01), 100'000, 5'000'000),
-            100'000);
-  EXPECT_EQ(SizedProcessingInput(Linear(1.0, 100e3, 100'000, 0.1, 0.5), 100'000, 5'000'000),
-            100'000);
-  EXPECT_EQ(SizedProcessingInput(Linear(1.0, 100e3, 100'000), 100'000, 5'000'000), 100'000);
+  // Issue 27's shape: 20,000 records restored in 0.4 s, over before the first processed record
+  // (1 s). The changelog grows to end 1 s after it (x1.2): 50k/s x 1.9 s x 1.2 = 114,000
+  // records, ending at 2.38 s; the input covers 1.38 s x 100k/s x 3 = 414,000.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000}, cap);
+  EXPECT_NEAR(s.restore, 114'000, 100);
+  EXPECT_NEAR(s.input, 414'000, 6'000);
+  // Capped growth: 50,000 records end at 1.1 s; the input never shrinks below what was given.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000},
+                         {50'000, 5'000'000});
+  EXPECT_EQ(s.restore, 50'000);
+  EXPECT_EQ(s.input, 100'000);
+  // Nothing to go on: unchanged.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000), {20'000, 100'000}, cap);
+  EXPECT_EQ(s.restore, 20'000);
+  EXPECT_EQ(s.input, 100'000);
 }
 
 // The headline is the median of the per-round ratios; the ratio of medians is beside it.

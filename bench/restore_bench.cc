@@ -77,7 +77,7 @@ class Bench {
   absl::StatusOr<AppSpec> MakeProcessingApp(const std::string& suffix,
                                             const std::vector<KeyValueWrite>* restoring,
                                             int64_t input);
-  absl::Status SizeProcessingInput(const std::vector<KeyValueWrite>& restoring);
+  absl::Status SizeProcessingPair(std::vector<KeyValueWrite>& restoring);
   absl::Status SetUpProcessing();
   void AddCase(std::string id, std::string label, int64_t size,
                std::function<absl::StatusOr<Measurement>(const std::string&)> run);
@@ -110,6 +110,7 @@ class Bench {
   std::string checkpoint_base_dir_;
   std::vector<std::pair<AppSpec, AppSpec>> processing_apps_;  // per round: restoring, idle
   std::vector<std::pair<AppSpec, AppSpec>> peer_processing_apps_;  // Kafka Streams' (--peer)
+  std::string mix_input_topic_;  // the processing runs' input, shared
   std::unique_ptr<ProgressBar> bar_;
 };
 
@@ -235,9 +236,9 @@ void Bench::AddOwnProcessCases(const Changelog& c) {
 absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::string& path,
                                                  const std::string& dir) {
   const std::string spec =
-      fmt::format("{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions, path,
-                  c.exactly_once ? "exactly_once_v2" : "at_least_once",
-                  o_.restore_max_poll_records);
+      fmt::format("{},{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions,
+                  path, c.exactly_once ? "exactly_once_v2" : "at_least_once",
+                  o_.restore_max_poll_records, o_.bulk_min_records);
   const std::string command = fmt::format(
       "{} bench --backend kafka --bootstrap-servers {} --svg '' --restore-child {} --work-dir {}",
       ShellQuote(o_.self_exe), ShellQuote(backend_->bootstrap_servers()), ShellQuote(spec),
@@ -366,16 +367,21 @@ absl::Status Bench::ProduceInput(const TopicPartition& tp, int64_t n) {
 }
 
 // A processing application of two partitions: partition 0's changelog holds `restoring` (none
-// when null) and no input; partition 1 has an empty changelog and `input` input records.
+// when null) and no input; partition 1 has an empty changelog and `input` input records. With
+// `input` < 0 it reads the pair's shared input topic instead (every round's applications, ours
+// and Kafka Streams', read the same input in groups of their own: produced once).
 absl::StatusOr<AppSpec> Bench::MakeProcessingApp(const std::string& suffix,
                                                  const std::vector<KeyValueWrite>* restoring,
                                                  int64_t input) {
   const std::string name = fmt::format("{}-mix{}", run_id_, suffix);
-  AppSpec app{name, name + "-input", 2};
-  if (absl::Status s = CreateApp(app); !s.ok()) return s;
+  AppSpec app{name, input < 0 ? mix_input_topic_ : name + "-input", 2};
+  absl::Status created = input < 0 ? backend_->CreateTopic(app.Changelog(), app.partitions)
+                                   : CreateApp(app);
+  if (!created.ok()) return created;
   if (restoring != nullptr) {
     if (absl::Status s = backend_->Produce({app.Changelog(), 0}, *restoring); !s.ok()) return s;
   }
+  if (input < 0) return app;
   if (absl::Status s = ProduceInput({app.input_topic, 1}, input); !s.ok()) return s;
   return app;
 }
@@ -390,23 +396,21 @@ std::string ProcessSizing(const ProcessingRun& run, int64_t first, int64_t sized
   how += fmt::format(": it processed them in {:.2f} s from its first; ",
                      run.DoneAt() - run.first_processed_s);
   const double after = run.restore_end_s - run.first_processed_s;
-  if (after <= 0) {
-    return how + fmt::format("the restoration ended {:.2f} s before that first record, which no "
-                             "input size can change", -after);
-  }
-  return how + fmt::format("the restoration ended {:.2f} s after that first record; {} records "
-                           "per run", after, sized);
+  how += after <= 0 ? fmt::format("the restoration ended {:.2f} s before that first record",
+                                  -after)
+                    : fmt::format("the restoration ended {:.2f} s after that first record", after);
+  return how + fmt::format("; {} input records per run", sized);
 }
 
-// Without --process-records: one untimed run of the pair's restoring application with the
-// default input says how fast the task processes and when the restoration ends; the input is
-// then sized so that processing outlasts the restoration (SizedProcessingInput).
-absl::Status Bench::SizeProcessingInput(const std::vector<KeyValueWrite>& restoring) {
+// Without --process-records: one untimed run of the pair's restoring application says how
+// fast the task processes and when the restoration ends; the restoration (if it ended too
+// soon) and the input are then sized so that they overlap (SizeProcessingPair).
+absl::Status Bench::SizeProcessingPair(std::vector<KeyValueWrite>& restoring) {
   if (o_.process_records > 0) {
     results_.process_sizing = "--process-records";
     return absl::OkStatus();
   }
-  Say("sizing the processing runs' input (one untimed run) ...");
+  Say("sizing the processing pair (one untimed run) ...");
   const int64_t first = results_.process_records;
   absl::StatusOr<AppSpec> app = MakeProcessingApp("cal", &restoring, first);
   if (!app.ok()) return app.status();
@@ -415,34 +419,55 @@ absl::Status Bench::SizeProcessingInput(const std::vector<KeyValueWrite>& restor
                     Runtime(RocksDbStoreOptions::BulkRestore::kOff), 1, first);
   std::filesystem::remove_all(work_dir_ + "/mix-cal");
   if (!run.ok()) return run.status();
-  results_.process_records =
-      SizedProcessingInput(*run, first, std::max(first, 4 * o_.spec.records));
-  results_.process_sizing = ProcessSizing(*run, first, results_.process_records);
+  const PairSizing given{static_cast<int64_t>(restoring.size()), first};
+  PairSizing cap{std::max<int64_t>(given.restore, 1'000'000),
+                 std::max({first, 4 * o_.spec.records, 2 * std::max<int64_t>(given.restore,
+                                                                             1'000'000)})};
+  // The fake producer queues at most 2^20 records between flushes, and at-least-once commits
+  // (flushes) every 30 s: a run processing more would fail there.
+  if (o_.backend == "fake") cap.input = std::min<int64_t>(cap.input, 1'000'000);
+  const PairSizing sized = bench::SizeProcessingPair(*run, given, cap);
+  results_.process_records = sized.input;
+  results_.process_sizing = ProcessSizing(*run, first, sized.input);
+  if (sized.restore > given.restore) {
+    results_.process_sizing += fmt::format("; the restoration ended too soon to overlap {} s of "
+                                           "processing: its changelog grown to {} records",
+                                           kMinPairOverlapS, sized.restore);
+    ChangelogSpec grown = o_.spec;
+    grown.partitions = 1;
+    grown.records = sized.restore;
+    restoring = GenerateChangelog(grown, 0);
+  }
   return absl::OkStatus();
 }
 
-// Per round two applications (MakeProcessingApp): one whose partition 0 restores N records,
-// and an "idle" one with nothing to restore; both with the same input.
+// Per round two applications (MakeProcessingApp): one whose partition 0 restores N records
+// (more if SizeProcessingPair grew it), and an "idle" one with nothing to restore; both with
+// the same input. With --peer, the same again for Kafka Streams.
 absl::Status Bench::SetUpProcessing() {
   ChangelogSpec one = o_.spec;
   one.partitions = 1;
-  const std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
-  if (absl::Status s = SizeProcessingInput(restoring); !s.ok()) return s;
-  Say(fmt::format("producing the processing runs' input ({} records per run) ...",
+  std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
+  if (absl::Status s = SizeProcessingPair(restoring); !s.ok()) return s;
+  results_.process_restore_records = static_cast<int64_t>(restoring.size());
+  Say(fmt::format("producing the processing runs' input ({} records, read by every run) ...",
                   results_.process_records));
+  mix_input_topic_ = run_id_ + "-mix-input";
+  if (absl::Status s = backend_->CreateTopic(mix_input_topic_, 2); !s.ok()) return s;
+  if (absl::Status s = ProduceInput({mix_input_topic_, 1}, results_.process_records); !s.ok()) {
+    return s;
+  }
   for (int32_t r = 0; r < o_.rounds; ++r) {
     if (Stopping()) return Interrupted();
-    absl::StatusOr<AppSpec> busy =
-        MakeProcessingApp(fmt::format("{}a", r), &restoring, results_.process_records);
+    absl::StatusOr<AppSpec> busy = MakeProcessingApp(fmt::format("{}a", r), &restoring, -1);
     if (!busy.ok()) return busy.status();
-    absl::StatusOr<AppSpec> idle =
-        MakeProcessingApp(fmt::format("{}b", r), nullptr, results_.process_records);
+    absl::StatusOr<AppSpec> idle = MakeProcessingApp(fmt::format("{}b", r), nullptr, -1);
     if (!idle.ok()) return idle.status();
     processing_apps_.emplace_back(*busy, *idle);
     if (o_.peer.empty()) continue;
-    busy = MakeProcessingApp(fmt::format("{}pa", r), &restoring, results_.process_records);
+    busy = MakeProcessingApp(fmt::format("{}pa", r), &restoring, -1);
     if (!busy.ok()) return busy.status();
-    idle = MakeProcessingApp(fmt::format("{}pb", r), nullptr, results_.process_records);
+    idle = MakeProcessingApp(fmt::format("{}pb", r), nullptr, -1);
     if (!idle.ok()) return idle.status();
     peer_processing_apps_.emplace_back(*busy, *idle);
   }
@@ -664,11 +689,12 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
   const std::vector<std::string> f = absl::StrSplit(spec, ',');
   int32_t partitions = 0;
   int32_t max_poll = 0;
-  if (f.size() != 6 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
+  int64_t bulk_min = 0;
+  if (f.size() != 7 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
       (f[3] != "default" && f[3] != "writebatch") || !absl::SimpleAtoi(f[5], &max_poll) ||
-      max_poll < 1) {
+      max_poll < 1 || !absl::SimpleAtoi(f[6], &bulk_min)) {
     std::fprintf(stderr, "restoresim bench: --restore-child wants APP,INPUT,PARTITIONS,"
-                 "default|writebatch,GUARANTEE,MAX_POLL, not '%s'\n", spec.c_str());
+                 "default|writebatch,GUARANTEE,MAX_POLL,BULK_MIN, not '%s'\n", spec.c_str());
     return 2;
   }
   absl::StatusOr<std::unique_ptr<Backend>> backend = NewKafkaBackend(bootstrap);
@@ -678,6 +704,7 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
   options.exactly_once = f[4] == "exactly_once_v2";
   options.restore_max_poll_records = max_poll;
   options.reset_peak_rss = false;
+  if (bulk_min >= 0) options.store.bulk_min_records = bulk_min;
   absl::StatusOr<Measurement> m =
       backend.ok() ? RunRestore(**backend, AppSpec{f[0], f[1], partitions},
                                 state_dir + "/own-process", options, partitions, {})

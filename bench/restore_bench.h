@@ -68,7 +68,8 @@ struct RestoreBenchOptions {
 };
 
 // The child of the "own process" cases (`restoresim bench --backend kafka --bootstrap-servers
-// B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL`, PATH default|writebatch):
+// B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL,BULK_MIN`, PATH default or
+// writebatch, BULK_MIN -1 for the store's default):
 // our runtime restores the application's changelog from scratch into `state_dir`, alone in
 // this process, and prints one JSON line (records, seconds, cpu_seconds, the process's peak
 // RSS). The parent takes the peak from wait4 (the child's whole life), like Kafka Streams'.

@@ -295,6 +295,14 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
   Runtime runtime(ConfigFor(app, state_dir, options), backend.transport(),
                   *SystemClock::Default(), *PosixFileSystem::Default(),
                   OpenerFor(options.store, &stats), &timer);
+  // A stream thread's failure, for the message below (Kafka Streams' default response).
+  std::mutex error_mu;
+  std::string thread_error;
+  (void)runtime.SetUncaughtExceptionHandler([&](const absl::Status& error) {
+    std::lock_guard lock(error_mu);
+    thread_error = error.ToString();
+    return StreamThreadExceptionResponse::kShutdownClient;
+  });
   ProcessingRun run;
   const double start = MonoSeconds();
   const TimeNs start_clock_ns = SystemClock::Default()->NowNs();
@@ -311,10 +319,11 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
   absl::Status closed = runtime.Close(kCloseTimeoutNs);
   if (metrics.records_processed < input_records || !timer.done()) {
     return absl::DeadlineExceededError(fmt::format(
-        "processing run of {} did not finish (runtime {}, {} of {} processed, {} restored; "
+        "processing run of {} did not finish (runtime {}{}, {} of {} processed, {} restored; "
         "closing it: {})",
-        app.app_id, RuntimeStateName(state), metrics.records_processed, input_records,
-        timer.restored(), closed.ToString()));
+        app.app_id, RuntimeStateName(state),
+        thread_error.empty() ? "" : ": a stream thread failed: " + thread_error,
+        metrics.records_processed, input_records, timer.restored(), closed.ToString()));
   }
   if (!closed.ok()) return closed;
   if (metrics.first_processed_ns >= 0) {
@@ -355,15 +364,27 @@ std::string OverlapProblem(const ProcessingRun& a, double from, double to) {
 
 }  // namespace
 
-int64_t SizedProcessingInput(const ProcessingRun& run, int64_t input, int64_t cap) {
+PairSizing SizeProcessingPair(const ProcessingRun& run, PairSizing given, PairSizing cap) {
   const double busy_s = run.DoneAt() - run.first_processed_s;
-  const double needed_s = run.restore_end_s - run.first_processed_s;
-  if (run.first_processed_s < 0 || run.restore_end_s < 0 || run.DoneAt() < 0 || busy_s <= 0 ||
-      needed_s <= 0) {
-    return input;
+  const double restore_s = run.restore_end_s - run.restore_start_s;
+  if (run.first_processed_s < 0 || run.restore_start_s < 0 || run.restore_end_s < 0 ||
+      run.DoneAt() < 0 || busy_s <= 0 || restore_s <= 0) {
+    return given;
   }
-  const double rate = static_cast<double>(input) / busy_s;
-  return std::clamp(static_cast<int64_t>(3 * rate * needed_s), input, std::max(input, cap));
+  PairSizing sized = given;
+  const double restore_rate = static_cast<double>(given.restore) / restore_s;
+  double end_s = run.restore_end_s;
+  const double wanted_end_s = run.first_processed_s + kMinPairOverlapS;
+  if (end_s < wanted_end_s) {
+    sized.restore = std::clamp(
+        static_cast<int64_t>(1.2 * restore_rate * (wanted_end_s - run.restore_start_s)),
+        given.restore, std::max(given.restore, cap.restore));
+    end_s = run.restore_start_s + static_cast<double>(sized.restore) / restore_rate;
+  }
+  const double rate = static_cast<double>(given.input) / busy_s;
+  sized.input = std::clamp(static_cast<int64_t>(3 * rate * (end_s - run.first_processed_s)),
+                           given.input, std::max(given.input, cap.input));
+  return sized;
 }
 
 ProcessingSample PairSample(const ProcessingRun& a, const ProcessingRun& b) {

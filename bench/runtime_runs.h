@@ -78,13 +78,22 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
                                             const RuntimeOptions& options, int32_t restoring,
                                             int64_t input_records);
 
-// The input a processing run needs for its processing to outlast the restoration, from a run
-// of `input` records with the restoration (`run`): 3x the records it processed per second
-// times how long the restoration lasted after its first processed record (3x: the idle run
-// processes faster, by up to 1.5x as measured so far, and a margin of 2), never below `input`
-// nor above `cap`. `input` unchanged when the run cannot say (nothing processed, the
-// restoration not timed or over before the first record).
-int64_t SizedProcessingInput(const ProcessingRun& run, int64_t input, int64_t cap);
+// How big the processing pair's restoration and input must be for the two to overlap by at
+// least kMinPairOverlapS, from an untimed run (`run`) restoring `restore` records with `input`
+// records of input:
+//  * the restoration must end kMinPairOverlapS after the first processed record: when it ended
+//    sooner, its changelog grows at the rate it restored (times 1.2), at most to `restore_cap`;
+//  * the processing must outlast the restoration: 3x the records processed per second times the
+//    time from the first processed record to the (estimated) end of the restoration (3x: the
+//    idle run processes faster, by up to 1.5x as measured so far, and a margin of 2), at least
+//    `input`, at most `input_cap`.
+// Sizes stay as they were where the run cannot say (nothing processed, nothing timed).
+inline constexpr double kMinPairOverlapS = 1.0;
+struct PairSizing {
+  int64_t restore = 0;
+  int64_t input = 0;
+};
+PairSizing SizeProcessingPair(const ProcessingRun& run, PairSizing given, PairSizing cap);
 
 // One round of the processing pair from its two runs (bench_results.h says what it holds).
 ProcessingSample PairSample(const ProcessingRun& restoring, const ProcessingRun& idle);
