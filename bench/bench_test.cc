@@ -471,6 +471,24 @@ TEST(ProcessingPair, RatesAreTakenOverTheOverlapOfRestoringAndProcessing) {
   EXPECT_TRUE(cut.Ratio().has_value());
 }
 
+// A run stopped early (ProcessingStop: at the restoration's end, or the idle run once it
+// covered the window) has not run out of input: its last sample is not "done".
+TEST(ProcessingPair, ARunStoppedEarlyHasNotRunOutOfInput) {
+  ProcessingRun busy = Linear(1.0, 100e3, 300'000, 0.1, 3.0);
+  busy.processed.resize(302);  // stopped just after 3 s (the sample after the end)
+  busy.input_records = 1'000'000;
+  EXPECT_EQ(busy.DoneAt(), -1);
+  ProcessingRun idle = Linear(1.2, 150e3, 1'000'000);
+  idle.processed.resize(350);  // stopped at 3.5 s: 2.3 s after its first, the window is 2 s
+  idle.input_records = 1'000'000;
+  const ProcessingSample s = PairSample(busy, idle);
+  EXPECT_TRUE(s.why_not.empty()) << s.why_not;
+  EXPECT_FALSE(s.input_ran_out);
+  EXPECT_NEAR(s.window_to_s, 3.0, 1e-9);
+  EXPECT_NEAR(s.idle_window_s, 2.0, 1e-9);
+  EXPECT_NEAR(*s.rate_idle, 150e3, 1e3);
+}
+
 // Issue 27's rounds: the restoration timed as 0.133..0.137 s, the first record processed at
 // 1.145 s. No window, so no rates: the reason instead of -1.
 ProcessingSample EmptyWindowSample() {
@@ -567,11 +585,11 @@ TEST(ProcessingPair, TheRestorationAndTheInputAreSizedToOverlap) {
                                {1'000'000, 400'000}).input,
             400'000);
   // Issue 27's shape: 20,000 records restored in 0.4 s, over before the first processed record
-  // (1 s). The changelog grows to end 1 s after it (x1.2): 50k/s x 1.9 s x 1.2 = 114,000
-  // records, ending at 2.38 s; the input covers 1.38 s x 100k/s x 3 = 414,000.
+  // (1 s). The changelog grows to end 1 s after it (x1.5): 50k/s x 1.9 s x 1.5 = 142,500
+  // records, ending at 2.95 s; the input covers 1.95 s x 100k/s x 3 = 585,000.
   s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000}, cap);
-  EXPECT_NEAR(s.restore, 114'000, 100);
-  EXPECT_NEAR(s.input, 414'000, 6'000);
+  EXPECT_NEAR(s.restore, 142'500, 100);
+  EXPECT_NEAR(s.input, 585'000, 8'000);
   // Capped growth: 50,000 records end at 1.1 s; the input never shrinks below what was given.
   s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000},
                          {50'000, 5'000'000});

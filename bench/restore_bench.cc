@@ -539,6 +539,13 @@ absl::Status Bench::SetUp() {
   return SetUpProcessing();
 }
 
+// How long the idle run must process after its first record to cover the other run's window
+// (its end, from the first processed record) with a margin; -1 (all its input) if unknown.
+double IdleStretch(const ProcessingRun& restoring) {
+  if (restoring.first_processed_s < 0 || restoring.restore_end_s < 0) return -1;
+  return std::max(0.0, restoring.restore_end_s - restoring.first_processed_s) + 0.5;
+}
+
 absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
   const auto& [busy, idle] = processing_apps_[round];
   // The restoring task takes the WriteBatch path: its restoration lasts long enough to overlap
@@ -547,11 +554,13 @@ absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
   // standby's or a small restoration's writes do, through the memtable, flushes, compactions.
   const RuntimeOptions options = Runtime(RocksDbStoreOptions::BulkRestore::kOff);
   absl::StatusOr<ProcessingRun> a = RunProcessing(*backend_, busy, work_dir_ + "/mix-a", options,
-                                                  1, results_.process_records);
+                                                  1, results_.process_records,
+                                                  {.at_restore_end = true});
   std::filesystem::remove_all(work_dir_ + "/mix-a");
   if (!a.ok()) return a.status();
   absl::StatusOr<ProcessingRun> b = RunProcessing(*backend_, idle, work_dir_ + "/mix-b", options,
-                                                  0, results_.process_records);
+                                                  0, results_.process_records,
+                                                  {.after_first_s = IdleStretch(*a)});
   std::filesystem::remove_all(work_dir_ + "/mix-b");
   if (!b.ok()) return b.status();
   return PairSample(*a, *b);
@@ -563,9 +572,12 @@ absl::StatusOr<ProcessingSample> Bench::RunPeerProcessingPair(int32_t round) {
   std::vector<ProcessingRun> runs;
   for (const auto& [app, restoring] : {std::pair{busy, 1}, std::pair{idle, 0}}) {
     const std::string dir = work_dir_ + "/peer-mix";
+    const ProcessingStop stop = restoring > 0
+                                    ? ProcessingStop{.at_restore_end = true}
+                                    : ProcessingStop{.after_first_s = IdleStretch(runs[0])};
     absl::StatusOr<ProcessingRun> run =
         RunStreamsPeerProcessing(backend_->bootstrap_servers(), app, restoring,
-                                 results_.process_records, dir, Log("kafka-streams"));
+                                 results_.process_records, stop, dir, Log("kafka-streams"));
     std::filesystem::remove_all(dir);
     if (!run.ok()) return run.status();
     runs.push_back(std::move(*run));

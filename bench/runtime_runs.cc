@@ -268,7 +268,7 @@ std::optional<double> ProcessingRun::RateBetween(double from_s, double to_s) con
 }
 
 double ProcessingRun::DoneAt() const {
-  if (processed.empty()) return -1;
+  if (processed.empty() || processed.back().second < input_records) return -1;
   const int64_t total = processed.back().second;
   for (const auto& [t, n] : processed) {
     if (n >= total) return t;
@@ -289,7 +289,7 @@ int64_t ProcessingRun::ProcessedAt(double t_s) const {
 absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app,
                                             const std::string& state_dir,
                                             const RuntimeOptions& options, int32_t restoring,
-                                            int64_t input_records) {
+                                            int64_t input_records, ProcessingStop stop) {
   StoreStatsSink stats;
   RestoreTimer timer(restoring);
   Runtime runtime(ConfigFor(app, state_dir, options), backend.transport(),
@@ -309,15 +309,22 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
   if (absl::Status s = runtime.Start(); !s.ok()) return s;
   const double deadline = start + options.timeout_s;
   RuntimeMetrics metrics;
+  // Done: the restoration over, and the input too unless `stop` says it may stop sooner.
+  auto finished = [&] {
+    if (!timer.done()) return false;
+    if (metrics.records_processed >= input_records || stop.at_restore_end) return true;
+    return stop.after_first_s >= 0 && metrics.first_processed_ns >= 0 &&
+           SystemClock::Default()->NowNs() - metrics.first_processed_ns >=
+               static_cast<TimeNs>(stop.after_first_s * 1e9);
+  };
   do {
     std::this_thread::sleep_for(kWaitStep);
     metrics = runtime.Metrics();
     run.processed.emplace_back(MonoSeconds() - start, metrics.records_processed);
-  } while ((metrics.records_processed < input_records || !timer.done()) &&
-           IsRunningOrRebalancing(runtime.state()) && MonoSeconds() < deadline);
+  } while (!finished() && IsRunningOrRebalancing(runtime.state()) && MonoSeconds() < deadline);
   const RuntimeState state = runtime.state();
   absl::Status closed = runtime.Close(kCloseTimeoutNs);
-  if (metrics.records_processed < input_records || !timer.done()) {
+  if (!finished()) {
     return absl::DeadlineExceededError(fmt::format(
         "processing run of {} did not finish (runtime {}{}, {} of {} processed, {} restored; "
         "closing it: {})",
@@ -334,6 +341,7 @@ absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app
     run.restore_end_s = timer.end_s() - start;
   }
   run.restored = timer.restored_at_end();
+  run.input_records = input_records;
   return run;
 }
 
@@ -377,7 +385,7 @@ PairSizing SizeProcessingPair(const ProcessingRun& run, PairSizing given, PairSi
   const double wanted_end_s = run.first_processed_s + kMinPairOverlapS;
   if (end_s < wanted_end_s) {
     sized.restore = std::clamp(
-        static_cast<int64_t>(1.2 * restore_rate * (wanted_end_s - run.restore_start_s)),
+        static_cast<int64_t>(1.5 * restore_rate * (wanted_end_s - run.restore_start_s)),
         given.restore, std::max(given.restore, cap.restore));
     end_s = run.restore_start_s + static_cast<double>(sized.restore) / restore_rate;
   }

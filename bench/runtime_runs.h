@@ -65,24 +65,34 @@ struct ProcessingRun {
   double restore_start_s = -1;    // -1: nothing restored (or restoring == 0)
   double restore_end_s = -1;
   int64_t restored = 0;           // by the restoration's end
+  int64_t input_records = 0;      // the input it had (0: unknown, its last sample's count)
   std::vector<std::pair<double, int64_t>> processed;  // samples: (time, records processed)
   // Records processed per second over [from_s, to_s], interpolating the samples; nullopt for an
   // empty or reversed window, or one ending after the last sample.
   std::optional<double> RateBetween(double from_s, double to_s) const;
-  // When the last input record was processed (the first sample that has them all; -1: never).
+  // When the last input record was processed (the first sample that has them all; -1: never,
+  // as when the run stopped before).
   double DoneAt() const;
   int64_t ProcessedAt(double t_s) const;
+};
+// When a processing run may stop before its input is all processed (the pair's rates need no
+// more): at the restoration's end (the run with one), or `after_first_s` after the first
+// processed record (the idle run: as long as the other run's window lasted, and a margin).
+struct ProcessingStop {
+  bool at_restore_end = false;
+  double after_first_s = -1;  // -1: never
 };
 absl::StatusOr<ProcessingRun> RunProcessing(Backend& backend, const AppSpec& app,
                                             const std::string& state_dir,
                                             const RuntimeOptions& options, int32_t restoring,
-                                            int64_t input_records);
+                                            int64_t input_records, ProcessingStop stop = {});
 
 // How big the processing pair's restoration and input must be for the two to overlap by at
 // least kMinPairOverlapS, from an untimed run (`run`) restoring `restore` records with `input`
 // records of input:
 //  * the restoration must end kMinPairOverlapS after the first processed record: when it ended
-//    sooner, its changelog grows at the rate it restored (times 1.2), at most to `restore_cap`;
+//    sooner, its changelog grows at the rate it restored (times 1.5: restorations and the time
+//    to the first processed record vary from run to run), at most to `restore_cap`;
 //  * the processing must outlast the restoration: 3x the records processed per second times the
 //    time from the first processed record to the (estimated) end of the restoration (3x: the
 //    idle run processes faster, by up to 1.5x as measured so far, and a margin of 2), at least

@@ -79,13 +79,16 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
 absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootstrap,
                                                        const AppSpec& app, int32_t restoring,
                                                        int64_t input_records,
+                                                       ProcessingStop stop,
                                                        const std::string& state_dir,
                                                        const std::string& log_path) {
   const std::string command = fmt::format(
       "{} run --bootstrap-servers {} --application-id {} --input-topic {} --partitions {} "
-      "--state-dir {} --process-records {} --restoring {}",
+      "--state-dir {} --process-records {} --restoring {} --stop-at-restore-end {} "
+      "--stop-after-first-s {}",
       PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
-      app.partitions, ShellQuote(state_dir), input_records, restoring);
+      app.partitions, ShellQuote(state_dir), input_records, restoring, stop.at_restore_end,
+      stop.after_first_s);
   std::string out;
   const int rc = RunCommand(command, log_path, &out);
   const size_t brace = out.rfind("\n{");
@@ -101,6 +104,7 @@ absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootst
   run.restore_start_s = result.value("restore_start_s", -1.0);
   run.restore_end_s = result.value("restore_end_s", -1.0);
   run.restored = result.value("restored_records", int64_t{0});
+  run.input_records = input_records;
   for (const auto& sample : result["samples"]) {
     run.processed.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
   }

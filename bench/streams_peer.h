@@ -33,10 +33,12 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
 
 // The processing pair's run by Kafka Streams: `app` (partition 1 has `input_records` of input,
 // partition 0's changelog holds records when `restoring` is 1) runs until every input record
-// is processed and the restoration has ended; times in seconds since KafkaStreams#start.
+// is processed (or `stop` says it may stop) and the restoration has ended; times in seconds
+// since KafkaStreams#start.
 absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootstrap,
                                                        const AppSpec& app, int32_t restoring,
                                                        int64_t input_records,
+                                                       ProcessingStop stop,
                                                        const std::string& state_dir,
                                                        const std::string& log_path);
 

@@ -202,16 +202,24 @@ public final class RestorePeer {
     streams.setGlobalStateRestoreListener(timer);
     final long launchNs = System.nanoTime();
     final long deadline = launchNs + TimeUnit.SECONDS.toNanos(timeoutS);
+    // May stop before the input is all processed: at the restoration's end, or this long after
+    // the first processed record (as restoresim's ProcessingStop).
+    final boolean atRestoreEnd = Boolean.parseBoolean(a.getOrDefault("stop-at-restore-end", "0"));
+    final double afterFirstS = Double.parseDouble(a.getOrDefault("stop-after-first-s", "-1"));
     final StringBuilder samples = new StringBuilder();
     streams.start();
     long n;
+    boolean done;
     do {
       Thread.sleep(2);
       n = PROCESSED.get();
+      final long now = System.nanoTime();
       samples.append(samples.length() == 0 ? "" : ",")
-          .append(String.format("[%.6f,%d]", (System.nanoTime() - launchNs) / 1e9, n));
-    } while ((n < input || timer.done.getCount() > 0) && System.nanoTime() < deadline);
-    final boolean done = n >= input && timer.done.getCount() == 0;
+          .append(String.format("[%.6f,%d]", (now - launchNs) / 1e9, n));
+      final long first = firstProcessedNs;
+      done = timer.done.getCount() == 0 && (n >= input || atRestoreEnd
+          || (afterFirstS >= 0 && first >= 0 && now - first >= (long) (afterFirstS * 1e9)));
+    } while (!done && System.nanoTime() < deadline);
     streams.close(Duration.ofSeconds(60));
     leaveGroup(a.get("bootstrap-servers"), a.get("application-id"));
     synchronized (timer) {
