@@ -4,7 +4,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +16,9 @@
 #include "bench/bench_report.h"
 #include "bench/bench_results.h"
 #include "bench/changelog_data.h"
+#include "bench/measure.h"
+#include "bench/restore_bench.h"
+#include "bench/runtime_runs.h"
 #include "bench/svg_plot.h"
 
 namespace restoresim::bench {
@@ -228,7 +235,8 @@ TEST(BenchReport, RatiosCompareMediansAndGiveThePerRoundRange) {
   EXPECT_NEAR(standard->median, 522.5 / 550, 1e-9);  // medians: 522.5k / 550k
   EXPECT_NEAR(standard->per_round.min, 0.9, 1e-9);    // round 1: 450k / 500k
   EXPECT_NEAR(standard->per_round.max, 1.0, 1e-9);    // round 2: 600k / 600k
-  EXPECT_EQ(RatioCell(*standard), "0.95 (0.90..1.00)");
+  EXPECT_NEAR(standard->paired, 0.95, 1e-9);           // rounds: 0.9, 1.0, 0.95
+  EXPECT_EQ(RatioCell(*standard), "0.95 (0.90..1.00); of medians 0.95");
   EXPECT_FALSE(RatioOf(r, "ours.scratch.writebatch", "peer.checkpoint").has_value());
 
   bool saw_target = false;
@@ -255,6 +263,7 @@ TEST(BenchReport, EachOfOurCasesHasItsLimitAndItsPeer) {
   EXPECT_EQ(OverlappedLimitOf(r, *r.Find("peer.scratch")), "");
   EXPECT_EQ(PeerOf(*r.Find("ours.size62500.default")), "peer.size62500");
   EXPECT_EQ(PeerOf(*r.Find("ours.scratch.default")), "peer.scratch");
+  EXPECT_EQ(PeerOf(CaseSamples{"ours.scratch.default.own_process"}), "peer.scratch");
   EXPECT_EQ(PeerOf(*r.Find("limit.overlap.bulk")), "");
 }
 
@@ -371,6 +380,305 @@ TEST(SvgPlot, WellFormedWithNothingMeasuredAndWithOddSamples) {
   odd.cases[4].rounds[0].seconds = 0;               // a zero rate
   odd.cases[0].label = "fetch ‖ <WriteBatch> & co";  // markup in a label
   ExpectWellFormed(RestorePlotSvg(odd));
+}
+
+// The processing pair's app: partition 0's changelog holds records, partition 1's is empty (its
+// task has input instead). The restoration is timed over partition 0 alone: an empty changelog
+// starts and ends at once and must not end the timer (issue 27: it did, before partition 0's
+// restoration began, and the pair measured a window of -1 s).
+TEST(RuntimeRuns, AnEmptyChangelogPartitionDoesNotEndTheRestoreTimer) {
+  std::unique_ptr<Backend> backend = NewFakeBackend();
+  const AppSpec app{"timer-app", "timer-app-input", 2};
+  ASSERT_TRUE(backend->CreateTopic(app.input_topic, 2).ok());
+  ASSERT_TRUE(backend->CreateTopic(app.Changelog(), 2).ok());
+  const ChangelogSpec spec{.records = 20'000, .partitions = 1, .seed = 4};
+  const std::vector<KeyValueWrite> records = GenerateChangelog(spec, 0);
+  ASSERT_TRUE(backend->Produce({app.Changelog(), 0}, records).ok());
+  const std::string dir = ::testing::TempDir() + "/timer-app-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  RuntimeOptions options;
+  options.store.bulk_restore = RocksDbStoreOptions::BulkRestore::kOff;
+  options.restore_max_poll_records = 500;  // 40 polls: partition 1 ends long before
+  absl::StatusOr<Measurement> m =
+      RunRestore(*backend, app, dir, options, 1, {DigestOfFold(records), StoreDigest{}});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_TRUE(m->contents_ok) << m->note;
+  ASSERT_FALSE(m->progress.empty());
+  EXPECT_EQ(m->progress.back().second, 20'000) << "restored when the timer closed";
+  EXPECT_EQ(m->records, 20'000);
+}
+
+// The processing pair's task with input: the restoration timed is partition 0's, all of it.
+TEST(RuntimeRuns, TheProcessingRunTimesTheRestorationOfTheChangelogThatHoldsRecords) {
+  std::unique_ptr<Backend> backend = NewFakeBackend();
+  const AppSpec app{"mix-app", "mix-app-input", 2};
+  ASSERT_TRUE(backend->CreateTopic(app.input_topic, 2).ok());
+  ASSERT_TRUE(backend->CreateTopic(app.Changelog(), 2).ok());
+  const ChangelogSpec spec{.records = 20'000, .partitions = 1, .seed = 6};
+  ASSERT_TRUE(backend->Produce({app.Changelog(), 0}, GenerateChangelog(spec, 0)).ok());
+  std::vector<KeyValueWrite> input;
+  for (int i = 0; i < 3'000; ++i) input.push_back({"k" + std::to_string(i % 100), "1"});
+  ASSERT_TRUE(backend->Produce({app.input_topic, 1}, input).ok());
+  const std::string dir = ::testing::TempDir() + "/mix-app-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  RuntimeOptions options;
+  options.store.bulk_restore = RocksDbStoreOptions::BulkRestore::kOff;
+  options.restore_max_poll_records = 500;
+  absl::StatusOr<ProcessingRun> run = RunProcessing(*backend, app, dir, options, 1, 3'000);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->restored, 20'000) << "restored by the end the timer saw";
+  EXPECT_GE(run->restore_start_s, 0);
+  EXPECT_GT(run->restore_end_s, run->restore_start_s);
+  EXPECT_GE(run->first_processed_s, 0);
+  EXPECT_EQ(run->processed.back().second, 3'000);
+}
+
+// A run's samples: nothing processed before `first`, then `rate` records/s until `total`.
+ProcessingRun Linear(double first, double rate, int64_t total, double restore_start = -1,
+                     double restore_end = -1) {
+  ProcessingRun run;
+  run.first_processed_s = first;
+  run.restore_start_s = restore_start;
+  run.restore_end_s = restore_end;
+  run.restored = restore_end >= 0 ? 1'000'000 : 0;
+  for (double t = 0; t < 30; t += 0.01) {
+    const double n = t <= first ? 0 : std::min<double>(total, (t - first) * rate);
+    run.processed.emplace_back(t, static_cast<int64_t>(n));
+  }
+  return run;
+}
+
+TEST(ProcessingPair, RatesAreTakenOverTheOverlapOfRestoringAndProcessing) {
+  // Restoring 0.1..3 s, processing from 1 s at 100k/s; idle from 1.2 s at 150k/s.
+  const ProcessingSample s =
+      PairSample(Linear(1.0, 100e3, 1'000'000, 0.1, 3.0), Linear(1.2, 150e3, 1'000'000));
+  EXPECT_TRUE(s.why_not.empty()) << s.why_not;
+  EXPECT_DOUBLE_EQ(s.window_from_s, 1.0);
+  EXPECT_DOUBLE_EQ(s.window_to_s, 3.0);
+  EXPECT_FALSE(s.input_ran_out);
+  EXPECT_NEAR(s.idle_window_s, 2.0, 1e-9);
+  ASSERT_TRUE(s.rate_restoring && s.rate_idle);
+  EXPECT_NEAR(*s.rate_restoring, 100e3, 1e3);
+  EXPECT_NEAR(*s.rate_idle, 150e3, 1e3);
+  EXPECT_NEAR(*s.Ratio(), 2.0 / 3, 0.02);
+  // The input runs out at 2 s: the overlap ends there, and says so.
+  const ProcessingSample cut =
+      PairSample(Linear(1.0, 100e3, 100'000, 0.1, 3.0), Linear(1.2, 150e3, 1'000'000));
+  EXPECT_NEAR(cut.window_to_s, 2.0, 0.011);
+  EXPECT_TRUE(cut.input_ran_out);
+  EXPECT_TRUE(cut.Ratio().has_value());
+}
+
+// A run stopped early (ProcessingStop: at the restoration's end, or the idle run once it
+// covered the window) has not run out of input: its last sample is not "done".
+TEST(ProcessingPair, ARunStoppedEarlyHasNotRunOutOfInput) {
+  ProcessingRun busy = Linear(1.0, 100e3, 300'000, 0.1, 3.0);
+  busy.processed.resize(302);  // stopped just after 3 s (the sample after the end)
+  busy.input_records = 1'000'000;
+  EXPECT_EQ(busy.DoneAt(), -1);
+  ProcessingRun idle = Linear(1.2, 150e3, 1'000'000);
+  idle.processed.resize(350);  // stopped at 3.5 s: 2.3 s after its first, the window is 2 s
+  idle.input_records = 1'000'000;
+  const ProcessingSample s = PairSample(busy, idle);
+  EXPECT_TRUE(s.why_not.empty()) << s.why_not;
+  EXPECT_FALSE(s.input_ran_out);
+  EXPECT_NEAR(s.window_to_s, 3.0, 1e-9);
+  EXPECT_NEAR(s.idle_window_s, 2.0, 1e-9);
+  EXPECT_NEAR(*s.rate_idle, 150e3, 1e3);
+}
+
+// Issue 27's rounds: the restoration timed as 0.133..0.137 s, the first record processed at
+// 1.145 s. No window, so no rates: the reason instead of -1.
+ProcessingSample EmptyWindowSample() {
+  return PairSample(Linear(1.145, 100e3, 500'000, 0.133, 0.137), Linear(1.133, 100e3, 500'000));
+}
+
+TEST(ProcessingPair, AnEmptyOrNegativeWindowHasNoRatesButAReason) {
+  const ProcessingSample s = EmptyWindowSample();
+  EXPECT_FALSE(s.rate_restoring.has_value());
+  EXPECT_FALSE(s.rate_idle.has_value());
+  EXPECT_FALSE(s.Ratio().has_value());
+  EXPECT_THAT(s.why_not, HasSubstr("ended (0.137 s) before the first record was processed"));
+  EXPECT_GE(s.window_s(), 0);
+  // Not timed at all; a window too short; the idle run's input gone at once.
+  EXPECT_THAT(PairSample(Linear(1, 1e5, 500'000), Linear(1, 1e5, 500'000)).why_not,
+              HasSubstr("not timed"));
+  EXPECT_THAT(PairSample(Linear(1, 1e5, 500'000, 0.1, 1.05), Linear(1, 1e5, 500'000)).why_not,
+              HasSubstr("lasted 0.050 s, under 0.1 s"));
+  EXPECT_THAT(PairSample(Linear(1, 1e5, 500'000, 0.1, 3), Linear(1, 1e5, 5'000)).why_not,
+              HasSubstr("the idle run's input ran out"));
+}
+
+BenchResults WithProcessing(std::vector<ProcessingSample> samples) {
+  BenchResults r = SampleResults();
+  r.process_records = 500'000;
+  r.process_sizing = "--process-records";
+  r.processing = std::move(samples);
+  return r;
+}
+
+std::string TextReport(const BenchResults& r) {
+  RestoreBenchOptions options;
+  options.svg_path = "";
+  ::testing::internal::CaptureStdout();
+  Report(r, options);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ProcessingPair, TheReportSaysNotApplicableWithTheReasonAndNeverPrintsANegativeFigure) {
+  const BenchResults r = WithProcessing({EmptyWindowSample(), EmptyWindowSample()});
+  const std::string text = TextReport(r);
+  EXPECT_THAT(text, HasSubstr("rates n/a (the restoration ended (0.137 s) before the first"));
+  EXPECT_THAT(text, HasSubstr("processing rate while restoring / idle: n/a (not measurable"));
+  EXPECT_FALSE(std::regex_search(text, std::regex(R"((^|[\s(/])-[0-9])"))) << text;
+  const nlohmann::json j = ToJson(r)["processing"];
+  EXPECT_TRUE(j["ratio_while_restoring_to_idle"].is_null());
+  EXPECT_FALSE(j["ratio_reason"].is_null());
+  const nlohmann::json& round = j["rounds"][0];
+  EXPECT_TRUE(round["rate_while_restoring"].is_null());
+  EXPECT_TRUE(round["rate_idle"].is_null());
+  EXPECT_TRUE(round["window_s"].is_null());
+  EXPECT_THAT(round["reason"].get<std::string>(), HasSubstr("before the first record"));
+  // A measured round: its rates and ratio, no reason.
+  const BenchResults ok = WithProcessing(
+      {PairSample(Linear(1.0, 100e3, 1'000'000, 0.1, 3.0), Linear(1.2, 150e3, 1'000'000))});
+  const nlohmann::json m = ToJson(ok)["processing"];
+  EXPECT_NEAR(m["rounds"][0]["ratio"].get<double>(), 2.0 / 3, 0.02);
+  EXPECT_TRUE(m["rounds"][0]["reason"].is_null());
+  EXPECT_NEAR(m["ratio_while_restoring_to_idle"]["median"].get<double>(), 2.0 / 3, 0.02);
+  EXPECT_THAT(TextReport(ok), HasSubstr("target >= 0.9: MISSED"));
+}
+
+// With --peer, Kafka Streams runs the same pair: its ratio beside ours, and ours / theirs per
+// round (paired) as the comparison; a round either side could not measure is left out.
+TEST(ProcessingPair, OursIsComparedWithKafkaStreamsRoundByRound) {
+  const ProcessingSample ours =  // 2/3
+      PairSample(Linear(1.0, 100e3, 1'000'000, 0.1, 3.0), Linear(1.2, 150e3, 1'000'000));
+  const ProcessingSample theirs =  // 1/2
+      PairSample(Linear(1.0, 50e3, 1'000'000, 0.1, 3.0), Linear(1.0, 100e3, 1'000'000));
+  BenchResults r = WithProcessing({ours, ours, ours});
+  r.peer_processing = {theirs, EmptyWindowSample(), theirs};
+  const nlohmann::json j = ToJson(r)["processing"];
+  EXPECT_NEAR(j["kafka_streams"]["ratio_while_restoring_to_idle"]["median"].get<double>(), 0.5,
+              0.02);
+  EXPECT_TRUE(j["kafka_streams"]["rounds"][1]["ratio"].is_null());
+  EXPECT_NEAR(j["ours_to_kafka_streams"]["median"].get<double>(), 4.0 / 3, 0.05);
+  const std::string text = TextReport(r);
+  EXPECT_THAT(text, HasSubstr("Kafka Streams, the same pair"));
+  EXPECT_THAT(text, HasSubstr("ours / Kafka Streams' (ratio to idle): 1.3"));
+  EXPECT_THAT(text, HasSubstr("paired median of 2 round(s)"));
+  // Without the peer: no comparison, null in JSON.
+  EXPECT_TRUE(ToJson(WithProcessing({ours}))["processing"]["kafka_streams"].is_null());
+}
+
+TEST(ProcessingPair, TheRestorationAndTheInputAreSizedToOverlap) {
+  const PairSizing cap{5'000'000, 5'000'000};
+  // 100,000 records processed in 1 s from 1 s; the restoration ends at 4 s: 3 s more to cover,
+  // 3x the rate: 900,000 input records; the restoration long enough already.
+  PairSizing s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 4.0), {1'000'000, 100'000},
+                                    cap);
+  EXPECT_EQ(s.restore, 1'000'000);
+  EXPECT_NEAR(s.input, 900'000, 10'000);
+  EXPECT_EQ(SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 4.0), {1'000'000, 100'000},
+                               {1'000'000, 400'000}).input,
+            400'000);
+  // Issue 27's shape: 20,000 records restored in 0.4 s, over before the first processed record
+  // (1 s). The changelog grows to end 1 s after it (x1.5): 50k/s x 1.9 s x 1.5 = 142,500
+  // records, ending at 2.95 s; the input covers 1.95 s x 100k/s x 3 = 585,000.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000}, cap);
+  EXPECT_NEAR(s.restore, 142'500, 100);
+  EXPECT_NEAR(s.input, 585'000, 8'000);
+  // Capped growth: 50,000 records end at 1.1 s; the input never shrinks below what was given.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000},
+                         {50'000, 5'000'000});
+  EXPECT_EQ(s.restore, 50'000);
+  EXPECT_EQ(s.input, 100'000);
+  // Nothing to go on: unchanged.
+  s = SizeProcessingPair(Linear(1.0, 100e3, 100'000), {20'000, 100'000}, cap);
+  EXPECT_EQ(s.restore, 20'000);
+  EXPECT_EQ(s.input, 100'000);
+}
+
+// The headline is the median of the per-round ratios; the ratio of medians is beside it.
+TEST(BenchReport, TheHeadlineIsThePairedMedian) {
+  BenchResults r = SampleResults();
+  r.cases.push_back({"ours.checkpoint.default", "c", 1'000, {Rate(100e3), Rate(300e3),
+                                                            Rate(200e3)}});
+  r.cases.push_back({"ours.checkpoint.writebatch", "w", 1'000, {Rate(100e3), Rate(100e3),
+                                                               Rate(400e3)}});
+  std::optional<Ratio> got = RatioOf(r, "ours.checkpoint.default", "ours.checkpoint.writebatch");
+  ASSERT_TRUE(got.has_value());
+  EXPECT_NEAR(got->paired, 1.0, 1e-9);  // rounds: 1, 3, 0.5
+  EXPECT_NEAR(got->median, 2.0, 1e-9);  // 200k / 100k
+  EXPECT_EQ(RatioCell(*got), "1.00 (0.50..3.00); of medians 2.00");
+  for (const auto& ratio : ToJson(r)["ratios"]) {
+    if (ratio["numerator"] != "ours.checkpoint.default") continue;
+    EXPECT_NEAR(ratio["paired_median"].get<double>(), 1.0, 1e-9);
+    EXPECT_NEAR(ratio["ratio_of_medians"].get<double>(), 2.0, 1e-9);
+  }
+  // A target is judged on the paired median: medians 1.5M/450k = 3.33, rounds 3.75, 3.2, 3.11.
+  for (const Ratio& ratio : Ratios(r)) {
+    if (ratio.name != "from scratch, default path / Kafka Streams") continue;
+    EXPECT_NEAR(ratio.paired, 1.6e6 / 500e3, 1e-9);
+  }
+}
+
+TEST(BenchReport, ARoundWithTheLoadAboveTheCoreCountMakesTheRunUnreliable) {
+  BenchResults r = SampleResults();
+  r.cores = 2;
+  r.loads = {{0.4, 1.2}, {1.9, 2.0}};
+  EXPECT_FALSE(BusyReason(r).has_value()) << "2.0 on 2 cores is not above";
+  nlohmann::json j = ToJson(r);
+  EXPECT_TRUE(j["reliable"].get<bool>());
+  EXPECT_EQ(j["load_average_1min"][1]["after"], 2.0);
+  EXPECT_THAT(TextReport(r), Not(HasSubstr("UNRELIABLE")));
+  r.loads.push_back({2.5, 7.25});
+  ASSERT_TRUE(BusyReason(r).has_value());
+  EXPECT_THAT(*BusyReason(r), HasSubstr("round 3"));
+  EXPECT_THAT(*BusyReason(r), HasSubstr("7.25"));
+  j = ToJson(r);
+  EXPECT_FALSE(j["reliable"].get<bool>());
+  EXPECT_THAT(j["unreliable_reason"].get<std::string>(), HasSubstr("busy"));
+  const std::string text = TextReport(r);
+  EXPECT_THAT(text, HasSubstr("UNRELIABLE: the machine was busy"));
+  EXPECT_THAT(text, HasSubstr("3: 2.50 -> 7.25"));
+}
+
+TEST(BenchReport, PeakMemoryOfOursAndKafkaStreams) {
+  BenchResults r = SampleResults();
+  for (Measurement& m : r.cases[2].rounds) {  // ours.scratch.writebatch
+    m.rss_at_start_bytes = 200'000'000;
+    m.peak_rss_bytes = 500'000'000;
+  }
+  r.cases[4].rounds[0].peak_rss_bytes = 700'000'000;  // peer.scratch, one round known
+  const nlohmann::json j = ToJson(r);
+  EXPECT_EQ(j["cases"][2]["peak_rss_bytes"]["median"], 500e6);
+  EXPECT_EQ(j["cases"][2]["rss_rise_bytes"]["median"], 300e6);
+  EXPECT_EQ(j["cases"][4]["peak_rss_bytes"]["median"], 700e6);
+  EXPECT_TRUE(j["cases"][4]["rss_rise_bytes"].is_null());
+  EXPECT_TRUE(j["cases"][4]["rounds"][1]["peak_rss_bytes"].is_null());
+  EXPECT_TRUE(j["cases"][0]["peak_rss_bytes"].is_null());
+  const std::string text = TextReport(r);
+  EXPECT_THAT(text, HasSubstr("peak 500 MB"));
+  EXPECT_THAT(text, HasSubstr("rise 300 MB over 200 MB"));
+  EXPECT_THAT(text, HasSubstr("peak 700 MB"));
+}
+
+// /proc/self/clear_refs "5" resets the peak to what the process holds now (Linux >= 4.0).
+TEST(Measure, ThePeakResidentSetResetsToTheCurrentOne) {
+  if (!ResetPeakResident()) GTEST_SKIP() << "no /proc/self/clear_refs";
+  const int64_t before = PeakResidentBytes();
+  ASSERT_GT(before, 0);
+  {
+    std::vector<char> block(256 << 20);
+    for (size_t i = 0; i < block.size(); i += 4096) block[i] = 1;
+    EXPECT_GE(PeakResidentBytes(), before + (200 << 20));
+  }
+  ASSERT_TRUE(ResetPeakResident());
+  EXPECT_LT(PeakResidentBytes(), before + (100 << 20));
+  EXPECT_LE(ResidentBytes(), PeakResidentBytes());
 }
 
 }  // namespace

@@ -16,6 +16,15 @@ namespace restoresim::bench {
 double MonoSeconds();  // steady clock
 double CpuSeconds();   // user + system time of this process
 
+// Linux: this process's resident set now (VmRSS) and its peak (VmHWM) from /proc/self/status,
+// in bytes; -1 when unknown.
+int64_t ResidentBytes();
+int64_t PeakResidentBytes();
+// Returns freed heap to the OS (glibc's malloc_trim), so that the resident set is what the
+// process holds live, then resets the peak to it (writes "5" to /proc/self/clear_refs, Linux
+// >= 4.0); false when the reset failed (the peak then covers the whole process's life).
+bool ResetPeakResident();
+
 // A wall-clock and CPU interval.
 struct Span {
   double start_s = 0;
@@ -39,6 +48,11 @@ struct Measurement {
   bool contents_ok = true;
   std::string note;
   std::vector<std::pair<double, int64_t>> progress;
+  // Peak resident set (bytes, -1: not measured). Ours: the whole benchmark process from the
+  // runtime's start to its close, the peak reset at the start; rss_at_start_bytes is what the
+  // process held then (the benchmark's own data among it). Kafka Streams: its JVM's peak.
+  int64_t peak_rss_bytes = -1;
+  int64_t rss_at_start_bytes = -1;
 
   double RecordsPerSecond() const { return seconds > 0 ? records / seconds : 0; }
   double MegabytesPerSecond() const { return seconds > 0 ? bytes / seconds / 1e6 : 0; }

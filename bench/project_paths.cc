@@ -1,6 +1,11 @@
 #include "bench/project_paths.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,18 +35,42 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
-int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out) {
+int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
+               int64_t* max_rss_bytes) {
+  if (max_rss_bytes != nullptr) *max_rss_bytes = -1;
   const std::string full =
       stderr_path.empty() ? command : command + " 2>>" + ShellQuote(stderr_path);
-  FILE* pipe = popen(full.c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    if (out != nullptr) out->append(buffer, n);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return -1;
   }
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  if (pid == 0) {  // the child: stdout into the pipe, then the shell
+    dup2(fds[1], STDOUT_FILENO);
+    execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buffer, sizeof(buffer))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (out != nullptr) out->append(buffer, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  // The shell's and every descendant it waited for (the JVM it ran): the largest of them.
+  if (max_rss_bytes != nullptr) *max_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  return WIFEXITED(status) ? WEXITSTATUS(status)
+                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
 }  // namespace restoresim::bench

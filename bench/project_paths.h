@@ -4,6 +4,7 @@
 #ifndef RESTORESIM_BENCH_PROJECT_PATHS_H_
 #define RESTORESIM_BENCH_PROJECT_PATHS_H_
 
+#include <cstdint>
 #include <string>
 
 namespace restoresim::bench {
@@ -11,8 +12,11 @@ namespace restoresim::bench {
 std::string SourceRoot();
 std::string BuildRoot();
 // Runs `command` with /bin/sh, returning its exit status and what it printed on stdout (its
-// stderr goes to `stderr_path`, or is inherited when empty).
-int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out);
+// stderr goes to `stderr_path`, or is inherited when empty). `max_rss_bytes`, when given,
+// receives the peak resident set of the largest of the shell and the descendants it waited for
+// (wait4's ru_maxrss; -1 when the command could not run).
+int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
+               int64_t* max_rss_bytes = nullptr);
 // Quoted for /bin/sh.
 std::string ShellQuote(const std::string& s);
 

@@ -11,14 +11,19 @@
 #include <functional>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/backend.h"
 #include "bench/bench_report.h"
 #include "bench/bench_results.h"
 #include "bench/local_broker.h"
 #include "bench/progress_bar.h"
+#include "bench/project_paths.h"
 #include "bench/restore_limits.h"
 #include "bench/runtime_runs.h"
 #include "bench/streams_peer.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "core/util/check.h"
 
 namespace restoresim::bench {
@@ -68,12 +73,22 @@ class Bench {
   absl::StatusOr<Changelog> MakeTransactionalChangelog();
   absl::Status SetUp();
   absl::Status SetUpCheckpoint();
+  absl::Status ProduceInput(const TopicPartition& tp, int64_t n);
+  absl::StatusOr<AppSpec> MakeProcessingApp(const std::string& suffix,
+                                            const std::vector<KeyValueWrite>* restoring,
+                                            int64_t input);
+  absl::Status SizeProcessingPair(std::vector<KeyValueWrite>& restoring);
   absl::Status SetUpProcessing();
   void AddCase(std::string id, std::string label, int64_t size,
                std::function<absl::StatusOr<Measurement>(const std::string&)> run);
+  void AddOwnProcessCases(const Changelog& c);
+  absl::StatusOr<Measurement> RunOwnProcess(const Changelog& c, const std::string& path,
+                                            const std::string& dir);
   void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
+  absl::StatusOr<ProcessingSample> RunPeerProcessingPair(int32_t round);
+  absl::Status RunSlot(size_t i, int32_t round, const std::string& what);
   absl::Status RunRounds();
   bool Stopping() const { return o_.stop != nullptr && o_.stop->load(); }
   absl::Status Interrupted() const { return absl::CancelledError("interrupted"); }
@@ -94,6 +109,8 @@ class Bench {
   Changelog checkpoint_;
   std::string checkpoint_base_dir_;
   std::vector<std::pair<AppSpec, AppSpec>> processing_apps_;  // per round: restoring, idle
+  std::vector<std::pair<AppSpec, AppSpec>> peer_processing_apps_;  // Kafka Streams' (--peer)
+  std::string mix_input_topic_;  // the processing runs' input, shared
   std::unique_ptr<ProgressBar> bar_;
 };
 
@@ -189,6 +206,7 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
               return m;
             });
   }
+  if (id_prefix == "scratch") AddOwnProcessCases(c);
   if (o_.peer.empty()) return;
   AddCase(fmt::format("peer.{}", id_prefix), "Kafka Streams" + label_suffix, c.records,
           [this, c](const std::string& dir) -> absl::StatusOr<Measurement> {
@@ -199,6 +217,51 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
             if (m.ok()) m->bytes = c.bytes;
             return m;
           });
+}
+
+// Ours restoring from scratch in a process of its own (RunRestoreChild), for its peak RSS
+// beside Kafka Streams' JVM: kafka backend only (the fake broker lives in this process).
+void Bench::AddOwnProcessCases(const Changelog& c) {
+  if (o_.backend != "kafka" || o_.self_exe.empty()) return;
+  for (const char* path : {"default", "writebatch"}) {
+    AddCase(fmt::format("ours.scratch.{}.own_process", path),
+            fmt::format("ours, {} path, own process, from scratch",
+                        std::string(path) == "default" ? "default" : "WriteBatch"),
+            c.records, [this, c, path](const std::string& dir) -> absl::StatusOr<Measurement> {
+              return RunOwnProcess(c, path, dir);
+            });
+  }
+}
+
+absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::string& path,
+                                                 const std::string& dir) {
+  const std::string spec =
+      fmt::format("{},{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions,
+                  path, c.exactly_once ? "exactly_once_v2" : "at_least_once",
+                  o_.restore_max_poll_records, o_.bulk_min_records);
+  const std::string command = fmt::format(
+      "{} bench --backend kafka --bootstrap-servers {} --svg '' --restore-child {} --work-dir {}",
+      ShellQuote(o_.self_exe), ShellQuote(backend_->bootstrap_servers()), ShellQuote(spec),
+      ShellQuote(dir));
+  std::string out;
+  int64_t peak = -1;
+  const int rc = RunCommand(command, Log("own-process"), &out, &peak);
+  const nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || j.is_discarded() || !j.is_object()) {
+    return absl::UnavailableError(fmt::format("the own-process restoration failed (exit {}): {}; "
+                                              "see {}", rc, out.substr(0, 300),
+                                              Log("own-process")));
+  }
+  Measurement m;
+  m.records = j.value("records", int64_t{0});
+  m.bytes = c.bytes;
+  m.seconds = j.value("seconds", 0.0);
+  m.cpu_seconds = j.value("cpu_seconds", 0.0);
+  m.peak_rss_bytes = peak;  // the child's whole life (wait4), as Kafka Streams' JVM
+  // The path first: OverlappedLimitOf reads it.
+  m.note = j.value("note", std::string()) +
+           "; a process of its own (contents checked by the in-process cases)";
+  return m;
 }
 
 // The main changelog's records again, as exactly_once_v2 writes a changelog: in transactions
@@ -290,29 +353,123 @@ absl::Status Bench::SetUpCheckpoint() {
   return absl::OkStatus();
 }
 
-// Per round two applications of two partitions each: partition 0's changelog holds N records
-// (in the "idle" one: none) and no input; partition 1 has an empty changelog and the input.
+// The input of a processing run: `n` records over kInputKeys keys, produced in chunks.
+absl::Status Bench::ProduceInput(const TopicPartition& tp, int64_t n) {
+  constexpr int64_t kChunk = 100'000;
+  for (int64_t from = 0; from < n; from += kChunk) {
+    std::vector<KeyValueWrite> chunk;
+    for (int64_t i = from; i < std::min(n, from + kChunk); ++i) {
+      chunk.push_back({fmt::format("input-key-{:06d}", i % kInputKeys), "1"});
+    }
+    if (absl::Status s = backend_->Produce(tp, chunk); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+// A processing application of two partitions: partition 0's changelog holds `restoring` (none
+// when null) and no input; partition 1 has an empty changelog and `input` input records. With
+// `input` < 0 it reads the pair's shared input topic instead (every round's applications, ours
+// and Kafka Streams', read the same input in groups of their own: produced once).
+absl::StatusOr<AppSpec> Bench::MakeProcessingApp(const std::string& suffix,
+                                                 const std::vector<KeyValueWrite>* restoring,
+                                                 int64_t input) {
+  const std::string name = fmt::format("{}-mix{}", run_id_, suffix);
+  AppSpec app{name, input < 0 ? mix_input_topic_ : name + "-input", 2};
+  absl::Status created = input < 0 ? backend_->CreateTopic(app.Changelog(), app.partitions)
+                                   : CreateApp(app);
+  if (!created.ok()) return created;
+  if (restoring != nullptr) {
+    if (absl::Status s = backend_->Produce({app.Changelog(), 0}, *restoring); !s.ok()) return s;
+  }
+  if (input < 0) return app;
+  if (absl::Status s = ProduceInput({app.input_topic, 1}, input); !s.ok()) return s;
+  return app;
+}
+
+// How the input was sized, for the report (no negative figure: what came first is said).
+std::string ProcessSizing(const ProcessingRun& run, int64_t first, int64_t sized) {
+  std::string how = fmt::format("sized by an untimed run of {} input records while {} restored",
+                                first, run.restored);
+  if (run.first_processed_s < 0 || run.DoneAt() < 0 || run.restore_end_s < 0) {
+    return how + ": it timed no processing or no restoration, so the input stays as it was";
+  }
+  how += fmt::format(": it processed them in {:.2f} s from its first; ",
+                     run.DoneAt() - run.first_processed_s);
+  const double after = run.restore_end_s - run.first_processed_s;
+  how += after <= 0 ? fmt::format("the restoration ended {:.2f} s before that first record",
+                                  -after)
+                    : fmt::format("the restoration ended {:.2f} s after that first record", after);
+  return how + fmt::format("; {} input records per run", sized);
+}
+
+// Without --process-records: one untimed run of the pair's restoring application says how
+// fast the task processes and when the restoration ends; the restoration (if it ended too
+// soon) and the input are then sized so that they overlap (SizeProcessingPair).
+absl::Status Bench::SizeProcessingPair(std::vector<KeyValueWrite>& restoring) {
+  if (o_.process_records > 0) {
+    results_.process_sizing = "--process-records";
+    return absl::OkStatus();
+  }
+  Say("sizing the processing pair (one untimed run) ...");
+  const int64_t first = results_.process_records;
+  absl::StatusOr<AppSpec> app = MakeProcessingApp("cal", &restoring, first);
+  if (!app.ok()) return app.status();
+  absl::StatusOr<ProcessingRun> run =
+      RunProcessing(*backend_, *app, work_dir_ + "/mix-cal",
+                    Runtime(RocksDbStoreOptions::BulkRestore::kOff), 1, first);
+  std::filesystem::remove_all(work_dir_ + "/mix-cal");
+  if (!run.ok()) return run.status();
+  const PairSizing given{static_cast<int64_t>(restoring.size()), first};
+  PairSizing cap{std::max<int64_t>(given.restore, 1'000'000),
+                 std::max({first, 4 * o_.spec.records, 2 * std::max<int64_t>(given.restore,
+                                                                             1'000'000)})};
+  // The fake producer queues at most 2^20 records between flushes, and at-least-once commits
+  // (flushes) every 30 s: a run processing more would fail there.
+  if (o_.backend == "fake") cap.input = std::min<int64_t>(cap.input, 1'000'000);
+  const PairSizing sized = bench::SizeProcessingPair(*run, given, cap);
+  results_.process_records = sized.input;
+  results_.process_sizing = ProcessSizing(*run, first, sized.input);
+  if (sized.restore > given.restore) {
+    results_.process_sizing += fmt::format("; the restoration ended too soon to overlap {} s of "
+                                           "processing: its changelog grown to {} records",
+                                           kMinPairOverlapS, sized.restore);
+    ChangelogSpec grown = o_.spec;
+    grown.partitions = 1;
+    grown.records = sized.restore;
+    restoring = GenerateChangelog(grown, 0);
+  }
+  return absl::OkStatus();
+}
+
+// Per round two applications (MakeProcessingApp): one whose partition 0 restores N records
+// (more if SizeProcessingPair grew it), and an "idle" one with nothing to restore; both with
+// the same input. With --peer, the same again for Kafka Streams.
 absl::Status Bench::SetUpProcessing() {
   ChangelogSpec one = o_.spec;
   one.partitions = 1;
-  const std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
-  std::vector<KeyValueWrite> input;
-  for (int64_t i = 0; i < results_.process_records; ++i) {
-    input.push_back({fmt::format("input-key-{:06d}", i % kInputKeys), "1"});
+  std::vector<KeyValueWrite> restoring = GenerateChangelog(one, 0);
+  if (absl::Status s = SizeProcessingPair(restoring); !s.ok()) return s;
+  results_.process_restore_records = static_cast<int64_t>(restoring.size());
+  Say(fmt::format("producing the processing runs' input ({} records, read by every run) ...",
+                  results_.process_records));
+  mix_input_topic_ = run_id_ + "-mix-input";
+  if (absl::Status s = backend_->CreateTopic(mix_input_topic_, 2); !s.ok()) return s;
+  if (absl::Status s = ProduceInput({mix_input_topic_, 1}, results_.process_records); !s.ok()) {
+    return s;
   }
   for (int32_t r = 0; r < o_.rounds; ++r) {
-    std::pair<AppSpec, AppSpec> apps;
-    for (bool busy : {true, false}) {
-      const std::string name = fmt::format("{}-mix{}{}", run_id_, r, busy ? "a" : "b");
-      AppSpec app{name, name + "-input", 2};
-      if (absl::Status s = CreateApp(app); !s.ok()) return s;
-      if (busy) {
-        if (absl::Status s = backend_->Produce({app.Changelog(), 0}, restoring); !s.ok()) return s;
-      }
-      if (absl::Status s = backend_->Produce({app.input_topic, 1}, input); !s.ok()) return s;
-      (busy ? apps.first : apps.second) = app;
-    }
-    processing_apps_.push_back(apps);
+    if (Stopping()) return Interrupted();
+    absl::StatusOr<AppSpec> busy = MakeProcessingApp(fmt::format("{}a", r), &restoring, -1);
+    if (!busy.ok()) return busy.status();
+    absl::StatusOr<AppSpec> idle = MakeProcessingApp(fmt::format("{}b", r), nullptr, -1);
+    if (!idle.ok()) return idle.status();
+    processing_apps_.emplace_back(*busy, *idle);
+    if (o_.peer.empty()) continue;
+    busy = MakeProcessingApp(fmt::format("{}pa", r), &restoring, -1);
+    if (!busy.ok()) return busy.status();
+    idle = MakeProcessingApp(fmt::format("{}pb", r), nullptr, -1);
+    if (!idle.ok()) return idle.status();
+    peer_processing_apps_.emplace_back(*busy, *idle);
   }
   return absl::OkStatus();
 }
@@ -379,9 +536,14 @@ absl::Status Bench::SetUp() {
   Say("restoring the checkpoint's base state (not timed) ...");
   if (absl::Status s = SetUpCheckpoint(); !s.ok()) return s;
   if (Stopping()) return Interrupted();
-  Say(fmt::format("producing the processing runs' input ({} records per run) ...",
-                  results_.process_records));
   return SetUpProcessing();
+}
+
+// How long the idle run must process after its first record to cover the other run's window
+// (its end, from the first processed record) with a margin; -1 (all its input) if unknown.
+double IdleStretch(const ProcessingRun& restoring) {
+  if (restoring.first_processed_s < 0 || restoring.restore_end_s < 0) return -1;
+  return std::max(0.0, restoring.restore_end_s - restoring.first_processed_s) + 0.5;
 }
 
 absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
@@ -392,66 +554,82 @@ absl::StatusOr<ProcessingSample> Bench::RunProcessingPair(int32_t round) {
   // standby's or a small restoration's writes do, through the memtable, flushes, compactions.
   const RuntimeOptions options = Runtime(RocksDbStoreOptions::BulkRestore::kOff);
   absl::StatusOr<ProcessingRun> a = RunProcessing(*backend_, busy, work_dir_ + "/mix-a", options,
-                                                  1, results_.process_records);
+                                                  1, results_.process_records,
+                                                  {.at_restore_end = true});
   std::filesystem::remove_all(work_dir_ + "/mix-a");
   if (!a.ok()) return a.status();
   absl::StatusOr<ProcessingRun> b = RunProcessing(*backend_, idle, work_dir_ + "/mix-b", options,
-                                                  0, results_.process_records);
+                                                  0, results_.process_records,
+                                                  {.after_first_s = IdleStretch(*a)});
   std::filesystem::remove_all(work_dir_ + "/mix-b");
   if (!b.ok()) return b.status();
-  ProcessingSample s;
-  s.first_processed_restoring_s = a->first_processed_s;
-  s.first_processed_idle_s = b->first_processed_s;
-  s.restore_start_s = a->restore_start_s;
-  s.restore_end_s = a->restore_end_s;
-  // The window: while the other task restores and this one processes; in the idle run, a
-  // stretch as long after its first processed record. Each ends early where its input ran out
-  // (a rate over a stretch with nothing left to process would say nothing about processing).
-  const double from = std::max(a->restore_start_s, a->first_processed_s);
-  const double to = a->restore_end_s;
-  s.window_s = to - from;
-  const double a_to = a->DoneAt() >= 0 ? std::min(to, a->DoneAt()) : to;
-  s.rate_restoring = a->RateBetween(from, a_to);
-  const double b_from = b->first_processed_s + (from - a->first_processed_s);
-  const double b_to =
-      b->DoneAt() >= 0 ? std::min(b_from + s.window_s, b->DoneAt()) : b_from + s.window_s;
-  s.rate_idle = b->RateBetween(b_from, b_to);
-  return s;
+  return PairSample(*a, *b);
+}
+
+// The same pair run by Kafka Streams, on applications of its own (same changelog and input).
+absl::StatusOr<ProcessingSample> Bench::RunPeerProcessingPair(int32_t round) {
+  const auto& [busy, idle] = peer_processing_apps_[round];
+  std::vector<ProcessingRun> runs;
+  for (const auto& [app, restoring] : {std::pair{busy, 1}, std::pair{idle, 0}}) {
+    const std::string dir = work_dir_ + "/peer-mix";
+    const ProcessingStop stop = restoring > 0
+                                    ? ProcessingStop{.at_restore_end = true}
+                                    : ProcessingStop{.after_first_s = IdleStretch(runs[0])};
+    absl::StatusOr<ProcessingRun> run =
+        RunStreamsPeerProcessing(backend_->bootstrap_servers(), app, restoring,
+                                 results_.process_records, stop, dir, Log("kafka-streams"));
+    std::filesystem::remove_all(dir);
+    if (!run.ok()) return run.status();
+    runs.push_back(std::move(*run));
+  }
+  return PairSample(runs[0], runs[1]);
+}
+
+// Runs slot `i` of a round: a case, our processing pair, or Kafka Streams'.
+absl::Status Bench::RunSlot(size_t i, int32_t round, const std::string& what) {
+  if (i == cases_.size() || i == cases_.size() + 1) {
+    const bool ours = i == cases_.size();
+    absl::StatusOr<ProcessingSample> s = ours ? RunProcessingPair(round)
+                                              : RunPeerProcessingPair(round);
+    if (!s.ok()) return absl::Status(s.status().code(), what + ": " + s.status().ToString());
+    (ours ? results_.processing : results_.peer_processing).push_back(*s);
+    return absl::OkStatus();
+  }
+  const std::string dir = fmt::format("{}/case-{}", work_dir_, i);
+  std::filesystem::remove_all(dir);
+  absl::StatusOr<Measurement> m = cases_[i].run(dir);
+  std::filesystem::remove_all(dir);
+  if (!m.ok()) return absl::Status(m.status().code(), what + ": " + m.status().ToString());
+  CaseSamples& samples = results_.cases[cases_[i].samples];
+  if (m->contents_checked && !m->contents_ok) {
+    results_.problems.push_back(fmt::format("round {}, {}: wrong store contents{}", round + 1,
+                                            samples.label, m->note));
+  }
+  samples.rounds.push_back(std::move(*m));
+  return absl::OkStatus();
 }
 
 absl::Status Bench::RunRounds() {
-  const size_t per_round = cases_.size() + 1;  // + the processing pair
+  // + our processing pair, + Kafka Streams' with --peer
+  const size_t per_round = cases_.size() + (o_.peer.empty() ? 1 : 2);
   const size_t total = per_round * static_cast<size_t>(o_.rounds);
   size_t done = 0;
   for (int32_t round = 0; round < o_.rounds; ++round) {
     // Rotated by one more each round: every case runs early and late.
     std::vector<size_t> order(per_round);
     for (size_t i = 0; i < per_round; ++i) order[i] = (i + static_cast<size_t>(round)) % per_round;
+    results_.loads.push_back(RoundLoad{.before = LoadAverage1()});
     for (size_t i : order) {
       if (Stopping()) return Interrupted();  // between cases: each leaves no directory behind
-      const bool processing = i == cases_.size();
-      const std::string what = processing ? "processing while another task restores"
-                                          : results_.cases[cases_[i].samples].label;
+      const std::string what =
+          i == cases_.size()       ? "processing while another task restores"
+          : i == cases_.size() + 1 ? "Kafka Streams processing while another task restores"
+                                   : results_.cases[cases_[i].samples].label;
       if (bar_ != nullptr) bar_->Show(done, total, fmt::format("round {}: {}", round + 1, what));
-      if (processing) {
-        absl::StatusOr<ProcessingSample> s = RunProcessingPair(round);
-        if (!s.ok()) return s.status();
-        results_.processing.push_back(*s);
-      } else {
-        const std::string dir = fmt::format("{}/case-{}", work_dir_, i);
-        std::filesystem::remove_all(dir);
-        absl::StatusOr<Measurement> m = cases_[i].run(dir);
-        std::filesystem::remove_all(dir);
-        if (!m.ok()) return absl::Status(m.status().code(), what + ": " + m.status().ToString());
-        CaseSamples& samples = results_.cases[cases_[i].samples];
-        if (m->contents_checked && !m->contents_ok) {
-          results_.problems.push_back(fmt::format("round {}, {}: wrong store contents{}",
-                                                  round + 1, samples.label, m->note));
-        }
-        samples.rounds.push_back(std::move(*m));
-      }
+      if (absl::Status s = RunSlot(i, round, what); !s.ok()) return s;
       ++done;
     }
+    results_.loads.back().after = LoadAverage1();
   }
   if (bar_ != nullptr) bar_->Show(total, total, "done");
   return absl::OkStatus();
@@ -470,6 +648,7 @@ int Bench::Run() {
   results_.records = o_.spec.records;
   results_.spec = o_.spec.Describe();
   results_.machine = MachineDescription();
+  results_.cores = static_cast<int32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   absl::Status s = Connect();
   if (s.ok()) {
     results_.backend = backend_->Describe();
@@ -504,14 +683,54 @@ int Bench::Run() {
 // cases twice), and returns how many those are.
 int32_t Bench::WholeRounds() {
   size_t whole = results_.processing.size();
+  if (!o_.peer.empty()) whole = std::min(whole, results_.peer_processing.size());
   for (const CaseSamples& c : results_.cases) whole = std::min(whole, c.rounds.size());
   for (CaseSamples& c : results_.cases) c.rounds.resize(whole);
   results_.processing.resize(whole);
+  results_.peer_processing.resize(std::min(results_.peer_processing.size(), whole));
+  results_.loads.resize(std::min(results_.loads.size(), whole));
   return static_cast<int32_t>(whole);
 }
 
 }  // namespace
 
 int RunRestoreBench(const RestoreBenchOptions& options) { return Bench(options).Run(); }
+
+int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
+                    const std::string& state_dir) {
+  const std::vector<std::string> f = absl::StrSplit(spec, ',');
+  int32_t partitions = 0;
+  int32_t max_poll = 0;
+  int64_t bulk_min = 0;
+  if (f.size() != 7 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
+      (f[3] != "default" && f[3] != "writebatch") || !absl::SimpleAtoi(f[5], &max_poll) ||
+      max_poll < 1 || !absl::SimpleAtoi(f[6], &bulk_min)) {
+    std::fprintf(stderr, "restoresim bench: --restore-child wants APP,INPUT,PARTITIONS,"
+                 "default|writebatch,GUARANTEE,MAX_POLL,BULK_MIN, not '%s'\n", spec.c_str());
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<Backend>> backend = NewKafkaBackend(bootstrap);
+  RuntimeOptions options;
+  options.store.bulk_restore = f[3] == "default" ? RocksDbStoreOptions::BulkRestore::kAuto
+                                                 : RocksDbStoreOptions::BulkRestore::kOff;
+  options.exactly_once = f[4] == "exactly_once_v2";
+  options.restore_max_poll_records = max_poll;
+  options.reset_peak_rss = false;
+  if (bulk_min >= 0) options.store.bulk_min_records = bulk_min;
+  absl::StatusOr<Measurement> m =
+      backend.ok() ? RunRestore(**backend, AppSpec{f[0], f[1], partitions},
+                                state_dir + "/own-process", options, partitions, {})
+                   : absl::StatusOr<Measurement>(backend.status());
+  std::filesystem::remove_all(state_dir + "/own-process");
+  if (!m.ok()) {
+    std::fprintf(stderr, "restoresim bench: %s\n", m.status().ToString().c_str());
+    return 3;
+  }
+  const nlohmann::json j = {{"records", m->records}, {"seconds", m->seconds},
+                            {"cpu_seconds", m->cpu_seconds},
+                            {"peak_rss_bytes", PeakResidentBytes()}, {"note", m->note}};
+  std::printf("%s\n", j.dump().c_str());
+  return 0;
+}
 
 }  // namespace restoresim::bench

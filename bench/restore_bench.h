@@ -21,8 +21,10 @@
 //               while the other restores, against the same run with nothing to restore.
 // Every restored store is checked against the changelog's fold. The report gives records/s,
 // MB/s and CPU-seconds per million records as min/median/max over rounds, and every figure of
-// ours as a ratio to the overlapped limit of its write path and to Kafka Streams (ratios of
-// medians, and the min..max of the per-round ratios).
+// ours as a ratio to the overlapped limit of its write path and to Kafka Streams (the median of
+// the per-round ratios, their min..max, and the ratio of medians), the peak RSS of our
+// restorations and of Kafka Streams', and the load average before and after each round (a run
+// whose load average exceeded the core count is flagged unreliable).
 //
 // Thread-safety: Run is called once per process, on the main thread.
 #ifndef RESTORESIM_BENCH_RESTORE_BENCH_H_
@@ -47,8 +49,10 @@ struct RestoreBenchOptions {
   TransactionSpec transactions;      // exactly_once_v2: how its changelog is written
   std::vector<int64_t> sizes;        // more changelog sizes for the size plot (empty: N/16, N/4)
   double checkpoint_fraction = 0.1;  // records appended after the checkpoint, as a share of N
-  int64_t process_records = 0;       // input of the processing runs (0: N/2, at least 20,000)
-  int32_t rounds = 3;
+  // Input of the processing runs (0: sized by an untimed run so that processing outlasts the
+  // restoration, at least N/2 and 20,000).
+  int64_t process_records = 0;
+  int32_t rounds = 5;
   int32_t restore_max_poll_records = 1000;
   int64_t bulk_min_records = -1;     // -1: the store's default
   std::string work_dir;              // the run's directory goes under it (empty: /tmp)
@@ -56,11 +60,22 @@ struct RestoreBenchOptions {
   std::string json_path;             // also write the JSON report here
   bool json = false;                 // print the JSON report instead of tables
   bool progress = false;             // a progress bar on stderr
+  std::string self_exe;              // this binary (kafka: the "own process" cases run it)
   // Set (by a signal handler) to stop: polled between set-up steps and between cases; the run
   // then reports its whole rounds so far, removes its work directory, and returns 130. May be
   // null.
   const std::atomic<bool>* stop = nullptr;
 };
+
+// The child of the "own process" cases (`restoresim bench --backend kafka --bootstrap-servers
+// B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL,BULK_MIN`, PATH default or
+// writebatch, BULK_MIN -1 for the store's default):
+// our runtime restores the application's changelog from scratch into `state_dir`, alone in
+// this process, and prints one JSON line (records, seconds, cpu_seconds, the process's peak
+// RSS). The parent takes the peak from wait4 (the child's whole life), like Kafka Streams'.
+// Returns 0, 2 (a bad spec) or 3 (the restoration failed).
+int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
+                    const std::string& state_dir);
 
 // Runs the benchmark; returns the process exit code (0 ok, 1 a store ended with the wrong
 // contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed, 130

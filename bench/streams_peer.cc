@@ -38,7 +38,8 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
       PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
       app.partitions, ShellQuote(state_dir), ShellQuote(guarantee));
   std::string out;
-  const int rc = RunCommand(command, log_path, &out);
+  int64_t peak_rss = -1;
+  const int rc = RunCommand(command, log_path, &out, &peak_rss);
   const size_t brace = out.rfind("\n{");
   const std::string line = out.substr(brace == std::string::npos ? 0 : brace + 1);
   nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -49,6 +50,7 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
   }
   if (version != nullptr) *version = result.value("kafka_streams_version", "?");
   Measurement m;
+  m.peak_rss_bytes = peak_rss;  // the JVM's whole life: start-up, restoration, queries
   m.records = result.value("records", int64_t{0});
   m.seconds = result.value("restore_seconds", 0.0);
   m.cpu_seconds = result.value("cpu_seconds", 0.0);
@@ -72,6 +74,41 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
     }
   }
   return m;
+}
+
+absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootstrap,
+                                                       const AppSpec& app, int32_t restoring,
+                                                       int64_t input_records,
+                                                       ProcessingStop stop,
+                                                       const std::string& state_dir,
+                                                       const std::string& log_path) {
+  const std::string command = fmt::format(
+      "{} run --bootstrap-servers {} --application-id {} --input-topic {} --partitions {} "
+      "--state-dir {} --process-records {} --restoring {} --stop-at-restore-end {} "
+      "--stop-after-first-s {}",
+      PeerScript(), ShellQuote(bootstrap), ShellQuote(app.app_id), ShellQuote(app.input_topic),
+      app.partitions, ShellQuote(state_dir), input_records, restoring, stop.at_restore_end,
+      stop.after_first_s);
+  std::string out;
+  const int rc = RunCommand(command, log_path, &out);
+  const size_t brace = out.rfind("\n{");
+  const std::string line = out.substr(brace == std::string::npos ? 0 : brace + 1);
+  nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || result.is_discarded() || !result.value("done", false)) {
+    return absl::UnavailableError(fmt::format(
+        "the Kafka Streams peer's processing run failed (exit {}): {}; its log is {}", rc,
+        line.substr(0, 300), log_path));
+  }
+  ProcessingRun run;
+  run.first_processed_s = result.value("first_processed_s", -1.0);
+  run.restore_start_s = result.value("restore_start_s", -1.0);
+  run.restore_end_s = result.value("restore_end_s", -1.0);
+  run.restored = result.value("restored_records", int64_t{0});
+  run.input_records = input_records;
+  for (const auto& sample : result["samples"]) {
+    run.processed.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
+  }
+  return run;
 }
 
 }  // namespace restoresim::bench

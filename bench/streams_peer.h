@@ -31,6 +31,17 @@ absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const A
                                            const std::vector<StoreDigest>& expected,
                                            const std::string& log_path, std::string* version);
 
+// The processing pair's run by Kafka Streams: `app` (partition 1 has `input_records` of input,
+// partition 0's changelog holds records when `restoring` is 1) runs until every input record
+// is processed (or `stop` says it may stop) and the restoration has ended; times in seconds
+// since KafkaStreams#start.
+absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootstrap,
+                                                       const AppSpec& app, int32_t restoring,
+                                                       int64_t input_records,
+                                                       ProcessingStop stop,
+                                                       const std::string& state_dir,
+                                                       const std::string& log_path);
+
 }  // namespace restoresim::bench
 
 #endif  // RESTORESIM_BENCH_STREAMS_PEER_H_

@@ -46,6 +46,7 @@ struct BenchOptions {
   uint32_t rounds = 2;
   bool rounds_given = false;
   bool json = false;
+  std::string restore_child;  // internal: bench::RunRestoreChild's spec
   RunOptions run;
 };
 
@@ -172,6 +173,9 @@ int PrepareRestoreBench(BenchOptions& o) {
   r.json = o.json;
   r.progress = !o.json && isatty(STDERR_FILENO);
   r.stop = &InstallInterruptHandlers();
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) r.self_exe.assign(exe, static_cast<size_t>(n));
   if (o.rounds_given) r.rounds = static_cast<int32_t>(o.rounds);
   auto usage = [](const std::string& message) {
     std::fprintf(stderr, "restoresim bench: %s\n", message.c_str());
@@ -190,6 +194,9 @@ int PrepareRestoreBench(BenchOptions& o) {
                  "be positive");
   }
   if (r.spec.records < r.spec.partitions) return usage("--records must be >= --partitions");
+  if (r.process_records < 0) {
+    return usage("--process-records must be positive (or 0: sized by an untimed run)");
+  }
   if (o.tombstones < 0 || o.tombstones > 1) return usage("--tombstones is a fraction in [0, 1]");
   if (r.guarantee != "at_least_once" && r.guarantee != "exactly_once_v2") {
     return usage("--guarantee must be at_least_once or exactly_once_v2, not '" + r.guarantee +
@@ -250,14 +257,18 @@ void AddRestoreOptions(CLI::App& cmd, BenchOptions& o) {
   cmd.add_option("--checkpoint-fraction", r.checkpoint_fraction,
                  "records written after the checkpoint, as a share of --records (0.1)");
   cmd.add_option("--process-records", r.process_records,
-                 "input records of the processing runs (default N/2, at least 20000)");
+                 "input records of the processing runs (default: sized by an untimed run so "
+                 "that processing outlasts the restoration; at least N/2 and 20000)");
   cmd.add_option("--max-poll-records", r.restore_max_poll_records,
                  "restore.consumer.max.poll.records, also the limits' batch size (1000)");
   cmd.add_option("--bulk-min-records", r.bulk_min_records,
                  "the store's bulk path threshold (default: the store's, 100000)");
-  cmd.add_option("--work-dir", r.work_dir, "where the run's directory restoresim-bench-PID goes (default /tmp)");
+  cmd.add_option("--work-dir", r.work_dir,
+                 "where the run's directory restoresim-bench-PID goes (default /tmp)");
   cmd.add_option("--svg", r.svg_path, "the plot (default restore-bench.svg; '' for none)");
   cmd.add_option("--json-out", r.json_path, "also write the JSON report to this file");
+  // Internal: the child of the "own process" cases (bench/restore_bench.h, RunRestoreChild).
+  cmd.add_option("--restore-child", o.restore_child)->group("");
 }
 
 }  // namespace
@@ -274,7 +285,7 @@ Command AddBenchCommand(CLI::App& app) {
   cmd->add_option("--jobs", options->jobs, "sim: worker threads (default 2)");
   cmd->add_option("--rounds", options->rounds,
                   "rounds per mode (sim: the fastest counts, default 2; restore: interleaved, "
-                  "min/median/max, default 3)")
+                  "min/median/max and paired ratios, default 5)")
       ->each([o = options.get()](const std::string&) { o->rounds_given = true; });
   cmd->add_flag("--json", options->json, "print JSON instead of a table");
   options->run.AddTo(*cmd);
@@ -305,6 +316,15 @@ Command AddBenchCommand(CLI::App& app) {
     }
     if (sim) return RunBench(*options);
     if (int rc = PrepareRestoreBench(*options); rc != kExitOk) return rc;
+    if (!options->restore_child.empty()) {
+      const bench::RestoreBenchOptions& r = options->restore;
+      if (r.backend != "kafka" || r.bootstrap_servers.empty() || r.work_dir.empty()) {
+        std::fprintf(stderr, "restoresim bench: --restore-child needs --backend kafka, "
+                     "--bootstrap-servers and --work-dir\n");
+        return kExitUsage;
+      }
+      return bench::RunRestoreChild(r.bootstrap_servers, options->restore_child, r.work_dir);
+    }
     return bench::RunRestoreBench(options->restore);
   };
 }

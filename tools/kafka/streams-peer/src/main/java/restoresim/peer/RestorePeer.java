@@ -47,10 +47,15 @@ public final class RestorePeer {
   private static final long FNV_OFFSET = 0xcbf29ce484222325L;
   private static final long FNV_PRIME = 0x100000001b3L;
 
-  /** Times restoration; records progress for the benchmark's plot. */
+  /**
+   * Times restoration; records progress for the benchmark's plot. Only partitions with records
+   * to restore (start below end) count, as restoresim's timer: a partition with nothing to
+   * restore would otherwise end the span before another one's restoration began.
+   */
   static final class Timer implements StateRestoreListener {
     private final int partitions;
-    private final CountDownLatch done = new CountDownLatch(1);
+    private final CountDownLatch done;
+    private final java.util.Set<TopicPartition> timed = new java.util.HashSet<>();
     private long startNs = -1;
     private long endNs = -1;
     private long cpuStartNs;
@@ -62,10 +67,13 @@ public final class RestorePeer {
 
     Timer(int partitions) {
       this.partitions = partitions;
+      this.done = new CountDownLatch(partitions > 0 ? 1 : 0);
     }
 
     @Override
     public synchronized void onRestoreStart(TopicPartition tp, String store, long start, long end) {
+      if (end <= start) return;
+      timed.add(tp);
       if (startNs < 0) {
         startNs = System.nanoTime();
         cpuStartNs = cpuNs();
@@ -86,6 +94,7 @@ public final class RestorePeer {
 
     @Override
     public synchronized void onRestoreEnd(TopicPartition tp, String store, long total) {
+      if (!timed.remove(tp)) return;
       if (++ended == partitions) {
         endNs = System.nanoTime();
         cpuEndNs = cpuNs();
@@ -125,13 +134,37 @@ public final class RestorePeer {
     return out;
   }
 
+  /** Records processed so far (the processing mode's counter) and when the first was. */
+  static final java.util.concurrent.atomic.AtomicLong PROCESSED =
+      new java.util.concurrent.atomic.AtomicLong();
+  static volatile long firstProcessedNs = -1;
+
+  /**
+   * The topology. Restoring only, the processor does nothing (the input is empty); in the
+   * processing mode it counts as restoresim's topology does: counts[key] += the decimal value.
+   */
   static Topology topology(String input) {
     Topology topology = new Topology();
     topology.addSource("source", Serdes.ByteArray().deserializer(),
         Serdes.ByteArray().deserializer(), input);
     topology.addProcessor("process", () -> new Processor<byte[], byte[], Void, Void>() {
+      private org.apache.kafka.streams.state.KeyValueStore<byte[], byte[]> counts;
+
       @Override
-      public void process(Record<byte[], byte[]> record) {}
+      public void init(org.apache.kafka.streams.processor.api.ProcessorContext<Void, Void> c) {
+        counts = c.getStateStore("counts");
+      }
+
+      @Override
+      public void process(Record<byte[], byte[]> record) {
+        if (record.key() != null && record.value() != null) {
+          final byte[] current = counts.get(record.key());
+          long n = current == null ? 0 : Long.parseLong(new String(current));
+          n += Long.parseLong(new String(record.value()));
+          counts.put(record.key(), Long.toString(n).getBytes());
+        }
+        if (PROCESSED.getAndIncrement() == 0) firstProcessedNs = System.nanoTime();
+      }
     }, "source");
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("counts"),
         Serdes.ByteArray(), Serdes.ByteArray()).withCachingDisabled(), "process");
@@ -156,8 +189,58 @@ public final class RestorePeer {
     return p;
   }
 
+  /**
+   * The processing mode (--process-records N --restoring R): runs until N input records are
+   * processed and the R partitions with records to restore have restored, sampling the count
+   * processed every 2 ms; prints the samples and the restoration's span, in seconds since
+   * KafkaStreams#start, as one JSON object. The benchmark pairs a run restoring with one that
+   * is not, as it does for restoresim's runtime.
+   */
+  static int process(Map<String, String> a, long input, long timeoutS) throws Exception {
+    final Timer timer = new Timer(Integer.parseInt(a.getOrDefault("restoring", "0")));
+    final KafkaStreams streams = new KafkaStreams(topology(a.get("input-topic")), config(a));
+    streams.setGlobalStateRestoreListener(timer);
+    final long launchNs = System.nanoTime();
+    final long deadline = launchNs + TimeUnit.SECONDS.toNanos(timeoutS);
+    // May stop before the input is all processed: at the restoration's end, or this long after
+    // the first processed record (as restoresim's ProcessingStop).
+    final boolean atRestoreEnd = Boolean.parseBoolean(a.getOrDefault("stop-at-restore-end", "0"));
+    final double afterFirstS = Double.parseDouble(a.getOrDefault("stop-after-first-s", "-1"));
+    final StringBuilder samples = new StringBuilder();
+    streams.start();
+    long n;
+    boolean done;
+    do {
+      Thread.sleep(2);
+      n = PROCESSED.get();
+      final long now = System.nanoTime();
+      samples.append(samples.length() == 0 ? "" : ",")
+          .append(String.format("[%.6f,%d]", (now - launchNs) / 1e9, n));
+      final long first = firstProcessedNs;
+      done = timer.done.getCount() == 0 && (n >= input || atRestoreEnd
+          || (afterFirstS >= 0 && first >= 0 && now - first >= (long) (afterFirstS * 1e9)));
+    } while (!done && System.nanoTime() < deadline);
+    streams.close(Duration.ofSeconds(60));
+    leaveGroup(a.get("bootstrap-servers"), a.get("application-id"));
+    synchronized (timer) {
+      final boolean timed = timer.startNs >= 0 && timer.endNs >= 0;
+      System.out.printf("{\"kafka_streams_version\":\"%s\",\"done\":%b,\"processed\":%d,"
+              + "\"first_processed_s\":%.6f,\"restore_start_s\":%.6f,\"restore_end_s\":%.6f,"
+              + "\"restored_records\":%d,\"samples\":[%s]}%n",
+          AppInfoParser.getVersion(), done, n,
+          firstProcessedNs < 0 ? -1.0 : (firstProcessedNs - launchNs) / 1e9,
+          timed ? (timer.startNs - launchNs) / 1e9 : -1.0,
+          timed ? (timer.endNs - launchNs) / 1e9 : -1.0, timer.restored, samples);
+    }
+    return done ? 0 : 1;
+  }
+
   public static void main(String[] args) throws Exception {
     final Map<String, String> a = parse(args);
+    if (a.containsKey("process-records")) {
+      System.exit(process(a, Long.parseLong(a.get("process-records")),
+          Long.parseLong(a.getOrDefault("timeout-s", "600"))));
+    }
     final int partitions = Integer.parseInt(a.get("partitions"));
     final long timeoutS = Long.parseLong(a.getOrDefault("timeout-s", "600"));
     final Timer timer = new Timer(partitions);
