@@ -296,20 +296,27 @@ void MemFileSystem::ClearCurrentTree(InodeId dir) {
 }
 
 void MemFileSystem::CollectGarbage() {
-  std::set<InodeId> reachable = {kRootId};
-  std::vector<InodeId> pending = {kRootId};
-  while (!pending.empty()) {
-    const Inode& node = Node(pending.back());
-    pending.pop_back();
+  // Marks by id in a flat array (ids are dense: handed out in order from kRootId), then frees
+  // what no version of any directory names. Runs after every namespace change, so it must be
+  // cheap: no allocation per collection, no tree of marks.
+  gc_reachable_.assign(next_inode_id_, 0);
+  gc_reachable_[kRootId] = 1;
+  gc_pending_.assign(1, kRootId);
+  while (!gc_pending_.empty()) {
+    const Inode& node = Node(gc_pending_.back());
+    gc_pending_.pop_back();
     for (const auto* entries :
          {&node.current_entries, &node.durable_entries, &node.previous_durable_entries}) {
       for (const auto& [name, child] : *entries) {
-        if (reachable.insert(child).second) pending.push_back(child);
+        if (gc_reachable_[child] == 0) {
+          gc_reachable_[child] = 1;
+          gc_pending_.push_back(child);
+        }
       }
     }
   }
   for (auto it = inodes_.begin(); it != inodes_.end();) {
-    it = reachable.count(it->first) != 0 ? std::next(it) : inodes_.erase(it);
+    it = gc_reachable_[it->first] != 0 ? std::next(it) : inodes_.erase(it);
   }
 }
 
