@@ -40,16 +40,19 @@ absl::Status CrashedBefore(std::string_view op, std::string_view path) {
 // The components of `path`: "" is kNotFound (as open("") is ENOENT), ".." kInvalidArgument.
 absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const std::string& path) {
   if (path.empty()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
+  // Every file-system call splits its path: sized once, components copied once.
   std::vector<std::string> components;
+  components.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1);
+  const std::string_view p(path);
   size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    std::string component = path.substr(start, end - start);
+  while (start <= p.size()) {
+    size_t end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    const std::string_view component = p.substr(start, end - start);
     if (component == "..") {
       return FsError(absl::StatusCode::kInvalidArgument, op, path, "'..' is not supported");
     }
-    if (!component.empty() && component != ".") components.push_back(std::move(component));
+    if (!component.empty() && component != ".") components.emplace_back(component);
     start = end + 1;
   }
   return components;
@@ -59,7 +62,7 @@ absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const st
 std::string JoinPath(const std::vector<std::string>& components, size_t count) {
   if (count == 0) return "/";
   std::string path;
-  for (size_t i = 0; i < count; ++i) path += "/" + components[i];
+  for (size_t i = 0; i < count; ++i) path.append(1, '/').append(components[i]);
   return path;
 }
 

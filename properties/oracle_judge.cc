@@ -81,7 +81,9 @@ struct Oracle::Judge {
     Each<&Checker::OnProcess>([&](Checker& c) { c.OnProcess(e.task, e.records); });
   }
   void operator()(const HandedOff& e) {
-    Each<&Checker::OnHandOff>([&](Checker& c) { c.OnHandOff(e.restore_thread, e.who, e.from, e.to); });
+    Each<&Checker::OnHandOff>([&](Checker& c) {
+      c.OnHandOff(e.restore_thread, e.who, e.from, e.to);
+    });
     o.ledger_.OnHandOff(e.restore_thread, e.who, e.from, e.to);
   }
   void operator()(const CloseApplied& e) {
@@ -89,14 +91,20 @@ struct Oracle::Judge {
     o.ledger_.OnCloseApplied(e.restore_thread, e.who);
   }
   void operator()(const TypeConverted& e) {
-    Each<&Checker::OnTypeConversion>([&](Checker& c) { c.OnTypeConversion(e.state, e.from, e.to); });
+    Each<&Checker::OnTypeConversion>([&](Checker& c) {
+      c.OnTypeConversion(e.state, e.from, e.to);
+    });
   }
   void operator()(const RestoreEventMoved& e) {
-    Each<&Checker::OnRestoreEvent>([&](Checker& c) { c.OnRestoreEvent(e.restore_thread, e.event, e.drained); });
+    Each<&Checker::OnRestoreEvent>([&](Checker& c) {
+      c.OnRestoreEvent(e.restore_thread, e.event, e.drained);
+    });
     o.ledger_.OnRestoreEvent(e.restore_thread, e.event, e.drained);
   }
   void operator()(const CorruptionHandled& e) {
-    Each<&Checker::OnCorruptionHandled>([&](Checker& c) { c.OnCorruptionHandled(e.reported, e.acted_on); });
+    Each<&Checker::OnCorruptionHandled>([&](Checker& c) {
+      c.OnCorruptionHandled(e.reported, e.acted_on);
+    });
   }
   void operator()(const RoundQueued& e) {
     Each<&Checker::OnRoundQueued>([&](Checker& c) { c.OnRoundQueued(e.restore_thread, e.items); });
@@ -105,54 +113,78 @@ struct Oracle::Judge {
     Each<&Checker::OnRestoreLoop>([&](Checker& c) { c.OnRestoreLoop(e.restore_thread); });
   }
   void operator()(const RestoreIdled& e) {
-    Each<&Checker::OnRestoreIdle>([&](Checker& c) { c.OnRestoreIdle(e.restore_thread, e.begin, e.woken); });
+    Each<&Checker::OnRestoreIdle>([&](Checker& c) {
+      c.OnRestoreIdle(e.restore_thread, e.begin, e.woken);
+    });
   }
   void operator()(const RoundsDrained& e) {
-    Each<&Checker::OnRoundsDrained>([&](Checker& c) { c.OnRoundsDrained(e.restore_thread, e.rounds); });
+    Each<&Checker::OnRoundsDrained>([&](Checker& c) {
+      c.OnRoundsDrained(e.restore_thread, e.rounds);
+    });
   }
   void operator()(const RestoreShutdownRequested& e) {
-    Each<&Checker::OnRestoreShutdownRequested>([&](Checker& c) { c.OnRestoreShutdownRequested(e.restore_thread); });
+    Each<&Checker::OnRestoreShutdownRequested>([&](Checker& c) {
+      c.OnRestoreShutdownRequested(e.restore_thread);
+    });
   }
   void operator()(const RestoreStopped& e) {
     Each<&Checker::OnRestoreStopped>([&](Checker& c) { c.OnRestoreStopped(e.restore_thread); });
     o.ledger_.OnRestoreStopped(e.restore_thread);
   }
   void operator()(const AssignmentChanged& e) {
-    Each<&Checker::OnAssignment>([&](Checker& c) { c.OnAssignment(e.stream_thread, e.active, e.standby); });
+    Each<&Checker::OnAssignment>([&](Checker& c) {
+      c.OnAssignment(e.stream_thread, e.active, e.standby);
+    });
     o.ledger_.OnAssignment(e.stream_thread, e.active, e.standby);
   }
   void operator()(const DecisionTaken& e) {
-    Each<&Checker::OnDecision>([&](Checker& c) { c.OnDecision(e.stream_thread, e.who, e.decision, e.type); });
+    Each<&Checker::OnDecision>([&](Checker& c) {
+      c.OnDecision(e.stream_thread, e.who, e.decision, e.type);
+    });
     o.ledger_.OnDecision(e.stream_thread, e.who, e.decision, e.type);
   }
   void operator()(const TaskFailed& e) {
-    Each<&Checker::OnTaskFailed>([&](Checker& c) { c.OnTaskFailed(e.stream_thread, e.who, e.error); });
+    Each<&Checker::OnTaskFailed>([&](Checker& c) {
+      c.OnTaskFailed(e.stream_thread, e.who, e.error);
+    });
   }
   void operator()(const TaskManagerViewed& e) {
-    Each<&Checker::OnTaskManagerView>([&](Checker& c) { c.OnTaskManagerView(e.stream_thread, e.tasks); });
+    Each<&Checker::OnTaskManagerView>([&](Checker& c) {
+      c.OnTaskManagerView(e.stream_thread, e.tasks);
+    });
   }
   void operator()(const StreamLoopBegan& e) {
-    Each<&Checker::OnStreamLoop>([&](Checker& c) { c.OnStreamLoop(e.stream_thread, e.restore_thread); });
+    Each<&Checker::OnStreamLoop>([&](Checker& c) {
+      c.OnStreamLoop(e.stream_thread, e.restore_thread);
+    });
     o.ledger_.OnStreamLoop(e.stream_thread, e.restore_thread);
   }
   void operator()(const StreamThreadStateChanged& e) {
-    Each<&Checker::OnStreamThreadState>([&](Checker& c) { c.OnStreamThreadState(e.stream_thread, e.from, e.to); });
+    Each<&Checker::OnStreamThreadState>([&](Checker& c) {
+      c.OnStreamThreadState(e.stream_thread, e.from, e.to);
+    });
     o.ledger_.OnStreamThreadState(e.stream_thread, e.from, e.to);
   }
   void operator()(const ProcessingStopped& e) {
-    Each<&Checker::OnProcessingStopped>([&](Checker& c) { c.OnProcessingStopped(e.stream_thread); });
+    Each<&Checker::OnProcessingStopped>([&](Checker& c) {
+      c.OnProcessingStopped(e.stream_thread);
+    });
   }
   void operator()(const ProcessBegan& e) {
     Each<&Checker::OnProcessBegin>([&](Checker& c) { c.OnProcessBegin(e.stream_thread); });
   }
   void operator()(const TopologyPaused& e) {
-    Each<&Checker::OnTopologyPause>([&](Checker& c) { c.OnTopologyPause(e.topology, e.paused, e.threads); });
+    Each<&Checker::OnTopologyPause>([&](Checker& c) {
+      c.OnTopologyPause(e.topology, e.paused, e.threads);
+    });
   }
   void operator()(const TaskPaused& e) {
     Each<&Checker::OnTaskPaused>([&](Checker& c) { c.OnTaskPaused(e.thread, e.who, e.paused); });
   }
   void operator()(const RuntimeStateChanged& e) {
-    Each<&Checker::OnRuntimeState>([&](Checker& c) { c.OnRuntimeState(e.instance, e.from, e.to, e.threads); });
+    Each<&Checker::OnRuntimeState>([&](Checker& c) {
+      c.OnRuntimeState(e.instance, e.from, e.to, e.threads);
+    });
   }
   void operator()(const ClientOwned& e) {
     Each<&Checker::OnClientOwner>([&](Checker& c) { c.OnClientOwner(e.client_id, e.thread); });
@@ -162,22 +194,32 @@ struct Oracle::Judge {
     Each<&Checker::OnTransportCall>([&](Checker& c) { c.OnTransportCall(e.client_id, e.call); });
   }
   void operator()(const ClientConnected& e) {
-    Each<&Checker::OnClientConnection>([&](Checker& c) { c.OnClientConnection(e.instance, e.base_id, e.wire_id, e.open); });
+    Each<&Checker::OnClientConnection>([&](Checker& c) {
+      c.OnClientConnection(e.instance, e.base_id, e.wire_id, e.open);
+    });
     o.ledger_.OnClientConnection(e.instance, e.base_id, e.wire_id, e.open);
   }
   void operator()(const CheckpointNoticed& e) {
-    Each<&Checker::OnCheckpointNotice>([&](Checker& c) { c.OnCheckpointNotice(e.instance, e.notice); });
+    Each<&Checker::OnCheckpointNotice>([&](Checker& c) {
+      c.OnCheckpointNotice(e.instance, e.notice);
+    });
     o.ledger_.OnCheckpointNotice(e.instance, e.notice);
   }
   void operator()(const EndOffsetRefreshed& e) {
-    Each<&Checker::OnEndOffsetRefreshed>([&](Checker& c) { c.OnEndOffsetRefreshed(e.reader, e.changelog, e.end_offset); });
+    Each<&Checker::OnEndOffsetRefreshed>([&](Checker& c) {
+      c.OnEndOffsetRefreshed(e.reader, e.changelog, e.end_offset);
+    });
   }
   void operator()(const Registered& e) {
-    Each<&Checker::OnRegistered>([&](Checker& c) { c.OnRegistered(e.reader, e.changelog, e.owner, e.type); });
+    Each<&Checker::OnRegistered>([&](Checker& c) {
+      c.OnRegistered(e.reader, e.changelog, e.owner, e.type);
+    });
     o.ledger_.OnRegistered(e);
   }
   void operator()(const Unregistered& e) {
-    Each<&Checker::OnUnregistered>([&](Checker& c) { c.OnUnregistered(e.reader, e.changelog, e.owner); });
+    Each<&Checker::OnUnregistered>([&](Checker& c) {
+      c.OnUnregistered(e.reader, e.changelog, e.owner);
+    });
     o.ledger_.OnUnregistered(e.reader, e.changelog, e.owner);
   }
   void operator()(const BatchRestored& e) {
@@ -222,7 +264,9 @@ struct Oracle::Judge {
     o.ledger_.OnStoresClosing(e.state, e.clean);
   }
   void operator()(const Advanced& e) {
-    Each<&Checker::OnAdvance>([&](Checker& c) { c.OnAdvance(e.state, e.changelog, e.next_offset); });
+    Each<&Checker::OnAdvance>([&](Checker& c) {
+      c.OnAdvance(e.state, e.changelog, e.next_offset);
+    });
     o.ledger_.OnAdvance(e.state, e.changelog, e.next_offset);
   }
   void operator()(const Flushed& e) {
@@ -230,11 +274,15 @@ struct Oracle::Judge {
     o.ledger_.OnFlushed(e.state);
   }
   void operator()(const CheckpointWritten& e) {
-    Each<&Checker::OnCheckpointWritten>([&](Checker& c) { c.OnCheckpointWritten(e.state, e.offsets); });
+    Each<&Checker::OnCheckpointWritten>([&](Checker& c) {
+      c.OnCheckpointWritten(e.state, e.offsets);
+    });
     o.ledger_.OnCheckpointWritten(e.state, e.offsets);
   }
   void operator()(const CheckpointResult& e) {
-    Each<&Checker::OnCheckpointResult>([&](Checker& c) { c.OnCheckpointResult(e.state, e.written); });
+    Each<&Checker::OnCheckpointResult>([&](Checker& c) {
+      c.OnCheckpointResult(e.state, e.written);
+    });
     o.ledger_.OnCheckpointResult(e.state, e.written);
   }
   void operator()(const Wiped& e) {
@@ -245,11 +293,15 @@ struct Oracle::Judge {
     Each<&Checker::OnCheckpointDeleted>([&](Checker& c) { c.OnCheckpointDeleted(e.state); });
   }
   void operator()(const StoreWipedOnOpen& e) {
-    Each<&Checker::OnStoreWipedOnOpen>([&](Checker& c) { c.OnStoreWipedOnOpen(e.state, e.changelog); });
+    Each<&Checker::OnStoreWipedOnOpen>([&](Checker& c) {
+      c.OnStoreWipedOnOpen(e.state, e.changelog);
+    });
     o.ledger_.OnStoreWipedOnOpen(e.state, e.changelog);
   }
   void operator()(const CheckpointClaimDropped& e) {
-    Each<&Checker::OnCheckpointClaimDropped>([&](Checker& c) { c.OnCheckpointClaimDropped(e.state, e.changelog, e.claimed); });
+    Each<&Checker::OnCheckpointClaimDropped>([&](Checker& c) {
+      c.OnCheckpointClaimDropped(e.state, e.changelog, e.claimed);
+    });
   }
   // Handled by Oracle::OnEvent before the visit.
   void operator()(const Appended&) {}
