@@ -64,6 +64,11 @@ struct Oracle::Judge {
     }
     for (Checker* c : *hooked) f(*c);
   }
+  // Every checker (a hook not named above: correct, only slower).
+  template <typename F>
+  void Each(F&& f) {
+    for (auto& c : o.checkers_) f(*c);
+  }
 
   void operator()(const TaskOpened& e) {
     Each<&Checker::OnTaskOpened>([&](Checker& c) { c.OnTaskOpened(e.task); });
