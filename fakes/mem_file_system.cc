@@ -40,16 +40,19 @@ absl::Status CrashedBefore(std::string_view op, std::string_view path) {
 // The components of `path`: "" is kNotFound (as open("") is ENOENT), ".." kInvalidArgument.
 absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const std::string& path) {
   if (path.empty()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
+  // Every file-system call splits its path: sized once, components copied once.
   std::vector<std::string> components;
+  components.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1);
+  const std::string_view p(path);
   size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    std::string component = path.substr(start, end - start);
+  while (start <= p.size()) {
+    size_t end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    const std::string_view component = p.substr(start, end - start);
     if (component == "..") {
       return FsError(absl::StatusCode::kInvalidArgument, op, path, "'..' is not supported");
     }
-    if (!component.empty() && component != ".") components.push_back(std::move(component));
+    if (!component.empty() && component != ".") components.emplace_back(component);
     start = end + 1;
   }
   return components;
@@ -59,7 +62,7 @@ absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const st
 std::string JoinPath(const std::vector<std::string>& components, size_t count) {
   if (count == 0) return "/";
   std::string path;
-  for (size_t i = 0; i < count; ++i) path += "/" + components[i];
+  for (size_t i = 0; i < count; ++i) path.append(1, '/').append(components[i]);
   return path;
 }
 
@@ -296,20 +299,27 @@ void MemFileSystem::ClearCurrentTree(InodeId dir) {
 }
 
 void MemFileSystem::CollectGarbage() {
-  std::set<InodeId> reachable = {kRootId};
-  std::vector<InodeId> pending = {kRootId};
-  while (!pending.empty()) {
-    const Inode& node = Node(pending.back());
-    pending.pop_back();
+  // Marks by id in a flat array (ids are dense: handed out in order from kRootId), then frees
+  // what no version of any directory names. Runs after every namespace change, so it must be
+  // cheap: no allocation per collection, no tree of marks.
+  gc_reachable_.assign(next_inode_id_, 0);
+  gc_reachable_[kRootId] = 1;
+  gc_pending_.assign(1, kRootId);
+  while (!gc_pending_.empty()) {
+    const Inode& node = Node(gc_pending_.back());
+    gc_pending_.pop_back();
     for (const auto* entries :
          {&node.current_entries, &node.durable_entries, &node.previous_durable_entries}) {
       for (const auto& [name, child] : *entries) {
-        if (reachable.insert(child).second) pending.push_back(child);
+        if (gc_reachable_[child] == 0) {
+          gc_reachable_[child] = 1;
+          gc_pending_.push_back(child);
+        }
       }
     }
   }
   for (auto it = inodes_.begin(); it != inodes_.end();) {
-    it = reachable.count(it->first) != 0 ? std::next(it) : inodes_.erase(it);
+    it = gc_reachable_[it->first] != 0 ? std::next(it) : inodes_.erase(it);
   }
 }
 

@@ -289,6 +289,10 @@ class MemFileSystem final : public FileSystem {
   std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
   std::map<InodeId, Inode> inodes_ ABSL_GUARDED_BY(mu_);
   InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;
+  // CollectGarbage's scratch: reachable[id] for every id below next_inode_id_ (reused, so a
+  // collection allocates nothing once it has grown).
+  std::vector<uint8_t> gc_reachable_ ABSL_GUARDED_BY(mu_);
+  std::vector<InodeId> gc_pending_ ABSL_GUARDED_BY(mu_);
   std::function<void()> crash_observer_;  // set once, before use
   uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
   // Held file locks: the holder's token and the crash epoch it was taken in (void after).

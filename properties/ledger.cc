@@ -299,7 +299,13 @@ void Ledger::OnDecision(std::string_view stream_thread, const TaskIncarnation& w
 }
 
 void Ledger::OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {
-  stream_of[Str(restore_thread)] = Str(stream_thread);
+  // Every stream loop names the pair, which seldom changes: no strings built when it did not.
+  auto it = stream_of.find(restore_thread);
+  if (it == stream_of.end()) {
+    stream_of.emplace(Str(restore_thread), Str(stream_thread));
+  } else if (it->second != stream_thread) {
+    it->second = Str(stream_thread);
+  }
 }
 
 void Ledger::OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,

@@ -11,6 +11,12 @@ namespace {
 std::atomic<bool> oracle_enabled{true};
 std::atomic<events::EventSink*> default_tap{nullptr};
 
+// A checker with every hook at its default: what Oracle::Judge compares hooks against.
+class NoHooks final : public Checker {
+ public:
+  explicit NoHooks(OracleContext& context) : Checker(context, "none") {}
+};
+
 }  // namespace
 
 void Oracle::SetEnabled(bool enabled) { oracle_enabled.store(enabled); }
@@ -36,6 +42,7 @@ Oracle::Oracle(OracleHost& host)
     : host_(host),
       context_(host, ledger_),
       checkers_(AllCheckers(context_)),
+      no_hooks_(std::make_unique<NoHooks>(context_)),
       tap_(default_tap.load()) {
   // Outside the simulator the stream's order between threads is the recorder's lock order,
   // not the run's global step order: the simulator-only invariants (docs/DESIGN.md, the

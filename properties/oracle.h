@@ -54,6 +54,7 @@
 #define RESTORESIM_PROPERTIES_ORACLE_H_
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/events/event.h"
@@ -100,6 +101,10 @@ class Oracle final : public events::EventSink {
   Ledger ledger_;
   OracleContext context_;
   std::vector<std::unique_ptr<Checker>> checkers_;
+  // The fan-out: per hook (oracle_judge.cc numbers them), the checkers that override it, in
+  // the order of checkers_; made at the hook's first event. `no_hooks_` overrides nothing.
+  std::unique_ptr<Checker> no_hooks_;
+  std::vector<std::optional<std::vector<Checker*>>> hooked_;
   events::EventSink* tap_ = nullptr;
   events::EventHeader last_header_;  // for the RunFinished CheckFinal taps
 };

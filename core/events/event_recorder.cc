@@ -72,16 +72,21 @@ int64_t EventRecorder::LogStart(const TopicPartition& tp) const {
   return options_.log_start ? options_.log_start(tp) : -1;
 }
 
-void EventRecorder::Emit(EventBody body) {
-  Event event{.body = std::move(body)};
-  event.header.thread = Name(CurrentThreadName());
-  event.header.seq = ++seq_[event.header.thread.id()];
-  if (SimHooks* sim = CurrentSim()) {
-    event.header.clock_ns = sim->NowNs();
-  } else if (options_.clock != nullptr) {
-    event.header.clock_ns = options_.clock->NowNs();
+void EventRecorder::Stamp(EventHeader& header) {
+  const std::string_view thread = CurrentThreadName();
+  if (last_seq_ == nullptr || thread.data() != last_thread_view_.data() ||
+      thread != last_thread_.view()) {
+    last_thread_view_ = thread;
+    last_thread_ = Name(thread);
+    last_seq_ = &seq_[last_thread_.id()];
   }
-  sink_.OnEvent(event);
+  header.thread = last_thread_;
+  header.seq = ++*last_seq_;
+  if (SimHooks* sim = CurrentSim()) {
+    header.clock_ns = sim->NowNs();
+  } else if (options_.clock != nullptr) {
+    header.clock_ns = options_.clock->NowNs();
+  }
 }
 
 // ---- the world ----

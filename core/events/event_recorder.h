@@ -23,9 +23,12 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/events/event.h"
 #include "core/port/clock.h"
@@ -126,15 +129,30 @@ class EventRecorder final : public RuntimeObserver {
   StateInfo Snapshot(const StateManager& state, bool full) const;
 
  private:
-  // Stamps `body`, hands it to the sink. REQUIRES: mu_ held.
-  void Emit(EventBody body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stamps `body`, hands it to the sink. REQUIRES: mu_ held. The body is moved once, into
+  // the event's variant (built in place), and the event is passed on by reference.
+  template <typename T>
+  void Emit(T&& body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Event event{.header = {},
+                .body = EventBody(std::in_place_type<std::decay_t<T>>, std::forward<T>(body))};
+    Stamp(event.header);
+    sink_.OnEvent(event);
+  }
+  void Stamp(EventHeader& header) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t LogStart(const TopicPartition& tp) const;
 
   EventSink& sink_;
   const RecorderOptions options_;
   absl::Mutex mu_;
   // Per thread name (by the interned name's identity: looked up, never iterated).
-  absl::flat_hash_map<const void*, uint64_t> seq_ ABSL_GUARDED_BY(mu_);
+  // node_hash_map: a counter never moves, so the last thread's can be kept by address.
+  absl::node_hash_map<const void*, uint64_t> seq_ ABSL_GUARDED_BY(mu_);
+  // The last emitting thread (most events come in runs from one thread): its name's view as
+  // CurrentThreadName gave it, the interned name and its counter. The view's contents are
+  // compared on use, so a buffer reused for another name is only a miss.
+  std::string_view last_thread_view_ ABSL_GUARDED_BY(mu_);
+  Name last_thread_ ABSL_GUARDED_BY(mu_);
+  uint64_t* last_seq_ ABSL_GUARDED_BY(mu_) = nullptr;
   // The open tasks' state managers (lookup only): Registered reads the owner's start offset.
   std::map<TaskIncarnation, const StateManager*> open_ ABSL_GUARDED_BY(mu_);
 };

@@ -17,7 +17,22 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 }  // namespace
 
 std::string ChangelogTopic(std::string_view application_id, std::string_view store_name) {
-  return fmt::format("{}-{}-changelog", application_id, store_name);
+  // Called per store on hot paths (a task's changelogs are derived, not stored): no format
+  // string to parse, one allocation.
+  constexpr std::string_view kSuffix = "-changelog";
+  std::string topic;
+  topic.reserve(application_id.size() + 1 + store_name.size() + kSuffix.size());
+  topic.append(application_id).append(1, '-').append(store_name).append(kSuffix);
+  return topic;
+}
+
+bool IsChangelogTopicOf(std::string_view topic, std::string_view application_id,
+                        std::string_view store_name) {
+  constexpr std::string_view kSuffix = "-changelog";
+  return topic.size() == application_id.size() + 1 + store_name.size() + kSuffix.size() &&
+         topic.starts_with(application_id) && topic[application_id.size()] == '-' &&
+         topic.substr(application_id.size() + 1, store_name.size()) == store_name &&
+         topic.ends_with(kSuffix);
 }
 
 std::optional<KeyValueWrite> CountUpdate(const ConsumerRecord& input,

@@ -31,6 +31,9 @@ inline constexpr std::string_view kCountsStoreName = "counts";
 inline constexpr std::string_view kLatestStoreName = "latest";
 
 std::string ChangelogTopic(std::string_view application_id, std::string_view store_name);
+// Whether `topic` is ChangelogTopic(application_id, store_name), without building it.
+bool IsChangelogTopicOf(std::string_view topic, std::string_view application_id,
+                        std::string_view store_name);
 
 // What processing one input record writes; nullopt when the record is malformed (skipped and
 // counted, as Kafka Streams' default deserialization handler logs and continues).

@@ -31,6 +31,11 @@ TopicPartition StateManager::ChangelogOf(const std::string& store) const {
   return TopicPartition{ChangelogTopic(config_.application_id, store), id_.partition};
 }
 
+bool StateManager::IsChangelogOf(const std::string& store, const TopicPartition& tp) const {
+  return tp.partition == id_.partition &&
+         IsChangelogTopicOf(tp.topic, config_.application_id, store);
+}
+
 absl::Status StateManager::ReadCheckpointOrNote() {
   absl::StatusOr<CheckpointOffsets> read = ReadCheckpoint(*config_.fs, checkpoint_path());
   checkpointed_.clear();
@@ -214,13 +219,14 @@ absl::Status StateManager::DropCheckpointClaim(const TopicPartition& changelog,
 
 bool StateManager::OwnsChangelog(const TopicPartition& changelog) const {
   for (const auto& [name, store] : stores_) {
-    if (ChangelogOf(name) == changelog) return true;
+    if (IsChangelogOf(name, changelog)) return true;
   }
   return false;
 }
 
 std::vector<TopicPartition> StateManager::ChangelogPartitions() const {
   std::vector<TopicPartition> partitions;
+  partitions.reserve(stores_.size());
   for (const auto& [name, store] : stores_) partitions.push_back(ChangelogOf(name));
   return partitions;
 }
@@ -238,7 +244,7 @@ KeyValueStore* StateManager::Store(std::string_view name) {
 
 KeyValueStore* StateManager::StoreForChangelog(const TopicPartition& changelog) {
   for (auto& [name, store] : stores_) {
-    if (ChangelogOf(name) == changelog) return store.get();
+    if (IsChangelogOf(name, changelog)) return store.get();
   }
   return nullptr;
 }

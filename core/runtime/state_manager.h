@@ -144,6 +144,7 @@ class StateManager {
 
  private:
   TopicPartition ChangelogOf(const std::string& store) const;
+  bool IsChangelogOf(const std::string& store, const TopicPartition& tp) const;
   absl::Status OpenStores();
   // Forgets the checkpoint's offset of a store that lost its data, on disk at once.
   absl::Status WipeIfNotAtCheckpoint(const std::string& name,
