@@ -59,6 +59,8 @@ const std::vector<BugProgram>& Table() {
        {"liveness"}},
       {Mutation::kEosUncleanStateKept, "scenario.eos_members_lost_at_any_moment",
        {"no_wasted_work", "store_contents"}},
+      {Mutation::kResumeWithoutWakeup, "scenario.paused_while_idle_assigned_then_resumed",
+       {"liveness_bounds"}},
   };
   return *table;
 }

@@ -89,6 +89,9 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
      "under exactly once a task's state left without a checkpoint (a crash, a dirty close "
      "mid-transaction) is kept and restored over instead of wiped, keeping aborted writes "
      "(Kafka wipes it: ProcessorStateManager's TaskCorruptedException, EOSUncleanShutdown)"},
+    {Mutation::kResumeWithoutWakeup, "resume-without-wakeup", "KAFKA-14299",
+     "a resume sends the restore threads no wake-up, so one idle with every task paused sees "
+     "the resume only when its idle wait runs out (the state updater before PR 13025)"},
 }};
 
 constexpr bool TableInEnumOrder() {
