@@ -61,6 +61,8 @@ const std::vector<BugProgram>& Table() {
        {"no_wasted_work", "store_contents"}},
       {Mutation::kResumeWithoutWakeup, "scenario.paused_while_idle_assigned_then_resumed",
        {"liveness_bounds"}},
+      {Mutation::kResumeWithoutRegister, "scenario.pause_resume_during_restoration_and_recycle",
+       {"registration"}},
   };
   return *table;
 }

@@ -92,6 +92,9 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kResumeWithoutWakeup, "resume-without-wakeup", "KAFKA-14299",
      "a resume sends the restore threads no wake-up, so one idle with every task paused sees "
      "the resume only when its idle wait runs out (the state updater before PR 13025)"},
+    {Mutation::kResumeWithoutRegister, "resume-without-register", "restoresim",
+     "a resumed task's changelogs are not registered again, as if a pause had kept them "
+     "registered (Kafka's pauseTask does; this runtime's unregisters them)"},
 }};
 
 constexpr bool TableInEnumOrder() {

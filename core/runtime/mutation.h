@@ -58,6 +58,7 @@ enum class Mutation : uint8_t {
   kCorruptionFailsThread,
   kEosUncleanStateKept,
   kResumeWithoutWakeup,
+  kResumeWithoutRegister,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");
