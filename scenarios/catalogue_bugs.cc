@@ -63,6 +63,8 @@ const std::vector<BugProgram>& Table() {
        {"liveness_bounds"}},
       {Mutation::kResumeWithoutRegister, "scenario.pause_resume_during_restoration_and_recycle",
        {"registration"}},
+      {Mutation::kCloseTimeoutNotRunning, "scenario.close_times_out_then_closes_again",
+       {"client_close"}},
   };
   return *table;
 }

@@ -95,6 +95,9 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
     {Mutation::kResumeWithoutRegister, "resume-without-register", "restoresim",
      "a resumed task's changelogs are not registered again, as if a pause had kept them "
      "registered (Kafka's pauseTask does; this runtime's unregisters them)"},
+    {Mutation::kCloseTimeoutNotRunning, "close-timeout-not-running", "restoresim",
+     "a close that times out moves the client to NOT_RUNNING with a stream thread still "
+     "running, so a later close returns at once (the runtime before issue 23's bug 3 fix)"},
 }};
 
 constexpr bool TableInEnumOrder() {
