@@ -148,6 +148,8 @@ class Checker {
 
   // ---- the runtime (the client; on the thread that changed its state) ----
   // `threads`: the names of every stream thread it made so far.
+  virtual void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns,
+                             int64_t code, RuntimeState state) {}
   virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                               const std::vector<std::string>& threads) {}
 

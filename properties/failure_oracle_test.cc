@@ -127,5 +127,66 @@ TEST(FailureOracleTest, ATaskClosedAsFailedThatNeverFailedIsCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("closes it as failed, but it never failed"));
 }
 
+// client_close (issue 23): Kafka's close(timeout) returns by its timeout; one that timed out
+// leaves the client PENDING_SHUTDOWN (the bug 3 runtime moved it to NOT_RUNNING); one that
+// returns OK leaves no stream thread alive.
+void CloseBegins(TimeNs timeout_ns) {
+  RS_OBSERVE(OnClientClose, "app", /*returned=*/false, timeout_ns, 0,
+             RuntimeState::kPendingShutdown);
+}
+
+TEST(FailureOracleTest, ACloseThatReturnsPastItsTimeoutIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    CloseBegins(1 * kSecond);
+    w.clock.SleepFor(1500 * kMillisecond);
+    RS_OBSERVE(OnClientClose, "app", /*returned=*/true, 1 * kSecond,
+               static_cast<int64_t>(absl::StatusCode::kDeadlineExceeded),
+               RuntimeState::kPendingShutdown);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("close(1000 ms) returns 500 ms of virtual time after "
+                                           "its deadline"));
+}
+
+TEST(FailureOracleTest, ATimedOutCloseThatLeavesTheClientNotRunningIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ToState(RuntimeState::kCreated, RuntimeState::kRebalancing);
+    RS_OBSERVE(OnStreamThreadState, "app-StreamThread-1", StreamThreadState::kCreated,
+               StreamThreadState::kStarting);
+    ToState(RuntimeState::kRebalancing, RuntimeState::kPendingShutdown);
+    CloseBegins(1 * kSecond);
+    w.clock.SleepFor(1 * kSecond);  // returns at its deadline: fine, but NOT_RUNNING is not
+    RS_OBSERVE(OnClientClose, "app", /*returned=*/true, 1 * kSecond,
+               static_cast<int64_t>(absl::StatusCode::kDeadlineExceeded),
+               RuntimeState::kNotRunning);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("close returns code 4 with the client NOT_RUNNING "
+                                           "while its stream thread app-StreamThread-1 is "
+                                           "STARTING"));
+}
+
+TEST(FailureOracleTest, ACloseThatReturnsOkWithAThreadAliveIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ToState(RuntimeState::kCreated, RuntimeState::kRebalancing);
+    RS_OBSERVE(OnStreamThreadState, "app-StreamThread-1", StreamThreadState::kCreated,
+               StreamThreadState::kStarting);
+    ToState(RuntimeState::kRebalancing, RuntimeState::kPendingShutdown);
+    CloseBegins(1 * kSecond);
+    RS_OBSERVE(OnClientClose, "app", /*returned=*/true, 1 * kSecond, 0,
+               RuntimeState::kPendingShutdown);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("close returns OK with the client PENDING_SHUTDOWN "
+                                           "while its stream thread app-StreamThread-1 is "
+                                           "STARTING"));
+}
+
 }  // namespace
 }  // namespace restoresim::properties

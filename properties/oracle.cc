@@ -50,7 +50,7 @@ Oracle::Oracle(OracleHost& host)
   if (dynamic_cast<StandaloneHost*>(&host) == nullptr) return;
   std::erase_if(checkers_, [](const std::unique_ptr<Checker>& c) {
     return c->invariant() == "liveness_bounds" || c->invariant() == "stopped_processing" ||
-           c->invariant() == "paused_tasks";
+           c->invariant() == "paused_tasks" || c->invariant() == "client_close";
   });
 }
 

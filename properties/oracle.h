@@ -35,6 +35,8 @@
 //                       ERROR or NOT_RUNNING; client transitions are Kafka's
 //   failed_tasks        a failed task is owned by exactly one place: back to its stream thread
 //                       once, never restored, run or listed again, closed
+//   client_close        a close returns by its timeout; returning with a stream thread alive,
+//                       it is not OK and the client is not NOT_RUNNING
 // The scenarios check liveness and the final state themselves (scenarios/scenario_checks.h).
 //
 // It judges events as data (core/events/event.h) and nothing of the simulator: the same oracle

@@ -313,6 +313,11 @@ struct Oracle::Judge {
   void operator()(const Aborted&) {}
   void operator()(const FsCrashed&) {}
   void operator()(const RunFinished&) {}
+  void operator()(const ClientClosed& e) {
+    Each([&](Checker& c) {
+      c.OnClientClose(e.instance, e.returned, e.timeout_ns, e.code, e.state);
+    });
+  }
 };
 
 void Oracle::JudgeBody(const EventBody& body) { std::visit(Judge{*this}, body); }

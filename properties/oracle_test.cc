@@ -68,6 +68,63 @@ TEST(OracleTest, HandOffFromTheWrongHolder) {
                         "the stream thread holds it"));
 }
 
+// registration, held => registered: at the start of each iteration of a restore thread's loop,
+// every changelog of a task it holds unpaused is registered there to that incarnation.
+TEST(OracleTest, AHeldTaskWhoseChangelogWasNeverRegisteredIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kActive);
+    task->TransitionTo(TaskState::kRestoring);
+    HandToTheRestoreThread(*task);  // applied, but its changelog not registered
+    RS_OBSERVE(OnRestoreLoop, "restore");
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:registration]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("held unpaused by restore when an iteration begins, "
+                                           "but its changelog app-counts-changelog-1 is not "
+                                           "registered there"));
+}
+
+TEST(OracleTest, AHeldTaskWhoseChangelogWasUnregisteredIsCaughtAtTheNextIteration) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kStandby);
+    task->TransitionTo(TaskState::kRestoring);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(1), task->incarnation(), task->type());
+    RS_OBSERVE(OnRestoreLoop, "restore");  // fine: registered
+    RS_OBSERVE(OnUnregistered, "restore", Changelog(1), task->incarnation());
+    RS_OBSERVE(OnRestoreLoop, "restore");  // still held, not paused, nothing registered
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:registration]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("but its changelog app-counts-changelog-1 is not "
+                                           "registered there"));
+}
+
+// A task the restore thread paused keeps nothing registered (restore_thread_pause.cc): fine.
+TEST(OracleTest, APausedHeldTaskWithNothingRegisteredPasses) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kStandby);
+    task->TransitionTo(TaskState::kRestoring);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(1), task->incarnation(), task->type());
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnUnregistered, "restore", Changelog(1), task->incarnation());
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), true);
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kFromRestore,
+               TaskHolder::kStreamThread);
+    task->TransitionTo(TaskState::kSuspended);
+    ASSERT_TRUE(task->state_manager().Close(/*clean=*/false).ok());
+    task->TransitionTo(TaskState::kClosed);
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
 // Drives a restore thread by hand: CREATE a task, let it restore, CLOSE it, CREATE it again.
 TEST(OracleTest, RealRestoreThreadPassesAndChecksStoreContents) {
   int64_t store_checks = 0;

@@ -151,6 +151,68 @@ TEST(PausedOracleTest, AStreamThreadThatProcessesAfterThePauseIsCaught) {
                                            "after its topology was paused"));
 }
 
+// An idle restore thread holding a paused task, resumed: the wait must end at the resume's
+// virtual time (liveness_bounds). Reports what a runtime whose resume sends no wake-up does
+// (KAFKA-14299): the wait runs out 100 ms later.
+void PausedAndIdle(Task& task) {
+  RegisterInTheRestoreThread(task);
+  RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"restore"});
+  RS_OBSERVE(OnRestoreLoop, "restore");
+  RS_OBSERVE(OnRoundsDrained, "restore", 0);
+  RS_OBSERVE(OnUnregistered, "restore", Changelog(task.id().partition), task.incarnation());
+  RS_OBSERVE(OnTaskPaused, "restore", task.incarnation(), true);
+  RS_OBSERVE(OnRestoreLoop, "restore");
+  RS_OBSERVE(OnRestoreIdle, "restore", /*begin=*/true, /*woken=*/false);
+}
+
+TEST(PausedOracleTest, AResumeThatDoesNotWakeAnIdleRestoreThreadIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kActive);
+    PausedAndIdle(*task);
+    w.clock.SleepFor(30 * kMillisecond);
+    RS_OBSERVE(OnTopologyPause, "", false, std::vector<std::string>{"restore"});
+    w.clock.SleepFor(100 * kMillisecond);  // the idle wait runs out
+    RS_OBSERVE(OnRestoreIdle, "restore", /*begin=*/false, /*woken=*/false);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:liveness_bounds]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("idle for 100 ms of virtual time after its topology "
+                                           "was resumed, holding 1 paused tasks"));
+}
+
+// The same resume, with the wait ending at once (as RestoreThread::SignalResume has it), passes;
+// so does a resume of an idle restore thread that holds nothing paused, whenever it wakes.
+TEST(PausedOracleTest, AResumeThatWakesTheIdleRestoreThreadAtOncePasses) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(1, TaskType::kActive);
+    PausedAndIdle(*task);
+    w.clock.SleepFor(30 * kMillisecond);
+    RS_OBSERVE(OnTopologyPause, "", false, std::vector<std::string>{"restore"});
+    RS_OBSERVE(OnRoundQueued, "restore", 0);
+    RS_OBSERVE(OnRestoreIdle, "restore", /*begin=*/false, /*woken=*/true);
+    RS_OBSERVE(OnRoundsDrained, "restore", 1);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(1), task->incarnation(), task->type());
+    RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), false);
+    RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"other-restore"});
+    RS_OBSERVE(OnRestoreLoop, "other-restore");
+    RS_OBSERVE(OnRestoreIdle, "other-restore", /*begin=*/true, /*woken=*/false);
+    RS_OBSERVE(OnTopologyPause, "", false, std::vector<std::string>{"other-restore"});
+    w.clock.SleepFor(100 * kMillisecond);
+    RS_OBSERVE(OnRestoreIdle, "other-restore", /*begin=*/false, /*woken=*/false);
+    RS_OBSERVE(OnUnregistered, "restore", Changelog(1), task->incarnation());
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
+               TaskHolder::kFromRestore);
+    RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kFromRestore,
+               TaskHolder::kStreamThread);
+    task->TransitionTo(TaskState::kSuspended);
+    ASSERT_TRUE(task->state_manager().Close(/*clean=*/false).ok());
+    task->TransitionTo(TaskState::kClosed);
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
 // The real restore thread, paused with a standby updating and an active restoring: nothing is
 // restored into them while paused, and they restore on once resumed.
 TEST(PausedOracleTest, RealRestoreThreadPausedAndResumedPasses) {
@@ -172,6 +234,7 @@ TEST(PausedOracleTest, RealRestoreThreadPausedAndResumedPasses) {
       pause.Set(true, {"restore"});
       w.clock.SleepFor(2 * kSecond);
       pause.Set(false, {"restore"});
+      rt.SignalResume();  // as Runtime::Resume: an idle restore thread wakes now
       w.clock.SleepFor(2 * kSecond);
       ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
       for (RestoreEvent& e : rt.DrainEvents()) {

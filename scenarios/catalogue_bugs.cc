@@ -59,6 +59,12 @@ const std::vector<BugProgram>& Table() {
        {"liveness"}},
       {Mutation::kEosUncleanStateKept, "scenario.eos_members_lost_at_any_moment",
        {"no_wasted_work", "store_contents"}},
+      {Mutation::kResumeWithoutWakeup, "scenario.paused_while_idle_assigned_then_resumed",
+       {"liveness_bounds"}},
+      {Mutation::kResumeWithoutRegister, "scenario.pause_resume_during_restoration_and_recycle",
+       {"registration"}},
+      {Mutation::kCloseTimeoutNotRunning, "scenario.close_times_out_then_closes_again",
+       {"client_close"}},
   };
   return *table;
 }

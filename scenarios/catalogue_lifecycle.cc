@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/runtime/runtime.h"
+#include "core/sync/thread.h"
 #include "core/util/check.h"
 #include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
@@ -23,6 +24,17 @@ bool Running(const std::vector<Member>& members, TaskId id) {
     if (m.thread->task_manager().running().contains(id)) return true;
   }
   return false;
+}
+
+// One close that may time out (the oracle's client_close judges it): marks what it returned.
+void CloseOnce(Runtime& runtime, TimeNs timeout_ns) {
+  const absl::Status s = runtime.Close(timeout_ns);
+  if (absl::IsDeadlineExceeded(s)) {
+    TraceMark("scenario", fmt::format("close timed out, client {}",
+                                      RuntimeStateName(runtime.state())));
+  } else {
+    TraceMark("scenario", fmt::format("close returned {}", absl::StatusCodeToString(s.code())));
+  }
 }
 
 // scenario.no_restore_task_with_restoring_task
@@ -168,6 +180,62 @@ RESTORESIM_SCENARIO({.name = "scenario.shutdown_mid_rebalance",
                                     "restarted fleet converges",
                      .steps_hint = 4'000,
                      .body = ShutdownMidRebalance});
+
+// scenario.close_times_out_then_closes_again
+//   A Runtime (one stream thread) runs every task; the leader of partition 0's changelog goes
+//   away for away_ms, input arrives, and the group revokes every task: the thread commits
+//   inside its poll and retries while the leader is away. Then Close with a drawn timeout
+//   shorter than the leader's absence, maybe a second short one (a double close), and a long
+//   one; a new Runtime over the same state directory restarts and processes the input.
+//   Must hold: client_close — every close returns by its timeout; one that times out leaves
+//   the client PENDING_SHUTDOWN (Kafka's close(timeout) returning false), and one that returns
+//   OK has every stream thread DEAD, so a close after one that timed out waits for the thread;
+//   the last close leaves the client NOT_RUNNING; the restart converges with exact counts.
+void CloseTimesOutThenClosesAgain(RunEnv& env) {
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 2);
+  const int records = draw.Int("records", 0, 59);
+  const int input_records = draw.Int("input_records", 1, 19);
+  const TimeNs away_ns = draw.Ms("away_ms", 1500, 6000, 500);
+  const TimeNs first_timeout_ns = draw.Ms("first_timeout_ms", 100, 1000, 100);
+  const bool twice = draw.Bool("second_short_close");
+  const TimeNs second_timeout_ns = draw.Ms("second_timeout_ms", 0, 500, 100);
+  draw.NoteParams();
+  RuntimeWorld w(/*faults=*/false, partitions);
+  for (int32_t q = 0; q < partitions; ++q) w.WriteChangelog(q, records);
+  const Baselines baselines = BaselinesNow(w, partitions);
+  const RuntimeConfig config = CatalogueRuntimeConfig(1, /*restore_max_poll_records=*/10);
+  {
+    Runtime first(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+    RS_CHECK(first.Start().ok());
+    const std::vector<Member> members = MembersOf(first, config);
+    AwaitConverged(env, w, members, partitions);
+    w.broker.TakeLeaderAway(testing::Changelog(0), w.clock.NowNs() + away_ns);
+    for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, input_records);
+    w.clock.SleepFor(500 * kMillisecond);  // processed; partition 0's changelog cannot flush
+    const std::string member = w.broker.Members(config.application_id).at(0);
+    RS_CHECK(w.broker.Rebalance(config.application_id, {{member, testing::Assign({}, {})}}).ok());
+    w.clock.SleepFor(200 * kMillisecond);
+    TraceMark("scenario", "close while a revocation's commit retries");
+    CloseOnce(first, first_timeout_ns);
+    if (twice) CloseOnce(first, second_timeout_ns);
+    ShutdownWithin(env, w, "runtime", kShutdownTimeoutNs, [&](TimeNs t) { return first.Close(t); });
+    w.oracle.CheckFinal();
+    if (first.state() != RuntimeState::kNotRunning) {
+      FailInvariant(env, "liveness", "runtime",
+                    fmt::format("state {} after the last Close, not NOT_RUNNING",
+                                RuntimeStateName(first.state())));
+    }
+  }
+  Runtime again(config, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(again.Start().ok());
+  FinishRuntime(env, w, again, config, partitions, baselines);
+}
+RESTORESIM_SCENARIO({.name = "scenario.close_times_out_then_closes_again",
+                     .description = "a close times out while a revocation's commit retries, "
+                                    "maybe a second one, then a close waits for the thread",
+                     .steps_hint = 6'000,
+                     .body = CloseTimesOutThenClosesAgain});
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 // stream thread each, each instance a client with a pause of its own).
 #include <fmt/format.h>
 
+#include "core/sync/thread.h"
 #include "core/util/check.h"
 #include "scenarios/scenario_dsl.h"
 #include "scenarios/scenario_fleet.h"
@@ -137,6 +138,80 @@ RESTORESIM_SCENARIO({.name = "scenario.pause_resume_during_restoration_and_recyc
                                     "update; a recycle and/or revocation while paused; resume",
                      .steps_hint = 6'000,
                      .body = PauseResumeDuringRestorationAndRecycle});
+
+// Parameters of the idle story, drawn from the seed (0 = smallest, none, earliest).
+struct IdleParams {
+  int32_t partitions = 2;       // a may run partition 0; the others are b's, then move to a
+  int changelog_records = 20;   // per partition before the application runs
+  int32_t restore_batch = 2;    // restore.max_poll_records
+  int input_records = 0;        // per partition and burst
+  bool a_runs_one = false;      // a runs partition 0 before the pause (else a holds nothing)
+  TimeNs pause_after_ns = 0;    // after the first generation converged
+  TimeNs moved_after_ns = 0;    // a paused this long before b's partitions move to it
+  TimeNs resume_after_ns = 0;   // after the move: a resumes
+
+  static IdleParams From(Draws& draw) {
+    IdleParams p;
+    p.partitions = draw.Int<int32_t>("partitions", 2, 3);
+    p.changelog_records = draw.Int("changelog_records", 20, 119);
+    p.restore_batch = draw.Int<int32_t>("restore_batch", 2, 10);
+    p.input_records = draw.Int("input_records", 0, 19);
+    p.a_runs_one = draw.Bool("a_runs_one");
+    p.pause_after_ns = draw.Ms("pause_after_ms", 0, 150, 10);
+    p.moved_after_ns = draw.Ms("moved_after_ms", 0, 200, 20);
+    p.resume_after_ns = draw.Ms("resume_after_ms", 20, 400, 20);
+    return p;
+  }
+};
+
+// scenario.paused_while_idle_assigned_then_resumed
+//   Instances a and b: a runs partition 0 or nothing, b runs the rest; once everything runs,
+//   a's restore thread has nothing to restore and waits idle for work. a pauses then (its
+//   restore thread idle), and while paused b's partitions move to a: a's restore thread gets
+//   new actives with whole changelogs to restore, parks them paused (KAFKA-14299: nothing is
+//   restored into a task added while its topology is paused) and waits idle again, every task
+//   it holds paused. a resumes resume_after later, while its restore thread waits.
+//   Must hold: at every step the oracle's invariants — liveness_bounds above all (the resume
+//   wakes the idle restore thread at the virtual time of the resume, not when its idle wait
+//   runs out), paused_tasks (nothing restored into a task parked paused, from the moment it
+//   arrives), registration (a parked task's changelogs are registered when it resumes); at the
+//   end every task runs with counts equal to the reference model.
+void PausedWhileIdleAssignedThenResumed(RunEnv& env) {
+  Draws draw(env);
+  const IdleParams p = IdleParams::From(draw);
+  draw.NoteParams();
+  RuntimeWorld w(/*faults=*/false, p.partitions);
+  for (int32_t q = 0; q < p.partitions; ++q) {
+    w.WriteChangelog(q, p.changelog_records);
+    ProduceInput(w, env.random, q, p.input_records);
+  }
+  const Baselines baselines = BaselinesNow(w, p.partitions);
+  Fleet fleet(w, {.restore_max_poll_records = p.restore_batch});
+  fleet.Start();
+  Generation g(fleet.size());
+  for (int32_t q = 0; q < p.partitions; ++q) {
+    g[q == 0 && p.a_runs_one ? kA : kB].actives.insert(q);
+  }
+  RS_CHECK(fleet.Rebalance(g).ok());
+  AwaitConverged(env, w, fleet.members(), p.partitions);  // from here a's restore thread idles
+  w.clock.SleepFor(p.pause_after_ns);
+  fleet.SetPaused(fleet.instance_of(kA), true);
+  for (int32_t q = 0; q < p.partitions; ++q) ProduceInput(w, env.random, q, p.input_records);
+  w.clock.SleepFor(p.moved_after_ns);
+  RS_CHECK(fleet.Rebalance(fleet.AllOn(kA, p.partitions, /*standbys=*/false)).ok());
+  w.clock.SleepFor(p.resume_after_ns);
+  if (fleet.thread(kA).restore_thread().PausedActives() > 0) {
+    TraceMark("scenario", "resume with new actives parked paused");
+  }
+  fleet.SetPaused(fleet.instance_of(kA), false);
+  for (int32_t q = 0; q < p.partitions; ++q) ProduceInput(w, env.random, q, p.input_records);
+  FinishFleet(env, w, fleet, p.partitions, baselines);
+}
+RESTORESIM_SCENARIO({.name = "scenario.paused_while_idle_assigned_then_resumed",
+                     .description = "a pauses while its restore thread idles, b's partitions "
+                                    "move to it paused, a resumes while it idles again",
+                     .steps_hint = 6'000,
+                     .body = PausedWhileIdleAssignedThenResumed});
 
 }  // namespace
 

@@ -143,6 +143,8 @@ TEST(CatalogueTest, HasTheNamedScenarios) {
            "scenario.replaced_thread_takes_over",
            "scenario.task_timeout_mid_rebalance",
            "scenario.pause_resume_during_restoration_and_recycle",
+           "scenario.paused_while_idle_assigned_then_resumed",
+           "scenario.close_times_out_then_closes_again",
        }) {
     const sim::Program* p = Registry().Find(name);
     ASSERT_NE(p, nullptr) << name;
@@ -361,7 +363,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "cover/task added while its topology is paused",
                       "cover/paused task leaves the restore thread", "cover/paused task resumed",
                       "cover/running active paused", "cover/running active resumed",
-                      "cover/close and create of one task in a round"}}),
+                      "cover/close and create of one task in a round"}},
+        // Paused while its restore thread idles, assigned new tasks paused, resumed idle.
+        CoverageCase{"scenario.paused_while_idle_assigned_then_resumed",
+                     {"cover/task added while its topology is paused",
+                      "scenario/resume with new actives parked paused",
+                      "cover/idle restore thread woken to resume its paused tasks"}},
+        // A close times out while a revocation's commit retries; later closes wait.
+        CoverageCase{"scenario.close_times_out_then_closes_again",
+                     {"scenario/close while a revocation's commit retries",
+                      "cover/close timed out: the client stays PENDING_SHUTDOWN",
+                      "cover/close after a close that timed out"}}),
     [](const ::testing::TestParamInfo<CoverageCase>& info) {
       return TestName(::testing::TestParamInfo<std::string>(info.param.program, info.index));
     });

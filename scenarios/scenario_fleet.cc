@@ -162,6 +162,11 @@ void Fleet::SetPaused(int32_t instance, bool paused) {
   TraceMark("scenario", fmt::format("{} instance {}", paused ? "pause" : "resume",
                                     static_cast<char>('a' + instance)));
   pauses_[instance]->Set(paused, threads);
+  // As Runtime::Resume: each restore thread is signalled, so an idle one resumes now.
+  if (paused) return;
+  for (size_t i = 0; i < threads_.size(); ++i) {
+    if (instance_of_[i] == instance) threads_[i]->restore_thread().SignalResume();
+  }
 }
 
 void Fleet::Start() {

@@ -247,6 +247,13 @@ struct Aborted { RS_EVENT(Aborted, "aborted"); TopicPartition tp; int64_t first 
 struct FsCrashed { RS_EVENT(FsCrashed, "fs_crashed"); RS_FIELDS((void)v) };
 // The run ended with the runtime shut down: the end-of-run checks apply from here.
 struct RunFinished { RS_EVENT(RunFinished, "run_finished"); RS_FIELDS((void)v) };
+// A client's close (Runtime::Close): begun (after any checkpoint/restore cycle or thread
+// replacement it waits for) with its timeout, or returned with its status code and the
+// client's state then; on the calling thread.
+struct ClientClosed { RS_EVENT(ClientClosed, "client_close"); Name instance;
+  bool returned = false; int64_t timeout_ns = 0; int64_t code = 0; RuntimeState state{};
+  RS_FIELDS(v("instance", instance); v("returned", returned); v("timeout_ns", timeout_ns);
+            v("code", code); v("state", state)) };
 
 #undef RS_EVENT
 #undef RS_FIELDS
@@ -261,7 +268,7 @@ using EventBody = std::variant<
     Registered, Unregistered, BatchRestored, Completed, ListenerCalled, ReaderDestroyed,
     ReaderModeChanged, StoresRegistered, StoresReleased, StoresClosing, Advanced, Flushed,
     CheckpointWritten, CheckpointResult, Wiped, CheckpointDeleted, StoreWipedOnOpen,
-    CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished>;
+    CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished, ClientClosed>;
 
 struct Event {
   EventHeader header;

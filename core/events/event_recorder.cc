@@ -282,6 +282,13 @@ void EventRecorder::OnRuntimeState(std::string_view instance, RuntimeState from,
       .instance = Name(instance), .from = from, .to = to, .threads = threads});
 }
 
+void EventRecorder::OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns,
+                                  int64_t code, RuntimeState state) {
+  RecorderLock lock(mu_);
+  Emit(ClientClosed{.instance = Name(instance), .returned = returned, .timeout_ns = timeout_ns,
+                    .code = code, .state = state});
+}
+
 // ---- transport clients, checkpoint/restore ----
 
 void EventRecorder::OnClientOwner(std::string_view client_id, std::string_view thread) {

@@ -88,6 +88,8 @@ class EventRecorder final : public RuntimeObserver {
   void OnTopologyPause(std::string_view topology, bool paused,
                        const std::vector<std::string>& threads) override;
   void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override;
+  void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns, int64_t code,
+                     RuntimeState state) override;
   void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                       const std::vector<std::string>& threads) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;

@@ -89,6 +89,15 @@ constexpr std::array<MutationInfo, static_cast<size_t>(Mutation::kCount)> kMutat
      "under exactly once a task's state left without a checkpoint (a crash, a dirty close "
      "mid-transaction) is kept and restored over instead of wiped, keeping aborted writes "
      "(Kafka wipes it: ProcessorStateManager's TaskCorruptedException, EOSUncleanShutdown)"},
+    {Mutation::kResumeWithoutWakeup, "resume-without-wakeup", "KAFKA-14299",
+     "a resume sends the restore threads no wake-up, so one idle with every task paused sees "
+     "the resume only when its idle wait runs out (the state updater before PR 13025)"},
+    {Mutation::kResumeWithoutRegister, "resume-without-register", "restoresim",
+     "a resumed task's changelogs are not registered again, as if a pause had kept them "
+     "registered (Kafka's pauseTask does; this runtime's unregisters them)"},
+    {Mutation::kCloseTimeoutNotRunning, "close-timeout-not-running", "restoresim",
+     "a close that times out moves the client to NOT_RUNNING with a stream thread still "
+     "running, so a later close returns at once (the runtime before issue 23's bug 3 fix)"},
 }};
 
 constexpr bool TableInEnumOrder() {

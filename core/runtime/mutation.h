@@ -57,6 +57,9 @@ enum class Mutation : uint8_t {
   kStoreOffsetIgnored,
   kCorruptionFailsThread,
   kEosUncleanStateKept,
+  kResumeWithoutWakeup,
+  kResumeWithoutRegister,
+  kCloseTimeoutNotRunning,
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

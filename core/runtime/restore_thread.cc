@@ -70,6 +70,8 @@ bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>*
 // resume). A full queue has a round to wake it already.
 void RestoreThread::SignalResume() {
   if (thread_ == nullptr) return;  // not started: its first iteration reads the pause anyway
+  // Mutation resume-without-wakeup (KAFKA-14299): no wake-up; an idle wait runs out first.
+  if (RS_MUTANT(kResumeWithoutWakeup)) return;
   if (items_.TryPush({})) RS_OBSERVE(OnRoundQueued, config_.name, 0);
 }
 
@@ -161,9 +163,13 @@ void RestoreThread::Run() {
     metrics_.BeginIteration(clock_.NowNs());  // restore_thread_metrics.cc
     std::vector<std::vector<TaskItem>> rounds;
     items_.DrainTo(rounds);
-    if (rounds.empty() && tasks_.updating().empty()) MeasuredIdleWait(rounds);
+    const bool idled = rounds.empty() && tasks_.updating().empty();
+    if (idled) MeasuredIdleWait(rounds);
     RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
     ReadTopologyPause();
+    if (idled && !rounds.empty() && !topology_paused_ && !tasks_.paused().empty()) {
+      TraceMark("cover", "idle restore thread woken to resume its paused tasks");
+    }
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
     // every drained CLOSE before every drained CREATE (the seed's "drain closed, then created")
     // would apply a later round's CLOSE before an earlier round's CREATE of the same task,

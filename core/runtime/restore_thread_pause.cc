@@ -9,6 +9,7 @@
 // its state manager holds, when it resumes.
 #include <fmt/format.h>
 
+#include "core/runtime/mutation.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
@@ -59,8 +60,12 @@ void RestoreThread::ResumeTask(Task& task) {
            TaskStateName(task.state()));
   RS_CHECK(reader_->ChangelogsOf(who).empty(), "paused task {} had changelogs registered",
            who.ToString());
-  for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
-    reader_->Register(tp, &task.state_manager(), who);
+  // Mutation resume-without-register: Kafka's resumeTask, which registers nothing (its pause
+  // kept the changelogs registered); here the task is held unpaused with nothing registered.
+  if (!RS_MUTANT(kResumeWithoutRegister)) {
+    for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
+      reader_->Register(tp, &task.state_manager(), who);
+    }
   }
   TraceMark("restore", "resumed " + who.ToString(), 0);
   TraceMark("cover", "paused task resumed");

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 
 #include "core/runtime/hold_point.h"
+#include "core/runtime/mutation.h"
+#include "core/runtime/runtime_observer.h"
 #include "core/runtime/suspendable_transport.h"
+#include "core/sync/thread.h"
 
 namespace restoresim {
 
@@ -183,32 +186,10 @@ absl::Status Runtime::Start() {
   return absl::OkStatus();
 }
 
-absl::Status Runtime::Close(TimeNs timeout_ns) {
-  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
-  bool failed = false;
-  {
-    MutexLock lock(mu_);
-    // A frozen instance runs nothing, its shutdown included: Close waits for the restore. A
-    // replacement being started is waited for, so that it is shut down too.
-    while (cycle_ || replacing_ > 0) cycle_cv_.Wait(mu_);
-    if (state_ == RuntimeState::kNotRunning) return absl::OkStatus();
-    if (state_ == RuntimeState::kCreated) {
-      SetStateLocked(RuntimeState::kPendingShutdown);
-      SetStateLocked(RuntimeState::kNotRunning);
-      return absl::OkStatus();
-    }
-    // Failing: the dying thread shuts the others down; wait for it, then join them all.
-    while (state_ == RuntimeState::kPendingError) {
-      if (!state_cv_.WaitUntil(mu_, clock_, deadline)) break;
-    }
-    failed = state_ == RuntimeState::kPendingError || state_ == RuntimeState::kError;
-    // (PENDING_SHUTDOWN already: an earlier close timed out; this one waits for the threads.)
-    if (!failed && state_ != RuntimeState::kPendingShutdown) {
-      SetStateLocked(RuntimeState::kPendingShutdown);
-    }
-  }
+// Shuts every thread down by `deadline` (cleanly, without leaving the group), then lets the
+// stopped ones leave; names the others in `running`. Returns the first error.
+absl::Status Runtime::ShutdownThreads(TimeNs deadline, std::vector<std::string>& running) {
   absl::Status first;
-  std::vector<std::string> running;  // threads that did not stop by the deadline
   std::vector<StreamThread*> stopped;
   // Every thread's tasks are closed (committed) before any member leaves the group: a leave
   // starts a generation, and a thread closed after it sent its transaction's offsets with the
@@ -227,13 +208,66 @@ absl::Status Runtime::Close(TimeNs timeout_ns) {
     }
   }
   for (StreamThread* t : stopped) t->LeaveGroup();
+  return first;
+}
+
+// Observed at both ends (the oracle's client_close): begun once the waits for a checkpoint/restore
+// cycle or a replacement are over, and returned with its status and the client's state.
+absl::Status Runtime::Close(TimeNs timeout_ns) {
+  const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
+  RuntimeState at_return = RuntimeState::kCreated;  // read under mu_ (no scheduling point here)
+  absl::Status s = CloseUntil(deadline, timeout_ns, at_return);
+  RS_OBSERVE(OnClientClose, Label(), /*returned=*/true, timeout_ns,
+             static_cast<int64_t>(s.code()), at_return);
+  return s;
+}
+
+absl::Status Runtime::CloseUntil(TimeNs deadline, TimeNs timeout_ns, RuntimeState& at_return) {
+  bool failed = false;
+  {
+    MutexLock lock(mu_);
+    // A frozen instance runs nothing, its shutdown included: Close waits for the restore. A
+    // replacement being started is waited for, so that it is shut down too.
+    while (cycle_ || replacing_ > 0) cycle_cv_.Wait(mu_);
+    RS_OBSERVE(OnClientClose, Label(), /*returned=*/false, timeout_ns, 0, state_);
+    at_return = state_;
+    if (state_ == RuntimeState::kNotRunning) return absl::OkStatus();
+    if (state_ == RuntimeState::kCreated) {
+      SetStateLocked(RuntimeState::kPendingShutdown);
+      SetStateLocked(RuntimeState::kNotRunning);
+      at_return = state_;
+      return absl::OkStatus();
+    }
+    // Failing: the dying thread shuts the others down; wait for it, then join them all.
+    while (state_ == RuntimeState::kPendingError) {
+      if (!state_cv_.WaitUntil(mu_, clock_, deadline)) break;
+    }
+    failed = state_ == RuntimeState::kPendingError || state_ == RuntimeState::kError;
+    // (PENDING_SHUTDOWN already: an earlier close timed out; this one waits for the threads.)
+    if (!failed && state_ != RuntimeState::kPendingShutdown) {
+      SetStateLocked(RuntimeState::kPendingShutdown);
+    } else if (!failed) {
+      TraceMark("cover", "close after a close that timed out");
+    }
+  }
+  std::vector<std::string> running;  // threads that did not stop by the deadline
+  absl::Status first = ShutdownThreads(deadline, running);
   MutexLock lock(mu_);
+  at_return = state_;
   if (!running.empty()) {
     // Kafka's close(timeout) returning false: the client stays PENDING_SHUTDOWN (or
     // PENDING_ERROR) until its threads stop, and a later close waits for them again. Moving to
     // NOT_RUNNING here let a later close return at once while a thread still ran (found by
     // RealBugsTest.ACloseThatTimesOutLeavesTheClientPendingShutdownUntilItsThreadsStop).
     RS_CHECK(!first.ok(), "runtime '{}': threads still running after a clean shutdown", Label());
+    if (state_ == RuntimeState::kPendingShutdown) {
+      TraceMark("cover", "close timed out: the client stays PENDING_SHUTDOWN");
+    }
+    // Mutation close-timeout-not-running: bug 3 of issue 23, NOT_RUNNING with a thread running.
+    if (RS_MUTANT(kCloseTimeoutNotRunning) && !failed) {
+      SetStateLocked(RuntimeState::kNotRunning);
+      at_return = state_;
+    }
     return absl::DeadlineExceededError(fmt::format(
         "runtime '{}': stream threads {} did not stop within {} ms; the client stays {} (close "
         "again to wait for them): {}",
@@ -241,6 +275,7 @@ absl::Status Runtime::Close(TimeNs timeout_ns) {
         RuntimeStateName(state_), std::string(first.message())));
   }
   if (!failed) SetStateLocked(RuntimeState::kNotRunning);
+  at_return = state_;
   // As Kafka's close: the state directory is released once every thread stopped (also after
   // ERROR), so the next instance may take it.
   if (first.ok()) directory_lock_.reset();

@@ -165,6 +165,9 @@ class Runtime {
   std::unique_ptr<StreamThread> NewThread(int32_t index);
   std::string AssignorProcessId() const;
   void SetStateLocked(RuntimeState next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Close's work, by `deadline` (runtime.cc).
+  absl::Status CloseUntil(TimeNs deadline, TimeNs timeout_ns, RuntimeState& at_return);
+  absl::Status ShutdownThreads(TimeNs deadline, std::vector<std::string>& running);
   void OnThreadState(StreamThread& thread, StreamThreadState from, StreamThreadState to);
   void OnThreadFailed(StreamThread& thread, const absl::Status& error);
   void ReplaceThread(StreamThread& dead);

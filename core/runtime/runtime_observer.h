@@ -172,6 +172,11 @@ class RuntimeObserver {
   // `threads`: the names of every stream thread it made so far.
   virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                               const std::vector<std::string>& threads) {}
+  // Runtime::Close on the calling thread: begun (returned false) with its timeout, once any
+  // checkpoint/restore cycle or replacement it waits for is over; or returned, with its status
+  // code (0: OK) and the client's state.
+  virtual void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns,
+                             int64_t code, RuntimeState state) {}
 
   // ---- transport clients ----
   // `client_id` is used by `thread` only (reported before that thread uses it).

@@ -11,7 +11,8 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
                     NewRunningGateChecker, NewListenerPairingChecker, NewWastedWorkChecker,
                     NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
                     NewCheckpointRestoreChecker, NewStoppedProcessingChecker,
-                    NewPausedTasksChecker, NewEosCheckpointChecker, NewEosRestoredBatchChecker}) {
+                    NewPausedTasksChecker, NewEosCheckpointChecker, NewEosRestoredBatchChecker,
+                    NewClientCloseChecker}) {
     all.push_back(make(context));
   }
   return all;

@@ -5,6 +5,9 @@
 //   * An idle restore thread wakes at once for a round queued before or during its wait: the
 //     wait ends at the same virtual time as the push (time cannot pass while a woken thread
 //     can run).
+//   * An idle restore thread holding paused tasks wakes at once when its topology is resumed:
+//     a wait under way when the resume is signalled ends at the virtual time of the resume
+//     (Kafka wakes its state updater on resume: KAFKA-14299).
 //   * Once its shutdown is requested, the restore thread begins at most one more iteration.
 //   * Every event the restore thread emits is handled by its stream thread before that
 //     thread's second loop after the emission begins.
@@ -55,8 +58,18 @@ class LivenessBoundsChecker final : public Checker {
     Thread& t = threads_[Str(rt)];
     if (begin) {
       t.idle_since_ns = context().now_ns();
+      t.idle = true;
       return;
     }
+    if (t.resumed_ns >= 0 && context().now_ns() > t.resumed_ns) {
+      Violation(Str(rt), fmt::format("idle for {} ms of virtual time after its topology was "
+                                     "resumed, holding {} paused tasks (a resume that does not "
+                                     "wake it)",
+                                     (context().now_ns() - t.resumed_ns) / kMillisecond,
+                                     t.paused_at_resume));
+    }
+    t.idle = false;
+    t.resumed_ns = -1;
     // Rounds queued before or during the wait that it did not wake for at once.
     if (t.queued > t.drained) {
       const TimeNs pushed = std::max(t.oldest_pending_ns, t.idle_since_ns);
@@ -68,6 +81,39 @@ class LivenessBoundsChecker final : public Checker {
       }
     }
   }
+
+  // A resume naming an idle restore thread that holds paused tasks: its wait must end now.
+  void OnTopologyPause(std::string_view, bool paused,
+                       const std::vector<std::string>& threads) override {
+    if (paused) return;
+    for (const std::string& name : threads) {
+      auto it = threads_.find(name);
+      if (it == threads_.end()) continue;
+      Thread& t = it->second;
+      const size_t held = PausedIn(name);
+      if (t.idle && !t.stopped && held > 0 && t.resumed_ns < 0) {
+        t.resumed_ns = context().now_ns();
+        t.paused_at_resume = held;
+      }
+    }
+  }
+
+  // The tasks each thread holds paused (a restore thread's pause ends when the task leaves it).
+  void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override {
+    if (paused) {
+      paused_[who] = Str(thread);
+    } else {
+      paused_.erase(who);
+    }
+  }
+  void OnHandOff(std::string_view rt, const TaskIncarnation& who, TaskHolder from,
+                 TaskHolder) override {
+    auto it = paused_.find(who);
+    if (from == TaskHolder::kRestoreThread && it != paused_.end() && it->second == rt) {
+      paused_.erase(it);
+    }
+  }
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_.erase(who); }
 
   void OnRestoreShutdownRequested(std::string_view rt) override {
     Thread& t = threads_[Str(rt)];
@@ -110,6 +156,9 @@ class LivenessBoundsChecker final : public Checker {
     TimeNs idle_since_ns = 0;
     int64_t shutdown_loops = -1;        // iterations begun since shutdown was requested
     bool stopped = false;               // its loop ended
+    bool idle = false;                  // inside an idle wait
+    TimeNs resumed_ns = -1;             // a resume owed a wake-up during this wait, or -1
+    size_t paused_at_resume = 0;
     std::vector<int64_t> pending_events;  // the stream loop each undrained event was emitted in
   };
 
@@ -118,7 +167,14 @@ class LivenessBoundsChecker final : public Checker {
     return it == ledger().stream_of.end() ? std::string() : it->second;
   }
 
+  size_t PausedIn(const std::string& thread) const {
+    size_t n = 0;
+    for (const auto& [who, holder] : paused_) n += holder == thread ? 1 : 0;
+    return n;
+  }
+
   std::map<std::string, Thread, std::less<>> threads_;
+  std::map<TaskIncarnation, std::string> paused_;  // task paused -> the thread holding it
   std::map<std::string, int64_t, std::less<>> loops_;  // per stream thread
 };
 

@@ -1,5 +1,7 @@
 // registration: a changelog is registered in a restore thread's reader iff its task is held
-// there — at most once, only by the incarnation that restore thread holds, never after that
+// there — every changelog of a task the restore thread holds unpaused is registered there to
+// that incarnation whenever an iteration of its loop begins; and a changelog is registered at
+// most once, only by the incarnation that restore thread holds, never after that
 // incarnation's CLOSE was applied, and nothing of it left registered (but completed active
 // changelogs, kept until the CLOSE) once the task leaves the restore thread or its CLOSE is
 // applied; a CLOSE never overtakes its own queued CREATE; a type conversion completes only
@@ -72,6 +74,41 @@ class RegistrationChecker final : public Checker {
     RequireRegistered(reader, tp, owner, "completes");
   }
 
+  // Held => registered: at the start of each iteration of a restore thread's loop, every
+  // changelog of every task it holds (RESTORING, not paused by it) is registered in its reader
+  // to that incarnation. (Completed active changelogs stay registered until the CLOSE.)
+  void OnRestoreLoop(std::string_view rt) override {
+    for (const auto& [who, record] : ledger().open) {
+      if (record.holder != TaskHolder::kRestoreThread || record.restore_thread != rt ||
+          record.state != TaskState::kRestoring || paused_.contains(who)) {
+        continue;
+      }
+      auto known = changelogs_.find(who);
+      if (known == changelogs_.end()) continue;  // its stores never reported
+      for (const TopicPartition& tp : known->second) RequireHeldRegistered(rt, tp, who);
+    }
+  }
+
+  // What each task's stores' changelogs are, as its transitions report them.
+  void OnTaskTransition(const events::TaskInfo& task, TaskState, TaskState to) override {
+    if (to == TaskState::kClosed) {
+      changelogs_.erase(task.who);
+    } else if (!task.changelogs.empty()) {
+      changelogs_[task.who] = task.changelogs;
+    }
+  }
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override {
+    changelogs_.erase(who);
+    paused_.erase(who);
+  }
+  void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override {
+    if (paused && ledger().restore_threads.contains(thread)) {
+      paused_.insert(who);
+    } else if (!paused) {
+      paused_.erase(who);
+    }
+  }
+
   void OnCloseApplied(std::string_view reader, const TaskIncarnation& who) override {
     const std::string rt = Str(reader);
     if (const TaskRecord* record = ledger().Find(who);
@@ -95,6 +132,7 @@ class RegistrationChecker final : public Checker {
   void OnHandOff(std::string_view reader, const TaskIncarnation& who, TaskHolder from,
                  TaskHolder to) override {
     if (from != TaskHolder::kRestoreThread) return;
+    paused_.erase(who);  // a restore thread's pause ends when the task leaves it
     for (const auto& [key, reg] : ledger().registered) {
       if (key.first == reader && reg.owner == who && !reg.completed) {
         Violation(who.ToString(),
@@ -130,6 +168,19 @@ class RegistrationChecker final : public Checker {
   }
 
  private:
+  void RequireHeldRegistered(std::string_view rt, const TopicPartition& tp,
+                             const TaskIncarnation& who) {
+    auto it = ledger().registered.find({Str(rt), tp});
+    if (it != ledger().registered.end() && it->second.owner == who) return;
+    Violation(who.ToString(),
+              fmt::format("held unpaused by {} when an iteration begins, but its changelog {} is "
+                          "{}",
+                          Str(rt), tp.ToString(),
+                          it == ledger().registered.end()
+                              ? std::string("not registered there")
+                              : "registered there to " + it->second.owner.ToString()));
+  }
+
   void RequireRegistered(std::string_view reader, const TopicPartition& tp,
                          const TaskIncarnation& owner, std::string_view what) {
     auto it = ledger().registered.find({Str(reader), tp});
@@ -138,6 +189,9 @@ class RegistrationChecker final : public Checker {
                                               what, tp.ToString()));
     }
   }
+
+  std::map<TaskIncarnation, std::vector<TopicPartition>> changelogs_;  // per open incarnation
+  std::set<TaskIncarnation> paused_;  // held paused by a restore thread
 };
 
 }  // namespace
