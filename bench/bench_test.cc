@@ -613,7 +613,8 @@ TEST(BenchReport, TheHeadlineIsThePairedMedian) {
   EXPECT_NEAR(got->paired, 1.0, 1e-9);  // rounds: 1, 3, 0.5
   EXPECT_NEAR(got->median, 2.0, 1e-9);  // 200k / 100k
   EXPECT_EQ(RatioCell(*got), "1.00 (0.50..3.00); of medians 2.00");
-  for (const auto& ratio : ToJson(r)["ratios"]) {
+  const nlohmann::json json = ToJson(r);  // the loop below must not outlive it
+  for (const auto& ratio : json["ratios"]) {
     if (ratio["numerator"] != "ours.checkpoint.default") continue;
     EXPECT_NEAR(ratio["paired_median"].get<double>(), 1.0, 1e-9);
     EXPECT_NEAR(ratio["ratio_of_medians"].get<double>(), 2.0, 1e-9);
