@@ -59,6 +59,9 @@ configure_build() {
     rm -f "$stamp"
   elif [ -f "$RESTORESIM_ROOT/$dir/build.ninja" ]; then
     meson configure "$RESTORESIM_ROOT/$dir" "$@" >/dev/null
+    # Regenerate now if a meson.build changed, so the introspection that picks the targets to
+    # build (tools/build_targets.py) knows the tests added since (else they are never built).
+    ninja -C "$RESTORESIM_ROOT/$dir" build.ninja >/dev/null
   else
     log "configuring $dir"
     meson setup "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@" >/dev/null
