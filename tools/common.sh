@@ -25,6 +25,9 @@ RESTORESIM_PACKAGES=(
   maven openjdk-17-jdk-headless
   # The sweep driver (tools/sweep): Debian's Python with venv, for build/venv (ensure_venv).
   python3 python3-venv
+  # The man page restoresim.1 (tools/meson.build; not in RESTORESIM_RUN_PACKAGES: tools/run
+  # builds the binary only, and a build without help2man skips the page).
+  help2man
 )
 
 log() { printf '[restoresim %s] %s\n' "$(date +%T)" "$*" >&2; }

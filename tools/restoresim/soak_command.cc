@@ -15,9 +15,11 @@
 #include "absl/strings/numbers.h"
 #include "bench/project_paths.h"
 #include "core/runtime/mutation.h"
+#include "core/util/shown.h"
 #include "soak/soak_driver.h"
 #include "soak/soak_instance.h"
 #include "tools/restoresim/commands.h"
+#include "tools/restoresim/mutation_names.h"
 
 namespace restoresim::tools {
 namespace {
@@ -80,7 +82,8 @@ std::optional<std::string> Invalid(SoakArgs& a) {
     return "--guarantee: at_least_once or exactly_once_v2";
   }
   if (!o.mutation.empty() && !MutationByName(o.mutation).has_value()) {
-    return fmt::format("--mutation: no mutation '{}' (restoresim zoo --list)", o.mutation);
+    return fmt::format("--mutation: no mutation '{}'{} (restoresim zoo --list)",
+                       Shown(o.mutation), MutationSpellingHint(o.mutation));
   }
   o.progress_every_ns = a.progress_every_s * kSecond;
   return std::nullopt;

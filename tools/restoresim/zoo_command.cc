@@ -26,6 +26,7 @@
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/json_output.h"
+#include "tools/restoresim/mutation_names.h"
 #include "tools/restoresim/zoo_search.h"
 
 namespace restoresim::tools {
@@ -105,10 +106,10 @@ absl::StatusOr<std::vector<const scenarios::BugProgram*>> SelectBugs(const std::
     }
     if (matched > 0) continue;
     return absl::InvalidArgumentError(fmt::format(
-        "--mutations: '{}'{} selects nothing; give all, names or globs ('*', '?'), "
+        "--mutations: '{}'{} selects nothing{}; give all, names or globs ('*', '?'), "
         "comma-separated (`restoresim zoo --list` lists the {})",
         Shown(element), element.size() == names.size() ? "" : " (in '" + Shown(names) + "')",
-        scenarios::BugPrograms().size()));
+        MutationSpellingHint(element), scenarios::BugPrograms().size()));
   }
   std::vector<const scenarios::BugProgram*> bugs;
   for (const scenarios::BugProgram& bug : scenarios::BugPrograms()) {
