@@ -3,8 +3,8 @@
 // successor process takes it again; the dead holder's release then leaves the new one alone.
 #include <fmt/format.h>
 
-#include "core/port/sim_hooks.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 #include "fakes/mem_file_system.h"
 
 namespace restoresim::fakes {

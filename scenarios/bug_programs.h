@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/runtime/mutation.h"
+#include "core/util/mutation.h"
 
 namespace restoresim::scenarios {
 

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "core/port/sim_hooks.h"
 #include "core/runtime/count_topology.h"
-#include "core/runtime/mutation.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 
