@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of tools/check_layering.py on small trees: a clean tree passes; each arrow that runs up
-inside core/ (the ones issue 20 removed among them), an unplaced folder of core/ and an include
-of a layer above core/ fail naming FILE:LINE. usage: check_layering_test.py [PATH_TO_SCRIPT]"""
+inside core/ (the ones issue 20 removed among them), an unplaced folder of core/, sim/
+including the runtime and core/ including a layer above it fail naming FILE:LINE.
+usage: check_layering_test.py [PATH_TO_SCRIPT]"""
 import pathlib
 import subprocess
 import sys
@@ -25,6 +26,7 @@ CLEAN = {
     'core/events/event.h': '#include "core/runtime/runtime_observer.h"\n',
     # A test beside the code may use what sits above its layer.
     'core/sync/sync_test.cc': '#include "core/port/system_clock.h"\n',
+    'sim/simulation.cc': '#include "core/util/sim_hooks.h"\n#include "core/port/random.h"\n',
     # A comment is not an include.
     'core/util/prng.h': '// see "core/runtime/runtime.h"\n',
 }
@@ -87,6 +89,10 @@ class CheckLayeringTest(unittest.TestCase):
     def test_unplaced_folder_fails(self):
         self.assert_fails({'core/context/run_context.h': '#include "core/util/mutation.h"\n'},
                           'core/context/ has no place in the layers of core/')
+
+    def test_sim_including_the_runtime_fails(self):
+        self.assert_fails({'sim/runner.cc': '#include "core/runtime/mutation.h"\n'},
+                          'sim/runner.cc:1: sim/ includes core/runtime/')
 
     def test_higher_layer_than_core_still_fails(self):
         self.assert_fails({'core/runtime/task.cc': '#include "sim/simulation.h"\n'},
