@@ -52,8 +52,8 @@
 #include <string_view>
 
 #include "absl/status/status.h"
-#include "core/port/clock.h"
 #include "core/port/random.h"
+#include "core/sync/clock.h"
 
 namespace restoresim::fakes {
 

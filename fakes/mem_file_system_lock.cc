@@ -3,8 +3,8 @@
 // successor process takes it again; the dead holder's release then leaves the new one alone.
 #include <fmt/format.h>
 
-#include "core/port/sim_hooks.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 #include "fakes/mem_file_system.h"
 
 namespace restoresim::fakes {
@@ -16,7 +16,7 @@ class MemFileSystem::Lock final : public FileLock {
     RS_CHECK(fs_ != nullptr && token_ != 0);
   }
   ~Lock() override {
-    SimNoAbortScope no_abort;  // a destructor that locks: see core/port/sim_hooks.h
+    SimNoAbortScope no_abort;  // a destructor that locks: see core/util/sim_hooks.h
     fs_->UnlockFile(path_, token_);
   }
   Lock(const Lock&) = delete;

@@ -20,10 +20,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
-#include "core/port/clock.h"
 #include "core/runtime/restore_listener.h"
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/state_manager.h"
+#include "core/sync/clock.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
 
 namespace restoresim::soak {

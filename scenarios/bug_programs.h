@@ -1,4 +1,4 @@
-// The bug programs: one table of mutation (core/runtime/mutation.h) × base scenario × the
+// The bug programs: one table of mutation (core/util/mutation.h) × base scenario × the
 // invariants that must catch it. Each row becomes a program "bug.<mutation name>" that runs
 // the base scenario with the mutation installed; a sweep counts it found only when a failure
 // names one of the expected invariants (sim::Program::expected_invariants) — never a crash of
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/runtime/mutation.h"
+#include "core/util/mutation.h"
 
 namespace restoresim::scenarios {
 

@@ -1,7 +1,7 @@
 // The bug programs (bug_programs.h): each mutation in the base scenario that opens its window.
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
+#include "core/util/run_context.h"
 #include "scenarios/bug_programs.h"
 #include "scenarios/runtime_programs.h"
 

@@ -23,10 +23,10 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/port/sim_hooks.h"
 #include "core/runtime/state_manager.h"
 #include "core/state/forwarding_store.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim::testing {
 

@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/port/clock.h"
 #include "core/runtime/stream_thread.h"
+#include "core/sync/clock.h"
 #include "scenarios/runtime_world.h"
 #include "sim/program.h"
 

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/util/check.h"
 #include "sim/program.h"
 

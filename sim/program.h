@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
 #include "core/port/random.h"
+#include "core/sync/clock.h"
 
 namespace restoresim::sim {
 

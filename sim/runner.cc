@@ -1,6 +1,6 @@
 #include "sim/runner.h"
 
-#include "core/runtime/mutation.h"
+#include "core/util/run_context.h"
 
 #include <fmt/format.h>
 
@@ -50,9 +50,11 @@ RunResult Run(const Program& program, const RunConfig& config,
   RunEnv env{clock, random, *simulation, config.seed};
   RunResult result;
   {
-    // Each run starts without mutations (a bug program installs its own) and leaves none
-    // behind, even when a fiber that installed some was abandoned rather than unwound.
-    ScopedMutations isolated(MutationSet{});
+    // Each run installs its own run context (core/util/run_context.h): it starts without an
+    // observer or mutations (a world installs its recorder, a bug program its mutations; the
+    // simulation installs itself) and leaves none behind, even when a fiber that installed
+    // some was abandoned rather than unwound.
+    ScopedRunContext run_context(RunContext{});
     result.outcome = simulation->Run([&env, &program]() { program.body(env); });
   }
   result.trace_hash = simulation->trace().Hash();

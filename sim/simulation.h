@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "core/port/sim_hooks.h"
 #include "core/util/failure.h"
+#include "core/util/sim_hooks.h"
 #include "sim/fiber.h"
 #include "sim/strategy.h"
 #include "sim/trace.h"

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/port/sim_hooks.h"
 #include "core/util/prng.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim::sim {
 

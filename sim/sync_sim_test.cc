@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "core/port/sim_hooks.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
 #include "core/sync/mutex.h"
 #include "core/sync/shared_cell.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 #include "sim/sim_test_util.h"
 #include "sim/simulation.h"
 #include "sim/virtual_clock.h"

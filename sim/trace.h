@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 #include "core/util/stable_hash.h"
 
 namespace restoresim::sim {

@@ -6,7 +6,7 @@
 #ifndef RESTORESIM_SIM_VIRTUAL_CLOCK_H_
 #define RESTORESIM_SIM_VIRTUAL_CLOCK_H_
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/sync/condvar.h"
 #include "core/util/check.h"
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "soak/soak_schedule.h"
 
 namespace restoresim::soak {

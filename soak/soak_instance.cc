@@ -14,10 +14,10 @@
 #include "core/events/event_recorder.h"
 #include "core/port/posix_file_system.h"
 #include "core/port/system_clock.h"
-#include "core/runtime/mutation.h"
 #include "core/runtime/runtime.h"
 #include "core/state/rocksdb_store.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
+#include "core/util/run_context.h"
 #include "properties/standalone_judge.h"
 #include "soak/disk_full_file_system.h"
 
@@ -192,8 +192,10 @@ class Instance {
         recorder_(sink_, events::RecorderOptions{.clock = &clock_, .read_stores = false}),
         progress_(clock_) {}
 
-  int Run(const RuntimeConfig& config) {
-    ScopedObserver observing(&recorder_);  // the runtime's threads inherit it
+  // Runs the instance in one run context: its event recorder and the planted mutations (the
+  // runtime's threads inherit both).
+  int Run(const RuntimeConfig& config, MutationSet mutations) {
+    ScopedRunContext run_context(RunContext{.observer = &recorder_, .mutations = mutations});
     Runtime runtime(config, transport_, clock_, fs_, RocksDbOpener(), &progress_);
     if (absl::Status s = Prepare(runtime); !s.ok()) return SetupFailed("set-up", s);
     if (absl::Status s = runtime.Start(); !s.ok()) return SetupFailed("start", s);
@@ -300,9 +302,8 @@ int RunSoakInstance(const InstanceOptions& options) {
   }
   const RuntimeConfig config = ConfigOf(options);
   if (absl::Status s = config.Validate(); !s.ok()) return SetupFailed("config", s);
-  ScopedMutations planted(mutations);  // the runtime's threads copy it
   Instance instance(options);
-  return instance.Run(config);
+  return instance.Run(config, mutations);
 }
 
 }  // namespace restoresim::soak

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 
 namespace restoresim::soak {
 

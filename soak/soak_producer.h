@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim::soak {

@@ -4,7 +4,14 @@
     fuzz/), or
   * reaches around a port: reads a clock, sleeps, starts a std::thread, or draws randomness
     directly, outside the port adapters that exist for exactly that, or
-  * includes librdkafka outside the librdkafka transport adapter (core/transport/rdkafka/).
+  * includes librdkafka outside the librdkafka transport adapter (core/transport/rdkafka/), or
+  * includes a higher layer of core/ itself: its folders are ordered (CORE_LAYERS, lowest
+    first) and a file may include only its own folder and the folders below it. A folder of
+    core/ missing from the order is a problem too, so that a new one is placed on purpose.
+    Tests beside the code (*_test.cc) are not part of their layer's library and may use what
+    sits above it (a sync test on the system clock).
+Also keeps sim/, the generic scheduler, below the runtime: it may include core/ only up to
+port/ (SIM_MAY_INCLUDE_CORE), so it knows no client's runtime, state or bug table.
 Also keeps fuzz/ a leaf beside the layers it tests: its targets may include core/, sim/ and
 fakes/ (and fuzz/), nothing else; and no other folder includes fuzz/.
 Run by `meson test` (suite core); usage: check_layering.py REPO_ROOT
@@ -26,6 +33,15 @@ ADAPTERS = {'core/port/system_clock.cc', 'core/sync/os_thread.cc', 'core/port/ra
 RDKAFKA = re.compile(r'#include\s+[<"]librdkafka/|#include\s+[<"]rdkafka')
 # The transport adapter over librdkafka: the only files that may include its headers.
 RDKAFKA_ADAPTER_DIR = 'core/transport/rdkafka/'
+# The layers of core/, lowest first (docs/ARCHITECTURE.md, "Layering"): util (checks, failures,
+# the PRNG, the run context and the simulator seam), sync (the primitives and the clock
+# interface that owns their timed waits), port (the real clock, file system, randomness,
+# checkpoint/restore notifications), transport, state (stores, checkpoint files), runtime,
+# events (the observer that turns the runtime's reports into typed events).
+CORE_LAYERS = ('util', 'sync', 'port', 'transport', 'state', 'runtime', 'events')
+CORE_INCLUDE = re.compile(r'#include\s+"core/([a-z_]+)/')
+# The folders of core/ that sim/ may include (the lowest layers, up to the ports).
+SIM_MAY_INCLUDE_CORE = CORE_LAYERS[:CORE_LAYERS.index('port') + 1]
 
 
 def main() -> int:
@@ -43,11 +59,46 @@ def main() -> int:
                 problems.append(f'{rel}:{number}: librdkafka outside its adapter: {line.strip()}')
             if rel not in ADAPTERS and AROUND_PORTS.search(code):
                 problems.append(f'{rel}:{number}: reaches around a port: {line.strip()}')
+            problems += layer_problems(rel, number, code, line)
     problems += fuzz_problems(root)
+    problems += sim_problems(root)
     for p in problems:
         print(p)
-    print(f'check_layering: {len(problems)} problem(s) in core/ and fuzz/')
+    print(f'check_layering: {len(problems)} problem(s) in core/, sim/ and fuzz/')
     return 1 if problems else 0
+
+
+def layer_problems(rel: str, number: int, code: str, line: str) -> list:
+    """An include of core/ that runs up the order of core/'s layers, or any include from a
+    folder of core/ that has no place in it."""
+    match = CORE_INCLUDE.search(code)
+    if not match:
+        return []
+    layer = rel.split('/')[1] if rel.count('/') >= 2 else ''
+    included = match.group(1)
+    for folder in (layer, included):
+        if folder not in CORE_LAYERS:
+            return [f'{rel}:{number}: core/{folder}/ has no place in the layers of core/ '
+                    f'(CORE_LAYERS): {line.strip()}']
+    if CORE_LAYERS.index(included) > CORE_LAYERS.index(layer):
+        return [f'{rel}:{number}: core/{layer}/ includes the higher layer core/{included}/: '
+                f'{line.strip()}']
+    return []
+
+
+def sim_problems(root: pathlib.Path) -> list:
+    """sim/ includes no layer of core/ above the ports."""
+    problems = []
+    for path in sorted((root / 'sim').rglob('*')):
+        if path.suffix not in SOURCE_SUFFIXES:
+            continue
+        rel = path.relative_to(root).as_posix()
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            match = CORE_INCLUDE.search(line.split('//', 1)[0])
+            if match and match.group(1) not in SIM_MAY_INCLUDE_CORE:
+                problems.append(f'{rel}:{number}: sim/ includes core/{match.group(1)}/ (only '
+                                f'{", ".join(SIM_MAY_INCLUDE_CORE)}): {line.strip()}')
+    return problems
 
 
 def fuzz_problems(root: pathlib.Path) -> list:

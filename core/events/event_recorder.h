@@ -31,7 +31,7 @@
 #include "absl/container/node_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "core/events/event.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 
 namespace restoresim::events {
 

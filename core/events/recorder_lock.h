@@ -10,7 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim::events {
 

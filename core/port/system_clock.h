@@ -6,7 +6,7 @@
 #ifndef RESTORESIM_CORE_PORT_SYSTEM_CLOCK_H_
 #define RESTORESIM_CORE_PORT_SYSTEM_CLOCK_H_
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

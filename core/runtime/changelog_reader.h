@@ -43,10 +43,10 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
 #include "core/runtime/restore_listener.h"
 #include "core/runtime/standby_update_listener.h"
 #include "core/runtime/state_manager.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim {

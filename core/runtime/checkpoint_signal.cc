@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 

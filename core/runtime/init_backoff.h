@@ -9,8 +9,8 @@
 
 #include <map>
 
-#include "core/port/clock.h"
 #include "core/runtime/task_id.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 
@@ -26,7 +26,7 @@ RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreLis
 
 RestoreThread::~RestoreThread() {
   if (thread_ == nullptr) return;
-  SimNoAbortScope no_abort;  // a destructor that joins: see core/port/sim_hooks.h
+  SimNoAbortScope no_abort;  // a destructor that joins: see core/util/sim_hooks.h
   stop_.Store(true);
   items_.Close();
   if (!thread_->joined()) thread_->Join();

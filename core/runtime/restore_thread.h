@@ -47,7 +47,6 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
 #include "core/runtime/hold_point.h"
 #include "core/runtime/restore_handover.h"
@@ -57,6 +56,7 @@
 #include "core/runtime/updater_tasks.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
+#include "core/sync/clock.h"
 #include "core/sync/shared_cell.h"
 #include "core/sync/thread.h"
 

@@ -2,10 +2,10 @@
 // checkpoint/restore cycle's safe point (hold_point.h).
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 

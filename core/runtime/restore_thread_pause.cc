@@ -9,10 +9,10 @@
 // its state manager holds, when it resumes.
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 

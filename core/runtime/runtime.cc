@@ -4,10 +4,10 @@
 #include <fmt/ranges.h>
 
 #include "core/runtime/hold_point.h"
-#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/suspendable_transport.h"
 #include "core/sync/thread.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 

@@ -46,16 +46,16 @@
 #include <vector>
 
 #include "core/port/checkpoint_context.h"
-#include "core/port/clock.h"
-#include "core/port/random.h"
 #include "core/port/file_system.h"
+#include "core/port/random.h"
 #include "core/runtime/kafka_metrics.h"
 #include "core/runtime/restore_listener.h"
-#include "core/runtime/standby_update_listener.h"
 #include "core/runtime/runtime_config.h"
 #include "core/runtime/runtime_state.h"
+#include "core/runtime/standby_update_listener.h"
 #include "core/runtime/stream_thread.h"
 #include "core/runtime/topology_pause.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

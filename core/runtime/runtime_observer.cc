@@ -1,9 +1,6 @@
 #include "core/runtime/runtime_observer.h"
 
 namespace restoresim {
-namespace {
-thread_local RuntimeObserver* current_observer = nullptr;
-}  // namespace
 
 std::string_view TaskHolderName(TaskHolder holder) {
   switch (holder) {
@@ -56,14 +53,6 @@ std::string_view StreamThreadStateName(StreamThreadState state) {
   }
   return "?";
 }
-
-RuntimeObserver* CurrentObserver() { return current_observer; }
-
-ScopedObserver::ScopedObserver(RuntimeObserver* observer) : previous_(current_observer) {
-  current_observer = observer;
-}
-
-ScopedObserver::~ScopedObserver() { current_observer = previous_; }
 
 std::string_view CheckpointNoticeName(CheckpointNotice notice) {
   switch (notice) {

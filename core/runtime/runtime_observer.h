@@ -8,13 +8,13 @@
 //
 // Why ambient and not injected: the hooks sit deep in parts (Task, StateManager,
 // ChangelogReader) that scenario tests also build by hand, and the simulator runs every
-// simulated thread of one run on one OS thread, so a thread-local observer reaches all of them
-// without threading a pointer through every constructor (the same choice as CurrentSim()). On
-// real threads a Thread inherits the observer of the thread that started it.
+// simulated thread of one run on one OS thread, so the observer is a channel of the run
+// context (core/util/run_context.h: CurrentObserver, ScopedObserver), beside the simulator and
+// the mutations. On real threads a Thread inherits the observer of the thread that started it.
 // Observers see events on whichever thread raised them; they must not block or yield (they
 // run inside the runtime's critical sections).
 //
-// Thread-safety: ScopedObserver/CurrentObserver are per OS thread. An observer installed on a
+// Thread-safety: the run context is per OS thread. An observer installed on a
 // thread that starts OS threads is called from all of them: it must be thread-safe (the
 // EventRecorder is); under the simulator it is called from the one OS thread of the run.
 #ifndef RESTORESIM_CORE_RUNTIME_RUNTIME_OBSERVER_H_
@@ -31,6 +31,7 @@
 #include "core/runtime/state_manager.h"
 #include "core/runtime/stream_thread_state.h"
 #include "core/runtime/task.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 
@@ -238,21 +239,6 @@ class RuntimeObserver {
 };
 
 #pragma GCC diagnostic pop
-
-// The observer of this OS thread (null: none).
-RuntimeObserver* CurrentObserver();
-
-// Installs `observer` on this OS thread for the scope's lifetime (restoring the previous one).
-class ScopedObserver {
- public:
-  explicit ScopedObserver(RuntimeObserver* observer);
-  ~ScopedObserver();
-  ScopedObserver(const ScopedObserver&) = delete;
-  ScopedObserver& operator=(const ScopedObserver&) = delete;
-
- private:
-  RuntimeObserver* previous_;
-};
 
 // Calls observer->method(args...) when an observer is installed. The arguments are evaluated
 // only then: they must be plain reads, never scheduling points (a run must be the same with and

@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
-#include "core/port/sim_hooks.h"
 #include "core/runtime/count_topology.h"
-#include "core/runtime/mutation.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 
@@ -22,7 +22,7 @@ StateManager::StateManager(TaskId id, TaskType type, StateManagerConfig config)
 }
 
 StateManager::~StateManager() {
-  SimNoAbortScope no_abort;  // a destructor that locks the directory: see core/port/sim_hooks.h
+  SimNoAbortScope no_abort;  // a destructor that locks the directory: see core/util/sim_hooks.h
   RS_OBSERVE(OnStoresReleased, *this);
   if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
 }

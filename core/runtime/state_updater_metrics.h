@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
 #include "core/runtime/changelog_reader.h"
 #include "core/runtime/kafka_metrics.h"
 #include "core/runtime/task_id.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

@@ -32,14 +32,14 @@
 #include <optional>
 #include <string>
 
-#include "core/port/clock.h"
 #include "core/runtime/hold_point.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread_state.h"
-#include "core/runtime/streams_producer.h"
 #include "core/runtime/streams_group_assignor.h"
+#include "core/runtime/streams_producer.h"
 #include "core/runtime/task_manager.h"
 #include "core/sync/atomic.h"
+#include "core/sync/clock.h"
 #include "core/sync/thread.h"
 
 namespace restoresim {

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "core/port/clock.h"
 #include "core/runtime/streams_assignor.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim {

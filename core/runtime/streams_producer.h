@@ -25,7 +25,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim {

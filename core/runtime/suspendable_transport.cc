@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/transport/transport_wrapper.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 

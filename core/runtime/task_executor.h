@@ -38,11 +38,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
 #include "core/runtime/state_manager.h"
 #include "core/runtime/streams_producer.h"
 #include "core/runtime/tasks_registry.h"
 #include "core/runtime/topology_pause.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim {

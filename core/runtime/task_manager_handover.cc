@@ -8,10 +8,10 @@
 #include <map>
 #include <utility>
 
-#include "core/runtime/mutation.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/task_manager.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 namespace {

@@ -27,9 +27,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/port/clock.h"
 #include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "core/state/log_record.h"
-#include "core/runtime/mutation.h"
 #include "core/state/log_store_manifest.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 #include "core/util/stable_hash.h"
 
 namespace restoresim {

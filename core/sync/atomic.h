@@ -9,7 +9,7 @@
 
 #include <atomic>
 
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 

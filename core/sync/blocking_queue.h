@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/sync/condvar.h"
 #include "core/sync/mutex.h"
 #include "core/util/check.h"

@@ -8,7 +8,7 @@
 #define RESTORESIM_CORE_SYNC_CONDVAR_H_
 
 #include "absl/synchronization/mutex.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/sync/mutex.h"
 
 namespace restoresim {

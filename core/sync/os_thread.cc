@@ -3,10 +3,9 @@
 
 #include <thread>
 
-#include "core/runtime/mutation.h"
-#include "core/runtime/runtime_observer.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 
@@ -24,16 +23,17 @@ Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(n
     return;
   }
   os_thread_ = std::make_unique<OsThread>();
-  // The run's mutations (core/runtime/mutation.h) reach the threads the runtime starts.
-  // So does its observer (an event recorder, which is thread-safe).
-  const MutationSet mutations = ActiveMutations();
-  RuntimeObserver* observer = CurrentObserver();
-  os_thread_->thread = std::thread([name = name_, body = std::move(body), mutations, observer]() {
+  // The one place where a thread of core/ inherits the run context (core/util/run_context.h):
+  // the run's observer and mutations reach every OS thread the runtime starts.
+  const RunContext inherited = InheritedByNewOsThread(CurrentRunContext());
+  os_thread_->thread = std::thread([name = name_, body = std::move(body), inherited]() {
     const std::string short_name = name.substr(0, 15);  // the kernel's limit
     pthread_setname_np(pthread_self(), short_name.c_str());
     os_thread_name = name;
-    ScopedMutations scoped(mutations);
-    ScopedObserver observing(observer);
+    const RunContext& fresh = CurrentRunContext();
+    RS_CHECK(fresh.sim == nullptr && fresh.observer == nullptr && fresh.mutations.empty(),
+             "OS thread '{}' started with a run context of its own", name);
+    ScopedRunContext context(inherited);
     body();
   });
 }

@@ -11,11 +11,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/port/sim_hooks.h"
 #include "core/port/system_clock.h"
 #include "core/sync/atomic.h"
 #include "core/sync/blocking_queue.h"
@@ -23,6 +23,8 @@
 #include "core/sync/mutex.h"
 #include "core/sync/shared_cell.h"
 #include "core/sync/thread.h"
+#include "core/util/run_context.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 namespace {
@@ -383,6 +385,58 @@ TEST(TraceMarkTest, IsANoOpOutsideASimulation) {
   EXPECT_EQ(CurrentSim(), nullptr);
   TraceMark("task", "after scope", 1);
   EXPECT_THAT(recorder.marks, ElementsAre("task/0_1 RESTORING=7"));
+}
+
+// An address that stands for an observer: the run context only carries it, never calls it.
+RuntimeObserver* FakeObserver() {
+  static int stand_in = 0;
+  return reinterpret_cast<RuntimeObserver*>(&stand_in);
+}
+
+TEST(RunContextTest, AnOsThreadInheritsTheObserverAndTheMutationsOfItsStarter) {
+  const MutationSet planted{Mutation::kCreateBeforeClose, Mutation::kIdleWithoutWakeup};
+  MarkRecorder sim;  // stands for a simulation: the thread must not see it
+  RunContext seen{.sim = &sim, .observer = nullptr, .mutations = {}};
+  {
+    ScopedRunContext context(RunContext{.observer = FakeObserver(), .mutations = planted});
+    Thread thread("inheritor", [&seen]() { seen = CurrentRunContext(); });
+    thread.Join();
+    EXPECT_TRUE(RS_MUTANT(kIdleWithoutWakeup));
+    EXPECT_FALSE(RS_MUTANT(kEarlyTypeFlip));
+  }
+  EXPECT_EQ(seen.sim, nullptr);
+  EXPECT_EQ(seen.observer, FakeObserver());
+  EXPECT_EQ(seen.mutations.bits(), planted.bits());
+  // The scope ended: this thread's context is empty again.
+  EXPECT_EQ(CurrentObserver(), nullptr);
+  EXPECT_TRUE(ActiveMutations().empty());
+  EXPECT_FALSE(RS_MUTANT(kIdleWithoutWakeup));
+}
+
+TEST(RunContextTest, ANarrowInstallerRestoresItsChannelOnlyAndTheWholeContextRestoresAll) {
+  ScopedRunContext run(RunContext{.observer = FakeObserver(), .mutations = {}});
+  {
+    ScopedMutations planted(MutationSet{Mutation::kEarlyTypeFlip});
+    EXPECT_EQ(CurrentObserver(), FakeObserver());  // the other channels are kept
+    EXPECT_TRUE(ActiveMutations().contains(Mutation::kEarlyTypeFlip));
+    {
+      ScopedObserver none(nullptr);
+      EXPECT_EQ(CurrentObserver(), nullptr);
+      EXPECT_TRUE(ActiveMutations().contains(Mutation::kEarlyTypeFlip));
+    }
+    EXPECT_EQ(CurrentObserver(), FakeObserver());
+  }
+  EXPECT_TRUE(ActiveMutations().empty());
+  {
+    // What an abandoned fiber leaves behind: a narrow scope that never ends. The run's whole
+    // context, installed around it (as sim::RunProgram does), still restores every channel.
+    ScopedRunContext inner_run(RunContext{});
+    alignas(ScopedMutations) unsigned char storage[sizeof(ScopedMutations)];
+    new (storage) ScopedMutations(MutationSet{Mutation::kEarlyTypeFlip});  // never destroyed
+    EXPECT_TRUE(ActiveMutations().contains(Mutation::kEarlyTypeFlip));
+  }
+  EXPECT_TRUE(ActiveMutations().empty());
+  EXPECT_EQ(CurrentObserver(), FakeObserver());
 }
 
 }  // namespace

@@ -44,7 +44,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 
 namespace restoresim {
 

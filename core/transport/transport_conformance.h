@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim {

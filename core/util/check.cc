@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 

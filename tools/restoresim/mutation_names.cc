@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "core/runtime/mutation.h"
+#include "core/util/mutation.h"
 #include "core/util/shown.h"
 #include "sim/program.h"
 

@@ -14,7 +14,7 @@
 
 #include "absl/strings/numbers.h"
 #include "bench/project_paths.h"
-#include "core/runtime/mutation.h"
+#include "core/util/mutation.h"
 #include "core/util/shown.h"
 #include "soak/soak_driver.h"
 #include "soak/soak_instance.h"

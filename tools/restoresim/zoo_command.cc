@@ -1,4 +1,4 @@
-// `restoresim zoo`: the harness against the zoo of mutations (core/runtime/mutation.h). For
+// `restoresim zoo`: the harness against the zoo of mutations (core/util/mutation.h). For
 // every bug program (scenarios/bug_programs.h) and strategy it runs independent sweeps over
 // disjoint seed ranges, each until its first failure that names one of the program's expected
 // invariants, and reports seeds to first failure (median and worst), wall seconds, which

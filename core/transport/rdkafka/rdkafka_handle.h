@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/transport/transport.h"
 
 namespace restoresim::rdkafka {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "core/port/sim_hooks.h"
 #include "core/transport/rdkafka/rdkafka_clients.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim::rdkafka {
 

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "core/port/clock.h"
+#include "core/sync/clock.h"
 #include "core/transport/rdkafka/rdkafka_settings.h"
 #include "core/transport/transport.h"
 

@@ -5,18 +5,18 @@
 // catch it.
 //
 // One table (kMutations in mutation.cc) names them: id, source (KAFKA-nnnn or a pull request)
-// and a one-line description. A run installs a MutationSet for its duration (ScopedMutations:
-// the simulator's OS thread, inherited by OS threads the runtime starts); it is never part of
-// the production configuration. Each call site tests one mutation with RS_MUTANT(kName):
+// and a one-line description. It lives here, below the runtime, because its sites are not all
+// in the runtime (a store's recovery, core/state/log_store.cc, is one) and because the layers
+// that install a set (sim/, scenarios/, soak/) need no runtime header for it. A run installs
+// its set as part of its run context (core/util/run_context.h: ScopedRunContext, or
+// ScopedMutations for this one channel); it is never part of the production configuration.
+// Each call site tests one mutation with RS_MUTANT(kName) (run_context.h):
 //
 //   if (RS_MUTANT(kCreateBeforeClose)) { ...the mistake... }
 //
-// Cost on the normal path: one thread-local load and a predicted branch; configuring the
-// build with -Dmutations=disabled compiles every site to the correct code only.
-//
-// Thread-safety: the installed set is per OS thread; the table is immutable.
-#ifndef RESTORESIM_CORE_RUNTIME_MUTATION_H_
-#define RESTORESIM_CORE_RUNTIME_MUTATION_H_
+// Thread-safety: the table is immutable; a MutationSet is a value.
+#ifndef RESTORESIM_CORE_UTIL_MUTATION_H_
+#define RESTORESIM_CORE_UTIL_MUTATION_H_
 
 #include <cstdint>
 #include <initializer_list>
@@ -99,42 +99,6 @@ class MutationSet {
   uint64_t bits_ = 0;
 };
 
-namespace mutation_internal {
-// The set installed on this OS thread (0: none). Read by RS_MUTANT.
-inline thread_local uint64_t active_bits = 0;
-}  // namespace mutation_internal
-
-inline MutationSet ActiveMutations() {
-  return MutationSet::FromBits(mutation_internal::active_bits);
-}
-
-// Installs `mutations` on this OS thread for the scope's lifetime (restoring the previous set).
-class ScopedMutations {
- public:
-  explicit ScopedMutations(MutationSet mutations) : previous_(mutation_internal::active_bits) {
-    mutation_internal::active_bits = mutations.bits();
-  }
-  ~ScopedMutations() { mutation_internal::active_bits = previous_; }
-  ScopedMutations(const ScopedMutations&) = delete;
-  ScopedMutations& operator=(const ScopedMutations&) = delete;
-
- private:
-  uint64_t previous_;
-};
-
 }  // namespace restoresim
 
-#ifndef RESTORESIM_MUTATIONS
-#define RESTORESIM_MUTATIONS 1
-#endif
-
-#if RESTORESIM_MUTATIONS
-#define RS_MUTANT(name)                                                           \
-  (__builtin_expect(::restoresim::mutation_internal::active_bits != 0, 0) &&      \
-   ((::restoresim::mutation_internal::active_bits >>                              \
-     static_cast<unsigned>(::restoresim::Mutation::name)) & 1) != 0)
-#else
-#define RS_MUTANT(name) (static_cast<void>(::restoresim::Mutation::name), false)
-#endif
-
-#endif  // RESTORESIM_CORE_RUNTIME_MUTATION_H_
+#endif  // RESTORESIM_CORE_UTIL_MUTATION_H_

@@ -1,16 +1,7 @@
-#include "core/port/sim_hooks.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
-namespace {
-thread_local SimHooks* current_sim = nullptr;
-}  // namespace
-
-SimHooks* CurrentSim() { return current_sim; }
-
-ScopedCurrentSim::ScopedCurrentSim(SimHooks* sim) : previous_(current_sim) { current_sim = sim; }
-ScopedCurrentSim::~ScopedCurrentSim() { current_sim = previous_; }
-
-SimNoAbortScope::SimNoAbortScope() : sim_(current_sim) {
+SimNoAbortScope::SimNoAbortScope() : sim_(CurrentSim()) {
   if (sim_ != nullptr) sim_->EnterNoAbort();
 }
 SimNoAbortScope::~SimNoAbortScope() {

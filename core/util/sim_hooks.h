@@ -1,16 +1,18 @@
 // The seam between the runtime's synchronisation primitives and a deterministic scheduler.
 //
 // restoresim compiles the runtime once. Its primitives (Mutex, CondVar, Thread, Atomic,
-// BlockingQueue, clocks) consult CurrentSim(): outside a simulation it is null and they are
-// plain Abseil/std primitives on OS threads; inside one it is the simulation that owns the
-// calling OS thread, and every primitive operation becomes a scheduling point it controls.
-// core/ only sees this interface; sim/ implements it.
+// BlockingQueue, clocks) consult CurrentSim(), the simulator channel of the run context
+// (core/util/run_context.h): outside a simulation it is null and they are plain Abseil/std
+// primitives on OS threads; inside one it is the simulation that owns the calling OS thread,
+// and every primitive operation becomes a scheduling point it controls. core/ only sees this
+// interface; sim/ implements it. It sits in core/util, the lowest layer, because RS_CHECK
+// (core/util/check.cc) fails the current simulation's run and every layer above uses both.
 //
 // Thread-safety: CurrentSim() is per OS thread. A SimHooks is used only by the OS thread that
 // runs its simulation (all simulated threads are fibers on that one OS thread), so none of
 // these methods needs to be thread-safe.
-#ifndef RESTORESIM_CORE_PORT_SIM_HOOKS_H_
-#define RESTORESIM_CORE_PORT_SIM_HOOKS_H_
+#ifndef RESTORESIM_CORE_UTIL_SIM_HOOKS_H_
+#define RESTORESIM_CORE_UTIL_SIM_HOOKS_H_
 
 #include <cstdint>
 #include <functional>
@@ -19,6 +21,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/util/failure.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 
@@ -146,21 +149,6 @@ class SimNoAbortScope {
   class SimHooks* sim_;
 };
 
-// The simulation owning this OS thread, or null on ordinary threads.
-SimHooks* CurrentSim();
-
-// Installs `sim` as the current simulation of this OS thread for the scope's lifetime.
-class ScopedCurrentSim {
- public:
-  explicit ScopedCurrentSim(SimHooks* sim);
-  ~ScopedCurrentSim();
-  ScopedCurrentSim(const ScopedCurrentSim&) = delete;
-  ScopedCurrentSim& operator=(const ScopedCurrentSim&) = delete;
-
- private:
-  SimHooks* previous_;
-};
-
 }  // namespace restoresim
 
-#endif  // RESTORESIM_CORE_PORT_SIM_HOOKS_H_
+#endif  // RESTORESIM_CORE_UTIL_SIM_HOOKS_H_

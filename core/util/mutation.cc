@@ -1,4 +1,4 @@
-#include "core/runtime/mutation.h"
+#include "core/util/mutation.h"
 
 #include <array>
 

@@ -3,15 +3,19 @@
 // SystemClock::TimedWait, FoundationDB's delay()). Time never goes backwards; both clocks
 // check it.
 //
+// The interface lives in core/sync, beside the primitives whose timed waits it owns
+// (CondVar::WaitUntil, BlockingQueue::PopUntil); the real clock is a port adapter
+// (core/port/system_clock.h), the virtual one is the simulator's (sim/virtual_clock.h).
+//
 // Thread-safety: implementations are safe to call from any thread of the world they serve
 // (OS threads for SystemClock, simulated threads for the simulator's VirtualClock).
-#ifndef RESTORESIM_CORE_PORT_CLOCK_H_
-#define RESTORESIM_CORE_PORT_CLOCK_H_
+#ifndef RESTORESIM_CORE_SYNC_CLOCK_H_
+#define RESTORESIM_CORE_SYNC_CLOCK_H_
 
 #include <cstdint>
 
-#include "core/port/sim_hooks.h"
 #include "core/sync/mutex.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 
@@ -64,4 +68,4 @@ class ClockWrapper : public Clock {
 
 }  // namespace restoresim
 
-#endif  // RESTORESIM_CORE_PORT_CLOCK_H_
+#endif  // RESTORESIM_CORE_SYNC_CLOCK_H_
