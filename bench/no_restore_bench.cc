@@ -1,5 +1,5 @@
 // Built instead of the benchmark when meson did not find RocksDB: the restore benchmark
-// restores into RocksDB stores, so without them `restoresim bench --backend fake|kafka` says
+// restores into RocksDB stores, so without them `restoresim bench restore` says
 // why it cannot run (the sim benchmark is unaffected).
 #include <cstdio>
 
@@ -9,8 +9,8 @@ namespace restoresim::bench {
 
 int RunRestoreBench(const RestoreBenchOptions&) {
   std::fprintf(stderr,
-               "restoresim bench: the restore benchmark needs RocksDB; this build has none "
-               "(install librocksdb-dev and reconfigure)\n");
+               "restoresim bench restore: the restore benchmark needs RocksDB; this build has "
+               "none (install librocksdb-dev and reconfigure)\n");
   return 3;
 }
 

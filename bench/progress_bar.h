@@ -1,4 +1,5 @@
-// The restore benchmark's progress bar on stderr (only on a terminal: the caller decides).
+// The benchmarks' progress bar on stderr, one for both (`bench restore`: a step per case;
+// `bench sim`: a step per sweep), only on a terminal: the caller decides.
 //
 // Thread-safety: the main thread only.
 #ifndef RESTORESIM_BENCH_PROGRESS_BAR_H_

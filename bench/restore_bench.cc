@@ -131,7 +131,7 @@ RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk, bool exactl
 }
 
 absl::Status Bench::Connect() {
-  if (o_.backend == "fake") {
+  if (o_.backend == RestoreBackend::kFake) {
     backend_ = NewFakeBackend();
     return absl::OkStatus();
   }
@@ -222,7 +222,7 @@ void Bench::AddRestoreCases(const Changelog& c, const std::string& id_prefix,
 // Ours restoring from scratch in a process of its own (RunRestoreChild), for its peak RSS
 // beside Kafka Streams' JVM: kafka backend only (the fake broker lives in this process).
 void Bench::AddOwnProcessCases(const Changelog& c) {
-  if (o_.backend != "kafka" || o_.self_exe.empty()) return;
+  if (o_.backend != RestoreBackend::kKafka || o_.self_exe.empty()) return;
   for (const char* path : {"default", "writebatch"}) {
     AddCase(fmt::format("ours.scratch.{}.own_process", path),
             fmt::format("ours, {} path, own process, from scratch",
@@ -240,7 +240,8 @@ absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::
                   path, c.exactly_once ? "exactly_once_v2" : "at_least_once",
                   o_.restore_max_poll_records, o_.bulk_min_records);
   const std::string command = fmt::format(
-      "{} bench --backend kafka --bootstrap-servers {} --svg '' --restore-child {} --work-dir {}",
+      "{} bench restore --backend kafka --bootstrap-servers {} --svg '' --restore-child {} "
+      "--work-dir {}",
       ShellQuote(o_.self_exe), ShellQuote(backend_->bootstrap_servers()), ShellQuote(spec),
       ShellQuote(dir));
   std::string out;
@@ -425,7 +426,7 @@ absl::Status Bench::SizeProcessingPair(std::vector<KeyValueWrite>& restoring) {
                                                                              1'000'000)})};
   // The fake producer queues at most 2^20 records between flushes, and at-least-once commits
   // (flushes) every 30 s: a run processing more would fail there.
-  if (o_.backend == "fake") cap.input = std::min<int64_t>(cap.input, 1'000'000);
+  if (o_.backend == RestoreBackend::kFake) cap.input = std::min<int64_t>(cap.input, 1'000'000);
   const PairSizing sized = bench::SizeProcessingPair(*run, given, cap);
   results_.process_records = sized.input;
   results_.process_sizing = ProcessSizing(*run, first, sized.input);
@@ -489,7 +490,7 @@ absl::Status Bench::SetUp() {
   const std::string& topic = main_.app.Changelog();
   const int32_t partitions = o_.spec.partitions;
   const LimitConfig limit{.batch_records = o_.restore_max_poll_records};
-  const bool kafka = o_.backend == "kafka";
+  const bool kafka = o_.backend == RestoreBackend::kKafka;
   AddCase("limit.consume",
           kafka ? "raw consumption (librdkafka batch API)" : "raw consumption (fake consumer)",
           main_.records, [this, topic, partitions](const std::string&) {
@@ -652,7 +653,7 @@ int Bench::Run() {
   absl::Status s = Connect();
   if (s.ok()) {
     results_.backend = backend_->Describe();
-    Say(fmt::format("restoresim bench: backend {}; {}; {} rounds; {}", results_.backend,
+    Say(fmt::format("restoresim bench restore: backend {}; {}; {} rounds; {}", results_.backend,
                     results_.spec, o_.rounds, results_.machine));
     s = SetUp();
   }
@@ -660,13 +661,14 @@ int Bench::Run() {
   if (bar_ != nullptr) bar_->Clear();
   const bool interrupted = absl::IsCancelled(s) && Stopping();
   if (!s.ok() && !interrupted) {
-    std::fprintf(stderr, "restoresim bench: %s (work directory %s kept)\n", s.ToString().c_str(),
-                 work_dir_.c_str());
+    std::fprintf(stderr, "restoresim bench restore: %s (work directory %s kept)\n",
+                 s.ToString().c_str(), work_dir_.c_str());
     return 3;
   }
   if (interrupted) {
     results_.rounds = WholeRounds();
-    std::fprintf(stderr, "restoresim bench: interrupted: reporting the %d whole rounds done\n",
+    std::fprintf(stderr,
+                 "restoresim bench restore: interrupted: reporting the %d whole rounds done\n",
                  results_.rounds);
   }
   results_.machine += "; at the end: " + LoadAverages();
@@ -705,7 +707,7 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
   if (f.size() != 7 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
       (f[3] != "default" && f[3] != "writebatch") || !absl::SimpleAtoi(f[5], &max_poll) ||
       max_poll < 1 || !absl::SimpleAtoi(f[6], &bulk_min)) {
-    std::fprintf(stderr, "restoresim bench: --restore-child wants APP,INPUT,PARTITIONS,"
+    std::fprintf(stderr, "restoresim bench restore: --restore-child wants APP,INPUT,PARTITIONS,"
                  "default|writebatch,GUARANTEE,MAX_POLL,BULK_MIN, not '%s'\n", spec.c_str());
     return 2;
   }
@@ -723,7 +725,7 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
                    : absl::StatusOr<Measurement>(backend.status());
   std::filesystem::remove_all(state_dir + "/own-process");
   if (!m.ok()) {
-    std::fprintf(stderr, "restoresim bench: %s\n", m.status().ToString().c_str());
+    std::fprintf(stderr, "restoresim bench restore: %s\n", m.status().ToString().c_str());
     return 3;
   }
   const nlohmann::json j = {{"records", m->records}, {"seconds", m->seconds},

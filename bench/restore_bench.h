@@ -1,6 +1,7 @@
-// The restore benchmark (`restoresim bench --backend fake|kafka`): our runtime restoring a
-// changelog into RocksDB, side by side in one run with the limits of the machine and, with
-// --peer kafka-streams, with Kafka Streams restoring the same changelog on the same broker.
+// The restore benchmark (`restoresim bench restore --backend fake|kafka`): our runtime
+// restoring a changelog into RocksDB, side by side in one run with the limits of the machine
+// and, with --peer kafka-streams, with Kafka Streams restoring the same changelog on the same
+// broker.
 //
 // What one run measures (every case in every round, rounds interleaved: the order of the cases
 // rotates from round to round, so that drift in the machine's load hits every case alike):
@@ -32,15 +33,30 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/changelog_data.h"
 
 namespace restoresim::bench {
 
+// Where the changelogs live (bench/backend.h): parsed once from --backend, compared as this.
+enum class RestoreBackend { kFake, kKafka };
+
+// The spelling of --backend: "fake" or "kafka"; and back (nullopt for any other string).
+inline const char* RestoreBackendName(RestoreBackend backend) {
+  return backend == RestoreBackend::kFake ? "fake" : "kafka";
+}
+inline std::optional<RestoreBackend> ParseRestoreBackend(std::string_view name) {
+  if (name == "fake") return RestoreBackend::kFake;
+  if (name == "kafka") return RestoreBackend::kKafka;
+  return std::nullopt;
+}
+
 struct RestoreBenchOptions {
-  std::string backend = "kafka";     // "fake" or "kafka"
+  RestoreBackend backend = RestoreBackend::kKafka;
   std::string bootstrap_servers;     // kafka: empty starts (and stops) a local broker
   std::string peer;                  // "" or "kafka-streams"
   ChangelogSpec spec;                // the changelog (records = the main size)
@@ -67,9 +83,9 @@ struct RestoreBenchOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// The child of the "own process" cases (`restoresim bench --backend kafka --bootstrap-servers
-// B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL,BULK_MIN`, PATH default or
-// writebatch, BULK_MIN -1 for the store's default):
+// The child of the "own process" cases (`restoresim bench restore --backend kafka
+// --bootstrap-servers B --restore-child APP,INPUT,PARTITIONS,PATH,GUARANTEE,MAX_POLL,BULK_MIN`,
+// PATH default or writebatch, BULK_MIN -1 for the store's default):
 // our runtime restores the application's changelog from scratch into `state_dir`, alone in
 // this process, and prints one JSON line (records, seconds, cpu_seconds, the process's peak
 // RSS). The parent takes the peak from wait4 (the child's whole life), like Kafka Streams'.

@@ -252,8 +252,8 @@ std::string RestorePlotSvg(const BenchResults& results) {
   AgainstSize(out, results);
   out += fmt::format("<text x='{}' y='{}' font-size='11' fill='#555'>{}</text>\n", kLeftA,
                      kHeight - 12,
-                     Escape(fmt::format("restoresim bench, backend {}; {}; {}", results.backend,
-                                        results.spec, results.machine)));
+                     Escape(fmt::format("restoresim bench restore, backend {}; {}; {}",
+                                        results.backend, results.spec, results.machine)));
   out += "</svg>\n";
   return out;
 }

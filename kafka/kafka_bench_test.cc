@@ -1,9 +1,9 @@
-// The restore benchmark against real Kafka, small (suite kafka): over the cluster tools/test
-// started (RESTORESIM_KAFKA_BOOTSTRAP) every restoration ends with the changelog's fold in its
-// store, on both write paths, from scratch and from a checkpoint, with repeated keys and
-// tombstones; under exactly_once_v2 (a transactional changelog with aborted transactions),
-// with the fold of its committed records; and with no address the command starts a broker of
-// its own and stops it (its cluster directory is gone afterwards).
+// The restore benchmark (`restoresim bench restore`) against real Kafka, small (suite kafka):
+// over the cluster tools/test started (RESTORESIM_KAFKA_BOOTSTRAP) every restoration ends with
+// the changelog's fold in its store, on both write paths, from scratch and from a checkpoint,
+// with repeated keys and tombstones; under exactly_once_v2 (a transactional changelog with
+// aborted transactions), with the fold of its committed records; and with no address the
+// command starts a broker of its own and stops it (its cluster directory is gone afterwards).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -31,7 +31,7 @@ Result RunBench(const std::string& args) {
   const char* bin = std::getenv("RESTORESIM_BIN");
   Result r;
   const std::string command =
-      std::string(bin != nullptr ? bin : "build/tools/restoresim") + " bench " + args;
+      std::string(bin != nullptr ? bin : "build/tools/restoresim") + " bench restore " + args;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
   std::array<char, 4096> buffer;

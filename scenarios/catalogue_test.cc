@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/oracle.h"
 #include "scenarios/bug_programs.h"
 #include "scenarios/runtime_programs.h"
 #include "sim/runner.h"
@@ -394,6 +395,19 @@ TEST_P(BugProgramTest, FoundWithinBoundNamingItsInvariant) {
                                   << " in " << kBugSeedsMax << " seeds ("
                                   << stats.failed_runs << " other failures):"
                                   << Describe(stats);
+}
+
+// With the oracle off (`restoresim bench sim` measures runs that way) nothing stops a mutated
+// run at the invariant it breaks, and the run goes on into what the bug leads to: that must be
+// a failure the run reports, never a crash of the process. (bug.partial_unregister_on_corruption
+// crashed here, SIGSEGV: its restore thread wrote into a store its task had already closed.)
+TEST_P(BugProgramTest, WithTheOracleOffFailsWithoutCrashing) {
+  const sim::Program* program = Registry().Find(GetParam());
+  ASSERT_NE(program, nullptr);
+  properties::Oracle::SetEnabled(false);
+  const sim::SweepResult r = Sweep(*program, "pct:3", 50);
+  properties::Oracle::SetEnabled(true);
+  EXPECT_EQ(r.programs.at(0).runs, 50u);
 }
 
 std::vector<std::string> BugProgramNames() {

@@ -5,7 +5,7 @@ RESTORESIM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian packages the restoresim binary needs (tools/run: no clang, no test libraries, no
 # Maven or JDK). RocksDB and librdkafka are in so that the binary is the one tools/test builds
-# (`bench --backend kafka`), and tools/test does not recompile it.
+# (`bench restore --backend kafka`), and tools/test does not recompile it.
 RESTORESIM_RUN_PACKAGES=(
   meson ninja-build g++ pkg-config
   libabsl-dev librocksdb-dev librdkafka-dev libboost-context-dev

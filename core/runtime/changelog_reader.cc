@@ -262,6 +262,11 @@ absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) 
   if (writes.empty()) return absl::OkStatus();
   const int64_t count = static_cast<int64_t>(writes.size());
   KeyValueStore* store = c.state->StoreForChangelog(batch.partition);
+  // A changelog stays registered only while its task's stores are open (the mutation
+  // partial-unregister-on-corruption breaks this; with the oracle off nothing else stops it).
+  RS_INVARIANT("registration", c.owner.ToString(), store != nullptr,
+               "changelog {} is registered but its task's store is closed",
+               batch.partition.ToString());
   if (absl::Status s = store->RestoreBatch(std::move(writes)); !s.ok()) return s;
   c.state->Advance(batch.partition, next);
   c.position = next;

@@ -232,11 +232,12 @@ TEST_F(CliInterruptTest, SigintStopsMergeWithoutWritingAReport) {
   EXPECT_TRUE(FilesNamed(".tmp").empty());
 }
 
-// Issue 25: bench (the scenarios' seeds per second) reports the rounds done and exits 130.
+// Issue 25: bench sim (the scenarios' seeds per second) reports the rounds done and exits 130.
 TEST_F(CliInterruptTest, SigintStopsBenchWithTheRoundsDoneSoFar) {
   double seconds = 0;
-  const int code = RunAndSignal("bench --scenario 'demo.*' --seeds 200 --rounds 100000 --jobs 2",
-                                "restoresim bench:", 2.0, SIGINT, seconds);
+  const int code =
+      RunAndSignal("bench sim --scenario 'demo.*' --seeds 200 --rounds 100000 --jobs 2",
+                   "restoresim bench sim:", 2.0, SIGINT, seconds);
   ASSERT_EQ(code, 130) << output_;
   std::printf("bench stopped %.2f s after SIGINT\n", seconds);
   EXPECT_LT(seconds, 30) << output_;
@@ -250,9 +251,9 @@ TEST_F(CliInterruptTest, SigtermStopsTheRestoreBenchAndRemovesItsWorkDirectory) 
   const std::string work = dir_ + "/work";
   std::filesystem::create_directories(work);
   double seconds = 0;
-  const int code = RunAndSignal("bench --backend fake --records 20000 --process-records 2000 "
-                                "--rounds 30 --svg '' --work-dir " + work,
-                                "restoresim bench: backend", 3.0, SIGTERM, seconds);
+  const int code = RunAndSignal("bench restore --backend fake --records 20000 "
+                                "--process-records 2000 --rounds 30 --svg '' --work-dir " + work,
+                                "restoresim bench restore: backend", 3.0, SIGTERM, seconds);
   ASSERT_EQ(code, 130) << output_;
   std::printf("restore bench stopped %.2f s after SIGTERM\n", seconds);
   EXPECT_LT(seconds, 30) << output_;

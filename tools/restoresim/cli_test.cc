@@ -77,7 +77,8 @@ TEST_F(CliTest, SameSeedsSameTraceHashInTwoProcesses) {
   const Result r1 = RunCli(runtime + " --jobs 1");
   const Result r2 = RunCli(runtime + " --jobs 2");
   ASSERT_EQ(r1.exit_code, 0) << r1.out;
-  EXPECT_EQ(nlohmann::json::parse(r1.out)["trace_hash"], nlohmann::json::parse(r2.out)["trace_hash"]);
+  EXPECT_EQ(nlohmann::json::parse(r1.out)["trace_hash"],
+            nlohmann::json::parse(r2.out)["trace_hash"]);
 }
 
 TEST_F(CliTest, ExploreJsonHasTheDocumentedFields) {
@@ -187,36 +188,63 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndExitCode2) {
   EXPECT_THAT(r.out, HasSubstr("version"));
 }
 
-// The bench command's options, refused with the option named (issues 12, 21).
+// The benchmarks' options, refused with the option named (issues 12, 21); since issue 20 each
+// benchmark is a subcommand with its own options, and an option of the other one says where it
+// belongs.
 TEST_F(CliTest, BadBenchOptionsGiveAClearErrorAndExitCode2) {
   struct Case {
     std::string args;
     std::string message;
   } cases[] = {
-      {"bench --scenario nosuch", "no scenario matches 'nosuch'"},
-      {"bench --seeds 0", "must be positive"},
-      {"bench --backend nosuch", "--backend"},
-      {"bench --backend fake --records 0", "must be positive"},
-      {"bench --backend fake --records 10 --partitions 20", "--records must be >= --partitions"},
-      {"bench --backend fake --tombstones 1.5", "--tombstones"},
-      {"bench --backend fake --sizes 1000,x", "--sizes"},
-      {"bench --backend fake --peer kafka-streams", "--peer needs --backend kafka"},
-      {"bench --backend kafka --peer flink", "--peer must be kafka-streams"},
-      {"bench --backend fake --bootstrap-servers 127.0.0.1:9", "needs --backend kafka"},
-      {"bench --backend fake --checkpoint-fraction 0", "--checkpoint-fraction"},
-      {"bench --bootstrap-servers 127.0.0.1:9", "needs --backend kafka"},
-      {"bench --records 1000", "--records needs --backend fake or kafka"},
-      {"bench --backend fake --seeds 5", "--seeds is an option of --backend sim"},
-      {"bench --backend fake --records x", "--records"},
-      {"bench --backend fake --guarantee exactly_once", "--guarantee must be at_least_once or"},
-      {"bench --backend fake --guarantee exactly_once_v2 --aborted-share 1",
+      {"bench sim --scenario nosuch", "no scenario matches 'nosuch'"},
+      {"bench sim --seeds 0", "must be positive"},
+      {"bench sim --strategy nosuch", "nosuch"},
+      {"bench restore --records 1000", "--backend is required"},
+      {"bench restore --backend nosuch", "--backend: fake or kafka, not 'nosuch'"},
+      {"bench restore --backend sim", "sim is not a restore backend: `restoresim bench sim`"},
+      {"bench restore --backend fake --records 0", "must be positive"},
+      {"bench restore --backend fake --rounds 0", "must be positive"},
+      {"bench restore --backend fake --records 10 --partitions 20",
+       "--records must be >= --partitions"},
+      {"bench restore --backend fake --tombstones 1.5", "--tombstones"},
+      {"bench restore --backend fake --sizes 1000,x", "--sizes"},
+      {"bench restore --backend fake --peer kafka-streams", "--peer needs --backend kafka"},
+      {"bench restore --backend kafka --peer flink", "--peer must be kafka-streams"},
+      {"bench restore --backend fake --bootstrap-servers 127.0.0.1:9", "needs --backend kafka"},
+      {"bench restore --backend fake --checkpoint-fraction 0", "--checkpoint-fraction"},
+      {"bench restore --backend fake --records x", "--records"},
+      {"bench restore --backend fake --guarantee exactly_once",
+       "--guarantee must be at_least_once or"},
+      {"bench restore --backend fake --guarantee exactly_once_v2 --aborted-share 1",
        "--aborted-share is a share of transactions in [0, 1)"},
-      {"bench --backend fake --guarantee exactly_once_v2 --aborted-share -0.5",
+      {"bench restore --backend fake --guarantee exactly_once_v2 --aborted-share -0.5",
        "no option takes a negative"},
-      {"bench --backend fake --aborted-share 0.1", "need --guarantee exactly_once_v2"},
-      {"bench --backend fake --guarantee exactly_once_v2 --transaction-records 0",
+      {"bench restore --backend fake --aborted-share 0.1", "need --guarantee exactly_once_v2"},
+      {"bench restore --backend fake --guarantee exactly_once_v2 --transaction-records 0",
        "--transaction-records must be positive"},
-      {"bench --guarantee exactly_once_v2", "--guarantee needs --backend fake or kafka"},
+      {"bench restore --backend fake --restore-child a,b,1,default,x,1,-1",
+       "--restore-child needs --backend kafka"},
+      // An option of the other benchmark, another option, a stray word.
+      {"bench sim --records 1000",
+       "bench sim: --records is an option of `restoresim bench restore`, not of `bench sim`"},
+      {"bench sim --guarantee=exactly_once_v2", "--guarantee is an option of `restoresim bench "
+                                                "restore`"},
+      {"bench sim --backend fake", "--backend is an option of `restoresim bench restore`"},
+      {"bench restore --backend fake --seeds 5",
+       "bench restore: --seeds is an option of `restoresim bench sim`, not of `bench restore`"},
+      {"bench restore --backend fake --strategy pct:3", "--strategy is an option of `restoresim "
+                                                        "bench sim`"},
+      {"bench sim --nosuch 1", "bench sim: unknown option --nosuch"},
+      {"bench sim extra", "bench sim: unexpected argument 'extra'"},
+      {"bench sim restore --backend fake", "bench sim: unexpected argument 'restore'"},
+      // The spellings from before the split (`bench [--backend sim|fake|kafka]`): refused, with
+      // the new one named.
+      {"bench", "restoresim bench: name the benchmark: `restoresim bench sim`"},
+      {"bench --seeds 5", "'--seeds' before the benchmark's name"},
+      {"bench --backend sim --seeds 5", "`bench --backend sim` is `bench sim` now"},
+      {"bench --backend fake --records 1000",
+       "`bench --backend fake` is `bench restore --backend fake` now"},
+      {"bench --backend=kafka", "`bench --backend kafka` is `bench restore --backend kafka` now"},
   };
   for (const Case& c : cases) {
     const Result r = RunCli(c.args);
@@ -396,8 +424,8 @@ TEST_F(CliTest, ScenariosListsEveryDemo) {
 // The benchmark measures a runtime scenario with the oracle on and off; the oracle adds no
 // scheduling point, so both modes run the same schedules.
 TEST_F(CliTest, BenchReportsSeedsPerSecondAndTheOracleKeepsTheSchedule) {
-  const Result r = RunCli("bench --scenario scenario.restore_then_process --seeds 6 --rounds 1 "
-                          "--jobs 2 --json");
+  const Result r = RunCli("bench sim --scenario scenario.restore_then_process --seeds 6 "
+                          "--rounds 1 --jobs 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 1u);
@@ -446,8 +474,9 @@ TEST_F(CliTest, VersionPrintsTheBuildIdOfTheReports) {
 TEST_F(CliTest, ScenarioListsAndGlobsSelectInOneOrderAndNameWhatMatchesNothing) {
   const std::string explore = "explore --seeds 20 --json --repro-dir '' --scenario ";
   const Result a = RunCli(explore + "'demo.lost_update,demo.abba*'", /*stdout_only=*/true);
-  const Result b = RunCli(explore + "'demo.abba_deadlock?fixed,demo.lost_upd?te,demo.abba_deadlock'",
-                          /*stdout_only=*/true);
+  const Result b =
+      RunCli(explore + "'demo.abba_deadlock?fixed,demo.lost_upd?te,demo.abba_deadlock'",
+             /*stdout_only=*/true);
   ASSERT_EQ(a.exit_code, 0) << a.out;
   ASSERT_EQ(b.exit_code, 0) << b.out;
   const auto ja = nlohmann::json::parse(a.out);
@@ -469,7 +498,7 @@ TEST_F(CliTest, ScenarioListsAndGlobsSelectInOneOrderAndNameWhatMatchesNothing) 
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"explore --scenario 'demo.*,nosuch'", "no scenario matches 'nosuch' (in 'demo.*,"},
            {"explore --scenario 'demo.lost_update,'", "no scenario matches '' (in"},
-           {"bench --scenario 'scenario.?'", "no scenario matches 'scenario.?'"},
+           {"bench sim --scenario 'scenario.?'", "no scenario matches 'scenario.?'"},
            {"replay 'demo.*' --seed 1", "programs (demo.abba_deadlock, "},
            {"zoo --mutations 'create-*,nosuch'",
             "'nosuch' (in 'create-*,nosuch') selects nothing"}}) {
@@ -554,9 +583,9 @@ TEST_F(CliTest, ZooListPrintsOneMutationNamePerLine) {
 // keys and tombstones) ends with the changelog's fold in its store, the ratios and the
 // processing pair are reported, and the plot is written.
 TEST_F(CliTest, RestoreBenchOverTheFakeBrokerChecksEveryStore) {
-  const Result r = RunCli("bench --backend fake --records 20000 --key-space 8000 --tombstones "
-                          "0.05 --sizes 5000 --rounds 1 --bulk-min-records 4000 --json --work-dir " +
-                          dir_ + "/work --svg " + dir_ + "/plot.svg");
+  const Result r = RunCli("bench restore --backend fake --records 20000 --key-space 8000 "
+                          "--tombstones 0.05 --sizes 5000 --rounds 1 --bulk-min-records 4000 "
+                          "--json --work-dir " + dir_ + "/work --svg " + dir_ + "/plot.svg");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["problems"].empty()) << j["problems"].dump();
@@ -600,10 +629,10 @@ TEST_F(CliTest, RestoreBenchOverTheFakeBrokerChecksEveryStore) {
 // are restored by ours on both paths under exactly_once_v2, every store ends with the fold of
 // the committed records only, and the report compares them with the at-least-once run.
 TEST_F(CliTest, RestoreBenchUnderExactlyOnceRestoresOnlyCommittedRecords) {
-  const Result r = RunCli("bench --backend fake --guarantee exactly_once_v2 --records 6000 "
-                          "--key-space 4000 --tombstones 0.05 --sizes 2000 --rounds 1 "
-                          "--bulk-min-records 2000 --transaction-records 250 --aborted-share 0.2 "
-                          "--json --svg '' --work-dir " + dir_);
+  const Result r = RunCli("bench restore --backend fake --guarantee exactly_once_v2 "
+                          "--records 6000 --key-space 4000 --tombstones 0.05 --sizes 2000 "
+                          "--rounds 1 --bulk-min-records 2000 --transaction-records 250 "
+                          "--aborted-share 0.2 --json --svg '' --work-dir " + dir_);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["problems"].empty()) << j["problems"].dump();
@@ -635,7 +664,8 @@ TEST_F(CliTest, RestoreBenchSaysSoWhenItsBrokerCannotStart) {
   std::filesystem::permissions(script, std::filesystem::perms::owner_all);
   setenv("RESTORESIM_SOURCE_ROOT", (dir_ + "/src").c_str(), 1);
   setenv("RESTORESIM_BUILD_ROOT", (dir_ + "/build").c_str(), 1);
-  const Result r = RunCli("bench --backend kafka --records 1000 --rounds 1 --work-dir " + dir_);
+  const Result r =
+      RunCli("bench restore --backend kafka --records 1000 --rounds 1 --work-dir " + dir_);
   unsetenv("RESTORESIM_SOURCE_ROOT");
   unsetenv("RESTORESIM_BUILD_ROOT");
   EXPECT_EQ(r.exit_code, 3) << r.out;
@@ -697,7 +727,7 @@ TEST_F(CliTest, NumbersAbove64BitsAreOutOfRangeNotSaturated) {
       {"replay demo.lost_update --seed 99999999999999999999999999",
        "'99999999999999999999999999' (for --seed): out of range"},
       {"explore --seeds=18446744073709551616", "out of range (at most 18446744073709551615)"},
-      {"bench --backend fake --seeds 000018446744073709551616", "out of range"},
+      {"bench sim --seeds 000018446744073709551616", "out of range"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = RunCli(args);
@@ -746,7 +776,8 @@ TEST_F(CliTest, ConfigLoadsAKafkaStreamsPropertiesFileAndWarnsAboutWhatItIgnores
                          "application.id=word-counts\n"
                          "bootstrap.servers=localhost:9092\n"
                          "restoresim.input.topic=words\n"
-                         "default.key.serde=org.apache.kafka.common.serialization.Serdes$StringSerde\n"
+                         "default.key.serde="
+                         "org.apache.kafka.common.serialization.Serdes$StringSerde\n"
                          "commit.interval.ms=1000\n"
                          "no.such.thing=1\n";
   const Result out = RunCli("config " + good, /*stdout_only=*/true);
@@ -881,7 +912,7 @@ TEST_F(CliTest, AProductionKafkaStreamsPropertiesFileLoadsWithWarningsOnly) {
 TEST_F(CliTest, StepsMaxAboveWhatAReproHoldsIsRefusedBeforeAnyRun) {
   for (const std::string command :
        {"explore --scenario 'bug.*' --seeds 100 --jobs 1 --repro-dir " + dir_,
-        std::string("replay demo.abba_deadlock --seed 2"), std::string("bench --seeds 1")}) {
+        std::string("replay demo.abba_deadlock --seed 2"), std::string("bench sim --seeds 1")}) {
     const Result r = RunCli(command + " --steps-max 67108865");
     EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out;
     EXPECT_THAT(r.out, HasSubstr("--steps-max 67108865 is above 67108864: a repro file holds at "

@@ -8,7 +8,8 @@
 //   restoresim replay demo.abba_deadlock --seed 2 --strategy pct:3 --timeline abba.json
 //   restoresim replay --repro restoresim-repros/demo.abba_deadlock-2.json
 //   restoresim shrink restoresim-repros/demo.abba_deadlock-2.json
-//   restoresim bench --scenario 'scenario.*' --seeds 200
+//   restoresim bench sim --scenario 'scenario.*' --seeds 200
+//   restoresim bench restore --backend fake --records 200000
 //   restoresim zoo --strategy random,pct:3 --budget-s 10
 #include <cerrno>
 #include <cstdio>
