@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Renders the restore bench's JSON report
-(`restoresim bench restore --backend fake|kafka --json-out F`) as an SVG with matplotlib: the records/s of every case (the median over rounds, a bar, with
+(`restoresim bench restore --backend fake|kafka --json-out F`) as an SVG with matplotlib: the
+records/s of every case (the median over rounds, a bar, with
 the min..max range as a whisker and written beside it), the ratios with the within-round paired
 median beside the ratio of medians and the per-round range, the processing pair, and what the
 run was (backend, machine, rounds, whether the machine was busy).
