@@ -506,7 +506,11 @@ nlohmann::json ToJson(const BenchResults& results) {
                                            : nlohmann::json()}});
   }
   const std::optional<std::string> busy = BusyReason(results);
-  return {{"backend", results.backend},
+  // A new field does not change the version; a removed field or a changed meaning does
+  // (docs/USING.md, "JSON outputs").
+  return {{"format", "restoresim-bench-restore"},
+          {"version", 1},
+          {"backend", results.backend},
           {"changelog", results.spec},
           {"machine", results.machine},
           {"cores", results.cores},

@@ -632,6 +632,8 @@ TEST(BenchReport, ARoundWithTheLoadAboveTheCoreCountMakesTheRunUnreliable) {
   r.loads = {{0.4, 1.2}, {1.9, 2.0}};
   EXPECT_FALSE(BusyReason(r).has_value()) << "2.0 on 2 cores is not above";
   nlohmann::json j = ToJson(r);
+  EXPECT_EQ(j["format"], "restoresim-bench-restore");
+  EXPECT_EQ(j["version"], 1);
   EXPECT_TRUE(j["reliable"].get<bool>());
   EXPECT_EQ(j["load_average_1min"][1]["after"], 2.0);
   EXPECT_THAT(TextReport(r), Not(HasSubstr("UNRELIABLE")));

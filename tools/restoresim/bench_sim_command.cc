@@ -21,6 +21,7 @@
 #include "sim/sweep.h"
 #include "tools/restoresim/bench_command.h"
 #include "tools/restoresim/interrupt.h"
+#include "tools/restoresim/json_output.h"
 #include "tools/restoresim/run_options.h"
 
 namespace restoresim::tools {
@@ -115,7 +116,8 @@ void PrintJson(const std::vector<BenchRow>& rows) {
                    {"failed_runs", r.failed},
                    {"rounds", r.rounds_done}});
   }
-  std::printf("%s\n", out.dump(2).c_str());
+  const nlohmann::json doc = JsonDocument("restoresim-bench-sim", 1, {{"rows", out}});
+  std::printf("%s\n", doc.dump(2).c_str());
 }
 
 void PrintTable(const std::vector<BenchRow>& rows) {

@@ -427,7 +427,10 @@ TEST_F(CliTest, BenchReportsSeedsPerSecondAndTheOracleKeepsTheSchedule) {
   const Result r = RunCli("bench sim --scenario scenario.restore_then_process --seeds 6 "
                           "--rounds 1 --jobs 2 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["format"], "restoresim-bench-sim");
+  EXPECT_EQ(doc["version"], 1);
+  const auto& j = doc["rows"];
   ASSERT_EQ(j.size(), 1u);
   EXPECT_EQ(j[0]["scenario"], "scenario.restore_then_process");
   EXPECT_TRUE(j[0]["same_schedule"].get<bool>());
