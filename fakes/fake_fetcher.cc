@@ -18,9 +18,9 @@ void Fetcher::JoinedGroup(std::string group, std::string member_id) {
 }
 
 absl::StatusOr<int64_t> Fetcher::Position(const TopicPartition& partition) {
-  if (absl::Status s = subscription_.CheckAssigned(partition, "position"); !s.ok()) return s;
+  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
-  PartitionState& state = subscription_.At(partition);
+  PartitionState& state = At(partition);
   if (absl::Status s = Resolve(partition, state, broker_.Log(partition)); !s.ok()) return s;
   return *state.position;
 }
@@ -107,7 +107,7 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
 
 absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& result) {
   std::vector<Fetchable> fetchable;
-  for (auto& [tp, state] : subscription_.partitions()) {
+  for (auto& [tp, state] : partitions()) {
     if (state.paused) continue;
     const PartitionLog& log = broker_.Log(tp);
     if (absl::Status s = Resolve(tp, state, log); !s.ok()) return s;

@@ -31,7 +31,7 @@
 
 namespace restoresim::fakes {
 
-class Fetcher {
+class Fetcher : private SubscriptionState<> {
  public:
   // A poll that keeps being interrupted (rebalances) gives up after this many rounds.
   static constexpr int kPollRoundsMax = 64;
@@ -42,28 +42,17 @@ class Fetcher {
   // waiting when `member_id` has rebalance events to deliver.
   void JoinedGroup(std::string group, std::string member_id);
 
-  // Replaces the assignment; partitions that stay keep position, pause flag and pending seek.
-  void SetAssignment(const std::vector<TopicPartition>& partitions) {
-    subscription_.SetAssignment(partitions);
-  }
-  void Remove(const std::vector<TopicPartition>& partitions) { subscription_.Remove(partitions); }
-  void Clear() { subscription_.Clear(); }
-  bool IsAssigned(const TopicPartition& partition) const {
-    return subscription_.IsAssigned(partition);
-  }
-  std::vector<TopicPartition> Assignment() const { return subscription_.Assignment(); }
-  std::vector<TopicPartition> Paused() const { return subscription_.Paused(); }
-
-  absl::Status Seek(const TopicPartition& partition, int64_t offset) {
-    return subscription_.Seek(partition, offset);
-  }
-  // `where`: kEarliest (SeekToBeginning) or kLatest (SeekToEnd).
-  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
-    return subscription_.SeekTo(partitions, where);
-  }
-  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
-    return subscription_.SetPaused(partitions, paused);
-  }
+  // The consumer's client-side state, as Kafka's SubscriptionState keeps it: SetAssignment
+  // keeps position, pause flag and pending seek of the partitions that stay.
+  using SubscriptionState<>::SetAssignment;
+  using SubscriptionState<>::Remove;
+  using SubscriptionState<>::Clear;
+  using SubscriptionState<>::IsAssigned;
+  using SubscriptionState<>::Assignment;
+  using SubscriptionState<>::Paused;
+  using SubscriptionState<>::Seek;
+  using SubscriptionState<>::SeekTo;  // kEarliest (SeekToBeginning) or kLatest (SeekToEnd)
+  using SubscriptionState<>::SetPaused;
   absl::StatusOr<int64_t> Position(const TopicPartition& partition)
       ABSL_LOCKS_EXCLUDED(broker_.mu_);
 
@@ -101,7 +90,6 @@ class Fetcher {
   const ConsumerConfig config_;
   std::string group_;  // empty: no group (restore consumer)
   std::string member_id_;
-  SubscriptionState<> subscription_;
   uint64_t rotation_ = 0;  // which fetchable partition the next fetch starts with
 };
 

@@ -23,8 +23,8 @@ ConsumerCore::ConsumerCore(rd_kafka_t* rk, Mode mode, const ConsumerConfig& conf
 ConsumerCore::~ConsumerCore() { rd_kafka_queue_destroy(queue_); }
 
 absl::StatusOr<int64_t> ConsumerCore::Position(const TopicPartition& partition) {
-  if (absl::Status s = subscription_.CheckAssigned(partition, "position"); !s.ok()) return s;
-  PartitionState& state = subscription_.At(partition);
+  if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
+  PartitionState& state = At(partition);
   if (absl::Status s = Resolve(partition, state); !s.ok()) return s;
   return *state.position;
 }
@@ -69,7 +69,7 @@ absl::Status ConsumerCore::SeekLib(
       return ToStatus(list->elems[i].err,
                       fmt::format("seek of {}", PartitionOf(list->elems[i]).ToString()));
     }
-    subscription_.At(PartitionOf(list->elems[i])).extra.needs_seek = false;
+    At(PartitionOf(list->elems[i])).extra.needs_seek = false;
   }
   return absl::OkStatus();
 }
@@ -90,7 +90,7 @@ absl::Status ConsumerCore::AssignLib(
     return s;
   }
   for (const auto& [tp, offset] : offsets) {
-    subscription_.At(tp).extra.needs_seek = false;
+    At(tp).extra.needs_seek = false;
     lib_broken_.erase(tp);
   }
   return absl::OkStatus();
@@ -100,7 +100,7 @@ absl::Status ConsumerCore::SyncNoGroup() {
   std::set<TopicPartition> wanted;
   std::vector<std::pair<TopicPartition, int64_t>> to_assign;
   std::vector<std::pair<TopicPartition, int64_t>> to_seek;
-  for (auto& [tp, state] : subscription_.partitions()) {
+  for (auto& [tp, state] : partitions()) {
     if (state.paused || state.extra.out_of_range) continue;
     if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
     const bool broken = lib_broken_.contains(tp);
@@ -125,7 +125,7 @@ absl::Status ConsumerCore::SyncNoGroup() {
 absl::Status ConsumerCore::Reassign() {
   std::vector<TopicPartition> partitions;
   std::vector<std::pair<TopicPartition, int64_t>> offsets;
-  for (auto& [tp, state] : subscription_.partitions()) {
+  for (auto& [tp, state] : this->partitions()) {
     if (!lib_broken_.contains(tp) || state.extra.out_of_range) continue;
     if (!state.position.has_value()) continue;
     partitions.push_back(tp);
@@ -140,7 +140,7 @@ absl::Status ConsumerCore::SyncGroup() {
   std::vector<TopicPartition> to_pause;
   std::vector<TopicPartition> to_resume;
   std::vector<std::pair<TopicPartition, int64_t>> to_seek;
-  for (auto& [tp, state] : subscription_.partitions()) {
+  for (auto& [tp, state] : partitions()) {
     if (state.paused != state.extra.lib_paused) (state.paused ? to_pause : to_resume).push_back(tp);
     if (state.pending_seek.has_value()) {
       if (absl::Status s = Resolve(tp, state); !s.ok()) return s;
@@ -158,7 +158,7 @@ absl::Status ConsumerCore::SyncGroup() {
     const rd_kafka_resp_err_t err = pause ? rd_kafka_pause_partitions(rk_, list.get())
                                           : rd_kafka_resume_partitions(rk_, list.get());
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return ToStatus(err, pause ? "pause" : "resume");
-    for (const TopicPartition& tp : partitions) subscription_.At(tp).extra.lib_paused = pause;
+    for (const TopicPartition& tp : partitions) At(tp).extra.lib_paused = pause;
   }
   return SeekLib(to_seek);
 }
@@ -170,7 +170,7 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
   std::optional<TopicPartition> tp;
   if (message->rkt != nullptr) tp = TopicPartition{rd_kafka_topic_name(message->rkt),
                                                    message->partition};
-  SubscriptionState<LibFlags>::Map& partitions = subscription_.partitions();
+  Map& partitions = this->partitions();
   auto it = tp.has_value() ? partitions.find(*tp) : partitions.end();
   const bool fetching = it != partitions.end() && !it->second.paused &&
                         !it->second.extra.out_of_range && !it->second.extra.needs_seek;

@@ -38,7 +38,24 @@
 
 namespace restoresim::rdkafka {
 
-class ConsumerCore {
+// The adapter's own flags beside the port's SubscriptionState of each partition.
+struct RdKafkaPartitionFlags {
+  bool out_of_range = false;  // reported; nothing is fetched until the next seek
+  bool needs_seek = false;    // librdkafka's fetch position must be set to `position`
+  bool lib_paused = false;    // kGroup: paused in librdkafka
+
+  void OnSeek() {
+    out_of_range = false;
+    needs_seek = true;
+  }
+  void OnSeekTo() { out_of_range = false; }
+  // Resumed: librdkafka may have fetched (and the adapter dropped) records past the position.
+  void OnResume(bool had_position) {
+    if (had_position) needs_seek = true;
+  }
+};
+
+class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
  public:
   enum class Mode { kNoGroup, kGroup };
   // Messages taken from librdkafka per batch call (the port's max_poll_records caps a poll).
@@ -52,27 +69,15 @@ class ConsumerCore {
   ConsumerCore& operator=(const ConsumerCore&) = delete;
 
   // The port's assignment. SetAssignment keeps the state of partitions that stay.
-  void SetAssignment(const std::vector<TopicPartition>& partitions) {
-    subscription_.SetAssignment(partitions);
-  }
-  void Add(const std::vector<TopicPartition>& partitions) { subscription_.Add(partitions); }
-  void Remove(const std::vector<TopicPartition>& partitions) { subscription_.Remove(partitions); }
-  bool IsAssigned(const TopicPartition& partition) const {
-    return subscription_.IsAssigned(partition);
-  }
-  std::vector<TopicPartition> Assignment() const { return subscription_.Assignment(); }
-  std::vector<TopicPartition> Paused() const { return subscription_.Paused(); }
-
-  absl::Status Seek(const TopicPartition& partition, int64_t offset) {
-    return subscription_.Seek(partition, offset);
-  }
-  // `where`: kEarliest (SeekToBeginning) or kLatest (SeekToEnd).
-  absl::Status SeekTo(const std::vector<TopicPartition>& partitions, OffsetReset where) {
-    return subscription_.SeekTo(partitions, where);
-  }
-  absl::Status SetPaused(const std::vector<TopicPartition>& partitions, bool paused) {
-    return subscription_.SetPaused(partitions, paused);
-  }
+  using SubscriptionState::SetAssignment;
+  using SubscriptionState::Add;
+  using SubscriptionState::Remove;
+  using SubscriptionState::IsAssigned;
+  using SubscriptionState::Assignment;
+  using SubscriptionState::Paused;
+  using SubscriptionState::Seek;
+  using SubscriptionState::SeekTo;  // kEarliest (SeekToBeginning) or kLatest (SeekToEnd)
+  using SubscriptionState::SetPaused;
   absl::StatusOr<int64_t> Position(const TopicPartition& partition);
 
   // Waits up to timeout_ns for records (at most max_poll_records) or out-of-range reports.
@@ -84,22 +89,7 @@ class ConsumerCore {
   void UnassignAll();
 
  private:
-  // The adapter's own flags beside the port's SubscriptionState of each partition.
-  struct LibFlags {
-    bool out_of_range = false;  // reported; nothing is fetched until the next seek
-    bool needs_seek = false;    // librdkafka's fetch position must be set to `position`
-    bool lib_paused = false;    // kGroup: paused in librdkafka
-
-    void OnSeek() {
-      out_of_range = false;
-      needs_seek = true;
-    }
-    void OnSeekTo() { out_of_range = false; }
-    // Resumed: librdkafka may have fetched (and the adapter dropped) records past the position.
-    void OnResume(bool had_position) {
-      if (had_position) needs_seek = true;
-    }
-  };
+  using LibFlags = RdKafkaPartitionFlags;
   using PartitionState = SubscriptionState<LibFlags>::Partition;
 
   absl::Status Resolve(const TopicPartition& partition, PartitionState& state);
@@ -124,12 +114,11 @@ class ConsumerCore {
   const RdKafkaOptions options_;
   Clock& clock_;
   rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (messages, errors, rebalances)
-  SubscriptionState<LibFlags> subscription_;
   std::set<TopicPartition> lib_assigned_;  // kNoGroup: librdkafka's assignment
   // Partitions that went out of range in librdkafka, which then holds them in an error state
   // that refuses seeks: they are unassigned and assigned again at their new position instead.
-  // Kept apart from subscription_, because the port's assignment may drop and re-add a partition
-  // (the runtime's corruption path does) while librdkafka still holds it.
+  // Kept apart from the SubscriptionState, because the port's assignment may drop and re-add
+  // a partition (the runtime's corruption path does) while librdkafka still holds it.
   std::set<TopicPartition> lib_broken_;
 };
 
