@@ -35,6 +35,7 @@ void RunStop() {
 }
 
 void OnSignal(int signal) {
+  KillRunningCommand();  // the Kafka Streams peer, if one runs: not left behind on a dead broker
   RunStop();
   _exit(128 + signal);
 }

@@ -1,14 +1,19 @@
 #include "bench/project_paths.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "core/util/check.h"
 
 namespace restoresim::bench {
 namespace {
@@ -35,6 +40,49 @@ std::string ShellQuote(const std::string& s) {
   return out + "'";
 }
 
+namespace {
+
+// The process group of the command RunCommand waits for (0: none), for KillRunningCommand.
+std::atomic<pid_t> g_running_group{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "read by a signal handler");
+std::atomic<const std::atomic<bool>*> g_command_stop{nullptr};
+
+// SIGTERM to the command's whole group (the shell, the script, the JVM it started); SIGKILL to
+// what is left after kKillAfter polls of its pipe.
+constexpr int kPollMs = 100;
+constexpr int kKillAfter = 50;
+
+void ReadUntilClosed(int fd, pid_t group, std::string* out) {
+  const std::atomic<bool>* stop = g_command_stop.load();
+  int polls_since_stop = -1;  // -1: not asked to stop
+  char buffer[4096];
+  for (;;) {
+    if (stop != nullptr && stop->load() && polls_since_stop < 0) {
+      kill(-group, SIGTERM);
+      polls_since_stop = 0;
+    }
+    if (polls_since_stop >= 0 && ++polls_since_stop == kKillAfter) kill(-group, SIGKILL);
+    pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+    const int ready = poll(&p, 1, kPollMs);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (out != nullptr) out->append(buffer, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+void SetCommandStop(const std::atomic<bool>* stop) { g_command_stop.store(stop); }
+
+void KillRunningCommand() {
+  const pid_t group = g_running_group.load();
+  if (group > 0) kill(-group, SIGTERM);
+}
+
 int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
                int64_t* max_rss_bytes) {
   if (max_rss_bytes != nullptr) *max_rss_bytes = -1;
@@ -48,25 +96,28 @@ int RunCommand(const std::string& command, const std::string& stderr_path, std::
     close(fds[1]);
     return -1;
   }
-  if (pid == 0) {  // the child: stdout into the pipe, then the shell
+  if (pid == 0) {  // the child: a process group of its own, stdout into the pipe, the shell
+    setpgid(0, 0);
     dup2(fds[1], STDOUT_FILENO);
     execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
+  setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a kill
+  RS_CHECK(g_running_group.exchange(pid) == 0, "RunCommand is not reentrant");
   close(fds[1]);
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buffer, sizeof(buffer))) != 0) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    if (out != nullptr) out->append(buffer, static_cast<size_t>(n));
-  }
+  ReadUntilClosed(fds[0], pid, out);
   close(fds[0]);
   int status = 0;
   rusage usage{};
+  bool waited = true;
   while (wait4(pid, &status, 0, &usage) < 0) {
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      waited = false;
+      break;
+    }
   }
+  RS_CHECK(g_running_group.exchange(0) == pid, "RunCommand's group changed under it");
+  if (!waited) return -1;
   // The shell's and every descendant it waited for (the JVM it ran): the largest of them.
   if (max_rss_bytes != nullptr) *max_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
   return WIFEXITED(status) ? WEXITSTATUS(status)

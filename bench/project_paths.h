@@ -4,6 +4,7 @@
 #ifndef RESTORESIM_BENCH_PROJECT_PATHS_H_
 #define RESTORESIM_BENCH_PROJECT_PATHS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -14,9 +15,17 @@ std::string BuildRoot();
 // Runs `command` with /bin/sh, returning its exit status and what it printed on stdout (its
 // stderr goes to `stderr_path`, or is inherited when empty). `max_rss_bytes`, when given,
 // receives the peak resident set of the largest of the shell and the descendants it waited for
-// (wait4's ru_maxrss; -1 when the command could not run).
+// (wait4's ru_maxrss; -1 when the command could not run). The command runs in a process group
+// of its own: once the flag given to SetCommandStop is set, the whole group gets SIGTERM (and
+// SIGKILL about 5 s later), so an interrupted benchmark leaves no JVM behind; RunCommand then
+// returns the command's status (128 + the signal). One command at a time (not reentrant).
 int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
                int64_t* max_rss_bytes = nullptr);
+// The flag RunCommand polls (every 100 ms) while a command runs; null: none.
+void SetCommandStop(const std::atomic<bool>* stop);
+// SIGTERM to the process group of the command RunCommand is running, if any. Async-signal-safe:
+// for a signal handler that is about to _exit (bench/local_broker.cc).
+void KillRunningCommand();
 // Quoted for /bin/sh.
 std::string ShellQuote(const std::string& s);
 

@@ -638,6 +638,12 @@ absl::Status Bench::RunRounds() {
 
 int Bench::Run() {
   const double start = MonoSeconds();
+  // A stop (SIGINT/SIGTERM) also ends the command running then (the Kafka Streams peer's JVM),
+  // instead of waiting for it or leaving it behind.
+  SetCommandStop(o_.stop);
+  struct ClearStop {
+    ~ClearStop() { SetCommandStop(nullptr); }
+  } clear_stop;
   run_id_ = fmt::format("rsb-{}-{}", getpid(), static_cast<int64_t>(std::time(nullptr)));
   // A directory of the run's own under --work-dir, removed after a good run (never the
   // directory given, which may hold other things).
