@@ -149,8 +149,8 @@ TEST(KafkaProtocolConformance, EveryCaseMatchesKafkasOwnClassesByteForByte) {
     std::ofstream f(file);
     for (const auto& [name, c] : cases) f << name << ' ' << Hex(c.ours) << '\n';
   }
-  std::istringstream out(RunCommand(fmt::format("java -cp '{}/kafka/lib/*' '{}/ProtocolConformance.java'"
-                                         " '{}'", build, dir, file)));
+  std::istringstream out(RunCommand(fmt::format(
+      "java -cp '{}/kafka/lib/*' '{}/ProtocolConformance.java' '{}'", build, dir, file)));
   size_t checked = 0;
   for (std::string name, theirs, decoded; out >> name >> theirs >> decoded; ++checked) {
     ASSERT_TRUE(cases.contains(name)) << name << ": " << theirs << ' ' << decoded;
