@@ -3,9 +3,10 @@
 // join one group with a one-subtopology topology (input topic of two partitions, one store and
 // its changelog), heartbeat at the interval the broker gives, report as owned what the broker
 // last assigned, and the broker's sticky task assignor gives each an active task and the other's
-// task as a standby (tools/kafka/broker sets group.streams.num.standby.replicas=1). A first step
-// of the member's side: no reconciliation beyond echoing the assignment, no runtime attached.
-// About 5–10 s (heartbeats every second).
+// task as a standby (tools/kafka/broker sets group.streams.num.standby.replicas=1); then one
+// leaves and the other's standby becomes its active task. A first step of the member's side: no
+// reconciliation beyond echoing the assignment, no runtime attached, so the promotion is the
+// broker's assignment only (no store restored). About 4 s (heartbeats every second).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -85,7 +86,23 @@ bool Settled(const Member& a, const Member& b) {
          Partitions(a.standby) == b_active && Partitions(b.standby) == a_active;
 }
 
-TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksFromTheBroker) {
+// member-b leaves: the broker moves its active task to member-a, where it was a standby.
+void ExpectTheStandbyPromotedWhenBLeaves(std::vector<Member>& members, const std::string& group,
+                                         const kp::Topology& topology) {
+  const int32_t promoted = *Partitions(members[0].standby).begin();
+  members[1].epoch = -1;
+  ASSERT_TRUE(Beat(members[1], group, topology).ok());
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (Partitions(members[0].active).size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(members[0].interval_ms));
+    ASSERT_TRUE(Beat(members[0], group, topology).ok());
+  }
+  EXPECT_EQ(Partitions(members[0].active), (std::set<int32_t>{0, 1}));
+  EXPECT_TRUE(Partitions(members[0].active).contains(promoted)) << "the standby promoted";
+  EXPECT_TRUE(Partitions(members[0].standby).empty()) << "no other member to hold one";
+}
+
+TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesAStandby) {
   absl::StatusOr<std::string> bootstrap = Bootstrap(kBootstrapEnv);
   ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
   const std::string group = UniqueName("streams-group");
@@ -130,10 +147,9 @@ TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksFromTheBroker) {
               "standby %d, group epoch %d\n", rounds, *Partitions(members[0].active).begin(),
               *Partitions(members[0].standby).begin(), *Partitions(members[1].active).begin(),
               *Partitions(members[1].standby).begin(), described->groups[0].group_epoch);
-  for (Member& m : members) {
-    m.epoch = -1;  // leave
-    EXPECT_TRUE(Beat(m, group, topology).ok());
-  }
+  ExpectTheStandbyPromotedWhenBLeaves(members, group, topology);
+  members[0].epoch = -1;  // leave
+  EXPECT_TRUE(Beat(members[0], group, topology).ok());
 }
 
 }  // namespace
