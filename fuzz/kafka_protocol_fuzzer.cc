@@ -53,6 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 3: Check(body, v, DecodeStreamsGroupDescribeRequest); break;
     case 4: Check(body, static_cast<int16_t>(v + 3), DecodeApiVersionsResponse); break;
     case 5: Check(body, static_cast<int16_t>(v + 3), DecodeApiVersionsRequest); break;
+    case 6: Check(body, static_cast<int16_t>(v + 4), DecodeFindCoordinatorResponse); break;
+    case 7: Check(body, static_cast<int16_t>(v + 4), DecodeFindCoordinatorRequest); break;
     default: break;
   }
   return 0;

@@ -4,7 +4,7 @@
 // encodes them, and decodes ours. Each case checks both ways: our bytes equal Kafka's, Kafka's
 // class decodes ours to its own message, and our decoder reads Kafka's bytes back to ours. The
 // cases cover nested structs, nulls (nullable strings, arrays and structs), an unknown tagged
-// field at the top, both versions of each streams message, and a v1-only field.
+// field at the top, both versions of each streams message, a v1-only field, and FindCoordinator.
 // Needs java and the jars (suite kafka), not a running broker: about 3 s, most of it the JVM.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -124,6 +124,12 @@ std::map<std::string, Case> Cases() {
   c["api_versions_response_v3"] =
       Make(ApiVersionsResponse{0, {{18, 0, 4}, {88, 0, 1}}, 0, {{9, "\x01\x02\x03"}}}, 3,
            DecodeApiVersionsResponse);
+  c["find_coordinator_request_v6"] = Make(FindCoordinatorRequest{0, {"app"}, {}}, 6,
+                                          DecodeFindCoordinatorRequest);
+  c["find_coordinator_response_v4"] = Make(
+      FindCoordinatorResponse{0, {{"app", 1, "127.0.0.1", 9092},
+                                  {"other", -1, "", -1, 15, "not available"}}, {}},
+      4, DecodeFindCoordinatorResponse);
   return c;
 }
 

@@ -93,7 +93,8 @@ KafkaProtocolConnection::KafkaProtocolConnection(KafkaProtocolConnection&& other
       next_correlation_id_(other.next_correlation_id_),
       api_versions_(std::move(other.api_versions_)),
       heartbeat_version_(other.heartbeat_version_),
-      describe_version_(other.describe_version_) {}
+      describe_version_(other.describe_version_),
+      find_coordinator_version_(other.find_coordinator_version_) {}
 
 KafkaProtocolConnection::~KafkaProtocolConnection() {
   if (fd_ >= 0) close(fd_);
@@ -147,7 +148,40 @@ absl::Status KafkaProtocolConnection::Negotiate() {
                               kp::kStreamsGroupHeartbeatVersions);
   describe_version_ = Common(api_versions_, kp::kStreamsGroupDescribeKey,
                              kp::kStreamsGroupDescribeVersions);
+  find_coordinator_version_ = Common(api_versions_, kp::kFindCoordinatorKey,
+                                     kp::kFindCoordinatorVersions);
   return absl::OkStatus();
+}
+
+absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinator(
+    const std::string& bootstrap, const std::string& group, const std::string& client_id) {
+  absl::StatusOr<KafkaProtocolConnection> any = Open(bootstrap, client_id);
+  if (!any.ok()) return any.status();
+  absl::StatusOr<std::string> address = any->FindCoordinator(group);
+  if (!address.ok()) return address.status();
+  return Open(*address, client_id);
+}
+
+absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
+  if (find_coordinator_version_ < 0) {
+    return absl::UnimplementedError("the broker does not offer FindCoordinator v4-6");
+  }
+  const int16_t v = find_coordinator_version_;
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kFindCoordinatorKey, v, kp::Encode(kp::FindCoordinatorRequest{0, {group}, {}}, v), 1);
+  if (!body.ok()) return body.status();
+  absl::StatusOr<kp::FindCoordinatorResponse> resp = kp::DecodeFindCoordinatorResponse(*body, v);
+  if (!resp.ok()) return resp.status();
+  if (resp->coordinators.size() != 1 || resp->coordinators[0].key != group) {
+    return absl::DataLossError("FindCoordinator answered for another group");
+  }
+  const kp::Coordinator& c = resp->coordinators[0];
+  if (absl::Status s = rdkafka::KafkaErrorToStatus(c.error_code, c.error_message,
+                                                   "FindCoordinator of " + group);
+      !s.ok()) {
+    return s;
+  }
+  return fmt::format("{}:{}", c.host, c.port);
 }
 
 absl::StatusOr<kp::StreamsGroupHeartbeatResponse> KafkaProtocolConnection::Heartbeat(

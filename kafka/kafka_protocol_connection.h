@@ -3,10 +3,10 @@
 // NetworkClient's KafkaChannel, without its selector: one request in flight, answered in order.
 //
 // What exists: connect, ApiVersions (v3, its response read with header v0 as Kafka sends it),
-// and StreamsGroupHeartbeat / StreamsGroupDescribe at the highest version both sides speak
-// (refused with kUnimplemented when the broker offers neither). What does not, yet: finding the
-// group coordinator (FindCoordinator) — the connection must be to it, which on a one-broker
-// cluster it always is —, TLS and SASL, and reconnecting.
+// FindCoordinator (a connection to a group's coordinator), and StreamsGroupHeartbeat /
+// StreamsGroupDescribe at the highest version both sides speak (refused with kUnimplemented when
+// the broker offers neither). What does not, yet: TLS and SASL, reconnecting, and following a
+// coordinator that moves (NOT_COORDINATOR is kUnavailable: the caller opens anew).
 //
 // Thread-safety: none; one caller at a time.
 #ifndef RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
@@ -25,6 +25,10 @@ class KafkaProtocolConnection {
   // Connects to `address` (HOST:PORT, the first of a bootstrap list) and asks ApiVersions.
   static absl::StatusOr<KafkaProtocolConnection> Open(const std::string& address,
                                                       const std::string& client_id);
+  // Asks the first broker of `bootstrap` for `group`'s coordinator and connects to that.
+  static absl::StatusOr<KafkaProtocolConnection> OpenToCoordinator(const std::string& bootstrap,
+                                                                   const std::string& group,
+                                                                   const std::string& client_id);
   KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept;
   KafkaProtocolConnection& operator=(KafkaProtocolConnection&&) = delete;
   ~KafkaProtocolConnection();
@@ -32,6 +36,8 @@ class KafkaProtocolConnection {
   const kafka_protocol::ApiVersionsResponse& api_versions() const { return api_versions_; }
   int16_t heartbeat_version() const { return heartbeat_version_; }
 
+  // HOST:PORT of `group`'s coordinator (FindCoordinator v4+, key type 0).
+  absl::StatusOr<std::string> FindCoordinator(const std::string& group);
   absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> Heartbeat(
       const kafka_protocol::StreamsGroupHeartbeatRequest& request);
   absl::StatusOr<kafka_protocol::StreamsGroupDescribeResponse> Describe(
@@ -50,6 +56,7 @@ class KafkaProtocolConnection {
   kafka_protocol::ApiVersionsResponse api_versions_;
   int16_t heartbeat_version_ = -1;
   int16_t describe_version_ = -1;
+  int16_t find_coordinator_version_ = -1;
 };
 
 }  // namespace restoresim::kafka_test

@@ -102,8 +102,11 @@ void ExpectTheStandbyPromotedWhenBLeaves(std::vector<Member>& members, const std
   EXPECT_TRUE(Partitions(members[0].standby).empty()) << "no other member to hold one";
 }
 
-TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesAStandby) {
-  absl::StatusOr<std::string> bootstrap = Bootstrap(kBootstrapEnv);
+// On the one-node cluster, and on the three-node one (each member finds its coordinator).
+class KafkaStreamsGroup : public testing::TestWithParam<const char*> {};
+
+TEST_P(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesAStandby) {
+  absl::StatusOr<std::string> bootstrap = Bootstrap(GetParam());
   ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
   const std::string group = UniqueName("streams-group");
   const std::string input = group + "-input";
@@ -116,7 +119,8 @@ TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesASt
   const kp::Topology topology = OneSubtopology(input, group + "-store-changelog");
   std::vector<Member> members;
   for (const char* id : {"member-a", "member-b"}) {
-    absl::StatusOr<KafkaProtocolConnection> c = KafkaProtocolConnection::Open(*bootstrap, id);
+    absl::StatusOr<KafkaProtocolConnection> c =
+        KafkaProtocolConnection::OpenToCoordinator(*bootstrap, group, id);
     ASSERT_TRUE(c.ok()) << c.status();
     EXPECT_GE(c->heartbeat_version(), 0) << "Kafka 4.4 offers StreamsGroupHeartbeat";
     members.push_back(Member{.member_id = id, .connection = *std::move(c)});
@@ -151,6 +155,9 @@ TEST(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesASt
   members[0].epoch = -1;  // leave
   EXPECT_TRUE(Beat(members[0], group, topology).ok());
 }
+
+INSTANTIATE_TEST_SUITE_P(Clusters, KafkaStreamsGroup,
+                         testing::Values(kBootstrapEnv, kBootstrap3Env));
 
 }  // namespace
 }  // namespace restoresim::kafka_test

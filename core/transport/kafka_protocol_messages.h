@@ -1,9 +1,10 @@
 // The Kafka messages a streams-group member needs and librdkafka lacks (issue 26, KIP-1071),
 // paraphrased from Kafka 4.4's message schemas (clients/src/main/resources/common/message/):
-// RequestHeader v2 and ResponseHeader v0/v1, ApiVersions (key 18) v3–v4, StreamsGroupHeartbeat
-// (key 88) v0–v1 and StreamsGroupDescribe (key 89) v0–v1. Kafka counterparts: the generated
-// org.apache.kafka.common.message.*Data classes. Each message encodes and decodes (both, so the
-// byte-for-byte conformance test in kafka/ can check either direction against Kafka's classes).
+// RequestHeader v2 and ResponseHeader v0/v1, ApiVersions (key 18) v3–v4, FindCoordinator (key
+// 10) v4–v6, StreamsGroupHeartbeat (key 88) v0–v1 and StreamsGroupDescribe (key 89) v0–v1.
+// Kafka counterparts: the generated org.apache.kafka.common.message.*Data classes. Each message
+// encodes and decodes (both, so the byte-for-byte conformance test in kafka/ can check either
+// direction against Kafka's classes).
 //
 // Differences from Kafka's classes, kept deliberately small:
 // - Unknown tagged fields are kept (and written back) on the messages and headers themselves;
@@ -25,6 +26,7 @@
 
 namespace restoresim::kafka_protocol {
 
+inline constexpr int16_t kFindCoordinatorKey = 10;
 inline constexpr int16_t kApiVersionsKey = 18;
 inline constexpr int16_t kStreamsGroupHeartbeatKey = 88;
 inline constexpr int16_t kStreamsGroupDescribeKey = 89;
@@ -35,6 +37,7 @@ struct VersionRange {
   int16_t max = 0;
 };
 inline constexpr VersionRange kApiVersionsVersions{3, 4};
+inline constexpr VersionRange kFindCoordinatorVersions{4, 6};  // the same layout
 inline constexpr VersionRange kStreamsGroupHeartbeatVersions{0, 1};
 inline constexpr VersionRange kStreamsGroupDescribeVersions{0, 1};
 
@@ -73,6 +76,29 @@ struct ApiVersionsResponse {
   bool operator==(const ApiVersionsResponse&) const = default;
   // The range the broker serves for `api_key`, if it serves it.
   std::optional<VersionRange> Find(int16_t api_key) const;
+};
+
+struct FindCoordinatorRequest {
+  int8_t key_type = 0;  // 0: a group
+  std::vector<std::string> coordinator_keys;
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const FindCoordinatorRequest&) const = default;
+};
+struct Coordinator {
+  std::string key;
+  int32_t node_id = 0;
+  std::string host;
+  int32_t port = 0;
+  int16_t error_code = 0;
+  // Nullable, but "" by default in Kafka's class (the conformance test found it).
+  std::optional<std::string> error_message = std::string();
+  bool operator==(const Coordinator&) const = default;
+};
+struct FindCoordinatorResponse {
+  int32_t throttle_time_ms = 0;
+  std::vector<Coordinator> coordinators;
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const FindCoordinatorResponse&) const = default;
 };
 
 struct KeyValue {
@@ -280,6 +306,8 @@ std::string EncodeRequestHeader(const RequestHeader& header);
 std::string EncodeResponseHeader(const ResponseHeader& header, int header_version);
 std::string Encode(const ApiVersionsRequest& m, int16_t version);
 std::string Encode(const ApiVersionsResponse& m, int16_t version);
+std::string Encode(const FindCoordinatorRequest& m, int16_t version);
+std::string Encode(const FindCoordinatorResponse& m, int16_t version);
 std::string Encode(const StreamsGroupHeartbeatRequest& m, int16_t version);
 std::string Encode(const StreamsGroupHeartbeatResponse& m, int16_t version);
 std::string Encode(const StreamsGroupDescribeRequest& m, int16_t version);
@@ -291,6 +319,10 @@ absl::StatusOr<RequestHeader> DecodeRequestHeader(Reader& reader);
 absl::StatusOr<ResponseHeader> DecodeResponseHeader(Reader& reader, int header_version);
 absl::StatusOr<ApiVersionsRequest> DecodeApiVersionsRequest(std::string_view b, int16_t v);
 absl::StatusOr<ApiVersionsResponse> DecodeApiVersionsResponse(std::string_view b, int16_t v);
+absl::StatusOr<FindCoordinatorRequest> DecodeFindCoordinatorRequest(std::string_view b,
+                                                                    int16_t v);
+absl::StatusOr<FindCoordinatorResponse> DecodeFindCoordinatorResponse(std::string_view b,
+                                                                      int16_t v);
 absl::StatusOr<StreamsGroupHeartbeatRequest> DecodeStreamsGroupHeartbeatRequest(
     std::string_view b, int16_t v);
 absl::StatusOr<StreamsGroupHeartbeatResponse> DecodeStreamsGroupHeartbeatResponse(

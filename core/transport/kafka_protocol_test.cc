@@ -159,6 +159,10 @@ TEST(KafkaProtocolTest, DescribeAndApiVersionsRoundTrip) {
   ExpectRoundTripAndTruncationsRefused(versions, Encode(versions, 3), [](const std::string& b) {
     return DecodeApiVersionsResponse(b, 3);
   });
+  FindCoordinatorResponse found{0, {{"app", 2, "127.0.0.1", 9092, 15, std::nullopt}}, {}};
+  ExpectRoundTripAndTruncationsRefused(found, Encode(found, 6), [](const std::string& b) {
+    return DecodeFindCoordinatorResponse(b, 6);
+  });
   ASSERT_TRUE(versions.Find(88).has_value());
   EXPECT_EQ(versions.Find(88)->max, 1);
   EXPECT_FALSE(versions.Find(89).has_value());

@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.StreamsGroupDescribeRequestData;
 import org.apache.kafka.common.message.StreamsGroupDescribeResponseData;
 import org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData;
@@ -70,6 +72,16 @@ public class ProtocolConformance {
     av.unknownTaggedFields().add(new RawTaggedField(9, new byte[] {1, 2, 3}));
     c.put("api_versions_response_v3", new Case(av, (short) 3,
         (a, v) -> new ApiVersionsResponseData(a, v), 4));
+    c.put("find_coordinator_request_v6", new Case(new FindCoordinatorRequestData()
+        .setKeyType((byte) 0).setCoordinatorKeys(List.of("app")), (short) 6,
+        (a, v) -> new FindCoordinatorRequestData(a, v), 15));
+    var fc = new FindCoordinatorResponseData().setCoordinators(List.of(
+        new FindCoordinatorResponseData.Coordinator().setKey("app").setNodeId(1)
+            .setHost("127.0.0.1").setPort(9092),
+        new FindCoordinatorResponseData.Coordinator().setKey("other").setNodeId(-1).setHost("")
+            .setPort(-1).setErrorCode((short) 15).setErrorMessage("not available")));
+    c.put("find_coordinator_response_v4", new Case(fc, (short) 4,
+        (a, v) -> new FindCoordinatorResponseData(a, v), 6));
     return c;
   }
 
