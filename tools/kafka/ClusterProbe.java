@@ -1,10 +1,12 @@
 // A Kafka admin client that tells tools/kafka/broker when a cluster is ready: it asks for the
-// cluster's metadata until `brokers` brokers answer, within `timeout_s` seconds. Run as a
+// cluster's metadata until `brokers` brokers answer and the finalized feature streams.version
+// (streams groups, KIP-1071) is 1 or more, within `timeout_s` seconds. Run as a
 // single-file program on the broker's own classpath (kafka-clients is one of its jars):
 //
 //   java -cp 'build/kafka/lib/*' tools/kafka/ClusterProbe.java HOST:PORT[,...] BROKERS TIMEOUT_S
 //
-// Exit 0: ready (prints the broker ids); 1: not ready in time (prints the last error).
+// Exit 0: ready (prints the broker ids and streams.version); 1: not ready in time (prints the
+// last error).
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Properties;
@@ -12,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.common.Node;
 
 public class ClusterProbe {
@@ -30,13 +33,17 @@ public class ClusterProbe {
         try {
           Collection<Node> nodes = admin.describeCluster(
               new DescribeClusterOptions().timeoutMs(2000)).nodes().get(3, TimeUnit.SECONDS);
-          if (nodes.size() >= brokers) {
+          FinalizedVersionRange streams = admin.describeFeatures().featureMetadata()
+              .get(3, TimeUnit.SECONDS).finalizedFeatures().get("streams.version");
+          if (nodes.size() >= brokers && streams != null && streams.maxVersionLevel() >= 1) {
             StringBuilder ids = new StringBuilder();
             for (Node n : nodes) ids.append(ids.length() == 0 ? "" : ",").append(n.id());
-            System.out.println("ready: brokers " + ids);
+            System.out.println("ready: brokers " + ids + ", streams.version "
+                + streams.maxVersionLevel());
             return;
           }
-          last = nodes.size() + " of " + brokers + " brokers";
+          last = nodes.size() + " of " + brokers + " brokers, streams.version "
+              + (streams == null ? "not finalized" : streams.maxVersionLevel());
         } catch (Exception e) {
           last = e.toString();
         }

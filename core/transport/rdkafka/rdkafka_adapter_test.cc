@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <librdkafka/rdkafka.h>
 
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/port/system_clock.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
@@ -44,10 +47,32 @@ TEST(RdKafkaErrorsTest, CodesFollowThePortsTable) {
   EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR__FENCED), C::kAborted);
   EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS), C::kFailedPrecondition);
   EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR__TIMED_OUT), C::kDeadlineExceeded);
-  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED), C::kInternal);
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED), C::kPermissionDenied);
+  EXPECT_EQ(StatusCodeOf(RD_KAFKA_RESP_ERR_INCONSISTENT_VOTER_SET), C::kInternal);
   const absl::Status s = ToStatus(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART, "end offsets of t-0");
   EXPECT_THAT(s.message(), HasSubstr("end offsets of t-0"));
   EXPECT_THAT(s.message(), HasSubstr("UNKNOWN_TOPIC_OR_PART")) << "names librdkafka's code";
+}
+
+// Every error code of StreamsGroupHeartbeat, StreamsGroupDescribe and ApiVersions (Kafka 4.4's
+// schemas list them), by its wire number: librdkafka 2.0.2 names none past 97.
+TEST(RdKafkaErrorsTest, TheStreamsGroupMessagesErrorsHaveRows) {
+  using C = absl::StatusCode;
+  const std::vector<std::pair<int16_t, C>> rows = {
+      {0, C::kOk}, {14, C::kUnavailable}, {15, C::kUnavailable}, {16, C::kUnavailable},
+      {24, C::kInvalidArgument}, {25, C::kFailedPrecondition}, {29, C::kPermissionDenied},
+      {30, C::kPermissionDenied}, {31, C::kPermissionDenied}, {35, C::kUnimplemented},
+      {42, C::kInvalidArgument}, {69, C::kNotFound}, {81, C::kResourceExhausted},
+      {110, C::kFailedPrecondition}, {111, C::kAborted}, {130, C::kInvalidArgument},
+      {131, C::kInvalidArgument}, {132, C::kFailedPrecondition}};
+  for (const auto& [code, want] : rows) {
+    EXPECT_EQ(KafkaErrorToStatus(code, std::nullopt, "heartbeat").code(), want) << code;
+  }
+  const absl::Status fenced = KafkaErrorToStatus(110, "epoch 3 is stale", "heartbeat of m");
+  EXPECT_THAT(fenced.message(), HasSubstr("heartbeat of m: FENCED_MEMBER_EPOCH (110)"));
+  EXPECT_THAT(fenced.message(), HasSubstr("epoch 3 is stale")) << "the broker's own message";
+  EXPECT_THAT(KafkaErrorToStatus(69, std::nullopt, "describe").message(),
+              HasSubstr("GROUP_ID_NOT_FOUND"));
 }
 
 TEST(RdKafkaErrorsTest, ErrorObjectsKeepTheirCodeAndMessage) {

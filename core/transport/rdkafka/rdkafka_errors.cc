@@ -25,6 +25,55 @@ std::optional<absl::StatusCode> TransactionalCodeOf(rd_kafka_resp_err_t err) {
   }
 }
 
+// Kafka's codes past librdkafka 2.0.2's enum (it stops at 97), carried by the streams-group
+// messages (issue 26).
+constexpr int kFencedMemberEpoch = 110;
+constexpr int kUnreleasedInstanceId = 111;
+constexpr int kStreamsInvalidTopology = 130;
+constexpr int kStreamsInvalidTopologyEpoch = 131;
+constexpr int kStreamsTopologyFenced = 132;
+
+// The rows of the streams-group messages' errors (StreamsGroupHeartbeat, StreamsGroupDescribe,
+// ApiVersions) that no other row has; the coordinator errors, INVALID_REQUEST and
+// UNKNOWN_MEMBER_ID are older rows.
+std::optional<absl::StatusCode> StreamsGroupCodeOf(rd_kafka_resp_err_t err) {
+  switch (static_cast<int>(err)) {
+    case kFencedMemberEpoch:
+    case kStreamsTopologyFenced:
+      return absl::StatusCode::kFailedPrecondition;
+    case kUnreleasedInstanceId:
+      return absl::StatusCode::kAborted;
+    case kStreamsInvalidTopology:
+    case kStreamsInvalidTopologyEpoch:
+    case RD_KAFKA_RESP_ERR_INVALID_GROUP_ID:
+      return absl::StatusCode::kInvalidArgument;
+    case RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND:
+      return absl::StatusCode::kNotFound;
+    case RD_KAFKA_RESP_ERR_GROUP_MAX_SIZE_REACHED:
+      return absl::StatusCode::kResourceExhausted;
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+      return absl::StatusCode::kPermissionDenied;
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
+      return absl::StatusCode::kUnimplemented;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The name of a Kafka code librdkafka 2.0.2 cannot name.
+const char* NameOfNewCode(int code) {
+  switch (code) {
+    case kFencedMemberEpoch: return "FENCED_MEMBER_EPOCH";
+    case kUnreleasedInstanceId: return "UNRELEASED_INSTANCE_ID";
+    case kStreamsInvalidTopology: return "STREAMS_INVALID_TOPOLOGY";
+    case kStreamsInvalidTopologyEpoch: return "STREAMS_INVALID_TOPOLOGY_EPOCH";
+    case kStreamsTopologyFenced: return "STREAMS_TOPOLOGY_FENCED";
+    default: return nullptr;
+  }
+}
+
 // The transient errors: a broker, leader or coordinator away, a full queue, a retry.
 bool IsTransient(rd_kafka_resp_err_t err) {
   switch (err) {
@@ -63,6 +112,7 @@ bool IsTransient(rd_kafka_resp_err_t err) {
 absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err) {
   using C = absl::StatusCode;
   if (std::optional<C> code = TransactionalCodeOf(err)) return *code;
+  if (std::optional<C> code = StreamsGroupCodeOf(err)) return *code;
   if (IsTransient(err)) return C::kUnavailable;
   switch (err) {
     case RD_KAFKA_RESP_ERR_NO_ERROR:
@@ -115,6 +165,17 @@ absl::Status ToStatus(rd_kafka_resp_err_t err, std::string_view context) {
   if (code == absl::StatusCode::kOk) return absl::OkStatus();
   return absl::Status(code, fmt::format("{}: {}: {}", context, rd_kafka_err2name(err),
                                         rd_kafka_err2str(err)));
+}
+
+absl::Status KafkaErrorToStatus(int16_t error_code, const std::optional<std::string>& message,
+                                std::string_view context) {
+  const auto err = static_cast<rd_kafka_resp_err_t>(error_code);
+  const absl::StatusCode code = StatusCodeOf(err);
+  if (code == absl::StatusCode::kOk) return absl::OkStatus();
+  const char* name = NameOfNewCode(error_code);
+  return absl::Status(code, fmt::format("{}: {} ({}): {}", context,
+                                        name != nullptr ? name : rd_kafka_err2name(err),
+                                        error_code, message ? *message : rd_kafka_err2str(err)));
 }
 
 absl::Status ToStatus(rd_kafka_error_t* error, std::string_view context) {

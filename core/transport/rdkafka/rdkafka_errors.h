@@ -29,6 +29,14 @@
 //     TOPIC_EXCEPTION, POLICY_VIOLATION, INVALID_REQUEST,
 //     MSG_SIZE_TOO_LARGE, __BAD_MSG,
 //     INVALID_TRANSACTION_TIMEOUT                               kInvalidArgument   no
+//   Streams groups (issue 26; the wire codes of core/transport/kafka_protocol_messages.h):
+//   FENCED_MEMBER_EPOCH (110), STREAMS_TOPOLOGY_FENCED (132)    kFailedPrecondition no: rejoin
+//   UNRELEASED_INSTANCE_ID (111)                                kAborted           no (member)
+//   STREAMS_INVALID_TOPOLOGY (130), _EPOCH (131), INVALID_GROUP_ID  kInvalidArgument no
+//   GROUP_ID_NOT_FOUND                                          kNotFound          no
+//   GROUP_MAX_SIZE_REACHED                                      kResourceExhausted no
+//   TOPIC_, GROUP_, CLUSTER_AUTHORIZATION_FAILED                kPermissionDenied  no
+//   UNSUPPORTED_VERSION (a broker without the API asked)        kUnimplemented     no
 //   anything else                                               kInternal          no
 //
 // Why the splits: a retryable status is one the same call may succeed on later without the
@@ -43,6 +51,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -54,6 +65,12 @@ absl::StatusCode StatusCodeOf(rd_kafka_resp_err_t err);
 
 // "<context>: <librdkafka name>: <librdkafka description>" with StatusCodeOf(err).
 absl::Status ToStatus(rd_kafka_resp_err_t err, std::string_view context);
+
+// A Kafka error code from a response this project decodes itself (kafka_protocol_messages.h):
+// "<context>: <name> (<code>): <the broker's message, else librdkafka's description>", with
+// StatusCodeOf(code). OK for 0.
+absl::Status KafkaErrorToStatus(int16_t error_code, const std::optional<std::string>& message,
+                                std::string_view context);
 
 // An rd_kafka_error_t (admin and transactional calls): its code, its own message; fatal is
 // kAborted, txn_requires_abort kCancelled, retriable kUnavailable (or kDeadlineExceeded),

@@ -1,0 +1,212 @@
+#include "kafka/kafka_protocol_connection.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "core/transport/kafka_protocol.h"
+#include "core/transport/rdkafka/rdkafka_errors.h"
+
+namespace restoresim::kafka_test {
+
+namespace kp = restoresim::kafka_protocol;
+
+namespace {
+
+constexpr int kIoTimeoutS = 10;
+// A response larger than this is refused before it is read (the broker's default
+// socket.request.max.bytes is 100 MiB; ours are a few KiB).
+constexpr int32_t kResponseBytesMax = 16 << 20;
+
+absl::Status WriteAll(int fd, const std::string& bytes) {
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n = send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return absl::UnavailableError("send to the broker failed");
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadExactly(int fd, size_t size) {
+  std::string out(size, '\0');
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = recv(fd, out.data() + done, size - done, 0);
+    if (n <= 0) return absl::UnavailableError("the broker closed or timed out mid-response");
+    done += static_cast<size_t>(n);
+  }
+  return out;
+}
+
+absl::StatusOr<int> Connect(const std::string& address) {
+  const std::string first = address.substr(0, address.find(','));
+  const size_t colon = first.rfind(':');
+  if (colon == std::string::npos) return absl::InvalidArgumentError("no port in " + first);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(first.substr(0, colon).c_str(), first.substr(colon + 1).c_str(), &hints,
+                  &found) != 0) {
+    return absl::UnavailableError("cannot resolve " + first);
+  }
+  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
+  const bool connected = fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0;
+  freeaddrinfo(found);
+  if (!connected) {
+    if (fd >= 0) close(fd);
+    return absl::UnavailableError("cannot connect to " + first);
+  }
+  timeval timeout{kIoTimeoutS, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  return fd;
+}
+
+// The highest version both sides speak, or -1.
+int16_t Common(const kp::ApiVersionsResponse& broker, int16_t key, kp::VersionRange ours) {
+  std::optional<kp::VersionRange> theirs = broker.Find(key);
+  if (!theirs) return -1;
+  const int16_t top = std::min(theirs->max, ours.max);
+  return top >= std::max(theirs->min, ours.min) ? top : int16_t{-1};
+}
+
+}  // namespace
+
+absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::Open(
+    const std::string& address, const std::string& client_id) {
+  absl::StatusOr<int> fd = Connect(address);
+  if (!fd.ok()) return fd.status();
+  KafkaProtocolConnection c(*fd, client_id);
+  if (absl::Status s = c.Negotiate(); !s.ok()) return s;
+  return c;
+}
+
+KafkaProtocolConnection::KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      client_id_(std::move(other.client_id_)),
+      next_correlation_id_(other.next_correlation_id_),
+      api_versions_(std::move(other.api_versions_)),
+      heartbeat_version_(other.heartbeat_version_),
+      describe_version_(other.describe_version_),
+      find_coordinator_version_(other.find_coordinator_version_) {}
+
+KafkaProtocolConnection::~KafkaProtocolConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::StatusOr<std::string> KafkaProtocolConnection::RoundTrip(int16_t api_key, int16_t version,
+                                                               const std::string& body,
+                                                               int response_header_version) {
+  const int32_t correlation_id = next_correlation_id_++;
+  const std::string header =
+      kp::EncodeRequestHeader({api_key, version, correlation_id, client_id_, {}});
+  kp::Writer frame;
+  frame.Int32(static_cast<int32_t>(header.size() + body.size()));
+  frame.Raw(header);
+  frame.Raw(body);
+  if (absl::Status s = WriteAll(fd_, frame.bytes()); !s.ok()) return s;
+  absl::StatusOr<std::string> size_bytes = ReadExactly(fd_, 4);
+  if (!size_bytes.ok()) return size_bytes.status();
+  kp::Reader size_reader(*size_bytes);
+  const int32_t size = size_reader.Int32();
+  if (size < 4 || size > kResponseBytesMax) {
+    return absl::DataLossError(fmt::format("a response of {} bytes", size));
+  }
+  absl::StatusOr<std::string> response = ReadExactly(fd_, static_cast<size_t>(size));
+  if (!response.ok()) return response.status();
+  kp::Reader r(*response);
+  absl::StatusOr<kp::ResponseHeader> h = kp::DecodeResponseHeader(r, response_header_version);
+  if (!h.ok()) return h.status();
+  if (h->correlation_id != correlation_id) {
+    return absl::DataLossError(fmt::format("response to request {} for request {}",
+                                           h->correlation_id, correlation_id));
+  }
+  return response->substr(response->size() - r.remaining());
+}
+
+absl::Status KafkaProtocolConnection::Negotiate() {
+  const int16_t v = kp::kApiVersionsVersions.min;
+  // ApiVersions responses carry header v0 whatever the version (KIP-511).
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kApiVersionsKey, v, kp::Encode(kp::ApiVersionsRequest{"restoresim", "0", {}}, v), 0);
+  if (!body.ok()) return body.status();
+  absl::StatusOr<kp::ApiVersionsResponse> versions = kp::DecodeApiVersionsResponse(*body, v);
+  if (!versions.ok()) return versions.status();
+  if (absl::Status s = rdkafka::KafkaErrorToStatus(versions->error_code, std::nullopt,
+                                                   "ApiVersions");
+      !s.ok()) {
+    return s;
+  }
+  api_versions_ = *std::move(versions);
+  heartbeat_version_ = Common(api_versions_, kp::kStreamsGroupHeartbeatKey,
+                              kp::kStreamsGroupHeartbeatVersions);
+  describe_version_ = Common(api_versions_, kp::kStreamsGroupDescribeKey,
+                             kp::kStreamsGroupDescribeVersions);
+  find_coordinator_version_ = Common(api_versions_, kp::kFindCoordinatorKey,
+                                     kp::kFindCoordinatorVersions);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinator(
+    const std::string& bootstrap, const std::string& group, const std::string& client_id) {
+  absl::StatusOr<KafkaProtocolConnection> any = Open(bootstrap, client_id);
+  if (!any.ok()) return any.status();
+  absl::StatusOr<std::string> address = any->FindCoordinator(group);
+  if (!address.ok()) return address.status();
+  return Open(*address, client_id);
+}
+
+absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
+  if (find_coordinator_version_ < 0) {
+    return absl::UnimplementedError("the broker does not offer FindCoordinator v4-6");
+  }
+  const int16_t v = find_coordinator_version_;
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kFindCoordinatorKey, v, kp::Encode(kp::FindCoordinatorRequest{0, {group}, {}}, v), 1);
+  if (!body.ok()) return body.status();
+  absl::StatusOr<kp::FindCoordinatorResponse> resp = kp::DecodeFindCoordinatorResponse(*body, v);
+  if (!resp.ok()) return resp.status();
+  if (resp->coordinators.size() != 1 || resp->coordinators[0].key != group) {
+    return absl::DataLossError("FindCoordinator answered for another group");
+  }
+  const kp::Coordinator& c = resp->coordinators[0];
+  if (absl::Status s = rdkafka::KafkaErrorToStatus(c.error_code, c.error_message,
+                                                   "FindCoordinator of " + group);
+      !s.ok()) {
+    return s;
+  }
+  return fmt::format("{}:{}", c.host, c.port);
+}
+
+absl::StatusOr<kp::StreamsGroupHeartbeatResponse> KafkaProtocolConnection::Heartbeat(
+    const kp::StreamsGroupHeartbeatRequest& request) {
+  if (heartbeat_version_ < 0) {
+    return absl::UnimplementedError(
+        "the broker does not offer streams groups (no StreamsGroupHeartbeat v0-1 in ApiVersions:"
+        " Kafka 4.1+ with streams.version 1 does)");
+  }
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kStreamsGroupHeartbeatKey, heartbeat_version_,
+      kp::Encode(request, heartbeat_version_), 1);
+  if (!body.ok()) return body.status();
+  return kp::DecodeStreamsGroupHeartbeatResponse(*body, heartbeat_version_);
+}
+
+absl::StatusOr<kp::StreamsGroupDescribeResponse> KafkaProtocolConnection::Describe(
+    const kp::StreamsGroupDescribeRequest& request) {
+  if (describe_version_ < 0) {
+    return absl::UnimplementedError("the broker does not offer StreamsGroupDescribe v0-1");
+  }
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kStreamsGroupDescribeKey, describe_version_, kp::Encode(request, describe_version_), 1);
+  if (!body.ok()) return body.status();
+  return kp::DecodeStreamsGroupDescribeResponse(*body, describe_version_);
+}
+
+}  // namespace restoresim::kafka_test

@@ -1,0 +1,64 @@
+// One blocking TCP connection to one Kafka broker speaking the requests librdkafka lacks, through
+// the codec of core/transport/kafka_protocol_messages.h (issue 26). Kafka counterpart: a
+// NetworkClient's KafkaChannel, without its selector: one request in flight, answered in order.
+//
+// What exists: connect, ApiVersions (v3, its response read with header v0 as Kafka sends it),
+// FindCoordinator (a connection to a group's coordinator), and StreamsGroupHeartbeat /
+// StreamsGroupDescribe at the highest version both sides speak (refused with kUnimplemented when
+// the broker offers neither). What does not, yet: TLS and SASL, reconnecting, and following a
+// coordinator that moves (NOT_COORDINATOR is kUnavailable: the caller opens anew).
+//
+// Thread-safety: none; one caller at a time.
+#ifndef RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
+#define RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/transport/kafka_protocol_messages.h"
+
+namespace restoresim::kafka_test {
+
+class KafkaProtocolConnection {
+ public:
+  // Connects to `address` (HOST:PORT, the first of a bootstrap list) and asks ApiVersions.
+  static absl::StatusOr<KafkaProtocolConnection> Open(const std::string& address,
+                                                      const std::string& client_id);
+  // Asks the first broker of `bootstrap` for `group`'s coordinator and connects to that.
+  static absl::StatusOr<KafkaProtocolConnection> OpenToCoordinator(const std::string& bootstrap,
+                                                                   const std::string& group,
+                                                                   const std::string& client_id);
+  KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept;
+  KafkaProtocolConnection& operator=(KafkaProtocolConnection&&) = delete;
+  ~KafkaProtocolConnection();
+
+  const kafka_protocol::ApiVersionsResponse& api_versions() const { return api_versions_; }
+  int16_t heartbeat_version() const { return heartbeat_version_; }
+
+  // HOST:PORT of `group`'s coordinator (FindCoordinator v4+, key type 0).
+  absl::StatusOr<std::string> FindCoordinator(const std::string& group);
+  absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> Heartbeat(
+      const kafka_protocol::StreamsGroupHeartbeatRequest& request);
+  absl::StatusOr<kafka_protocol::StreamsGroupDescribeResponse> Describe(
+      const kafka_protocol::StreamsGroupDescribeRequest& request);
+
+ private:
+  KafkaProtocolConnection(int fd, std::string client_id) : fd_(fd), client_id_(client_id) {}
+  // Sends header + body, returns the response body after its header (v0 or v1).
+  absl::StatusOr<std::string> RoundTrip(int16_t api_key, int16_t version,
+                                        const std::string& body, int response_header_version);
+  absl::Status Negotiate();
+
+  int fd_ = -1;
+  std::string client_id_;
+  int32_t next_correlation_id_ = 1;
+  kafka_protocol::ApiVersionsResponse api_versions_;
+  int16_t heartbeat_version_ = -1;
+  int16_t describe_version_ = -1;
+  int16_t find_coordinator_version_ = -1;
+};
+
+}  // namespace restoresim::kafka_test
+
+#endif  // RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
