@@ -4,7 +4,12 @@
 // checker saw the event), and the event's header through its context (which thread, when), and
 // fails the run with Violation, naming its invariant. It sees data only, never the simulator
 // or the runtime's objects, so it judges a simulated run, a real-thread run and an event file
-// alike. A new invariant is a new file and one line in checks/checkers.cc.
+// alike.
+//
+// Registration where the checker is defined: RESTORESIM_CHECKER(rank, Type) at namespace scope in
+// its file adds it to the oracle before main. The checks are a library of their own, linked whole
+// (properties/meson.build), so a file nothing references still registers: a new invariant is a
+// new file under checks/ and its line in properties/meson.build, and nothing else recompiles.
 //
 // Thread-safety: not thread-safe; called by one thread at a time (the oracle's caller).
 #ifndef RESTORESIM_PROPERTIES_CHECKER_H_
@@ -229,8 +234,31 @@ class Checker {
   const std::string_view invariant_;
 };
 
-// Every checker of the oracle, in the order they see each event (checks/checkers.cc).
+// Every registered checker, in the order they see each event: by rank, then by invariant name.
+// The order decides which invariant a failure names when one event breaks two (the zoo's
+// expected invariants, docs/ZOO.md, depend on it), so it is explicit in each registration and
+// never the link's or static initialisation's order.
 std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context);
+
+using CheckerFactory = std::unique_ptr<Checker> (*)(OracleContext& context);
+
+struct CheckerRegistration {
+  CheckerRegistration(int rank, CheckerFactory make);
+};
+
+#define RESTORESIM_CHECKER_CONCAT_(a, b) a##b
+#define RESTORESIM_CHECKER_NAME_(line) RESTORESIM_CHECKER_CONCAT_(checker_registration_, line)
+// In the checker's file, inside its anonymous namespace: RESTORESIM_CHECKER(140, ErrorsChecker);
+// `rank` places it among the others (lower sees each event first; today's run 10, 20, ... 210,
+// so a new one fits between two). Type has a constructor from OracleContext&.
+#define RESTORESIM_CHECKER(rank, Type)                                                       \
+  [[maybe_unused]] const ::restoresim::properties::CheckerRegistration                      \
+      RESTORESIM_CHECKER_NAME_(__LINE__)(                                                   \
+          rank,                                                                             \
+          [](::restoresim::properties::OracleContext& context)                              \
+              -> std::unique_ptr<::restoresim::properties::Checker> {                       \
+            return std::make_unique<Type>(context);                                         \
+          })
 
 }  // namespace restoresim::properties
 

@@ -9,6 +9,7 @@
 
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread.h"
+#include "fakes/fake_broker_test_util.h"
 #include "scenarios/failing_store.h"
 #include "scenarios/rotting_store.h"
 #include "scenarios/runtime_world.h"
@@ -17,7 +18,9 @@
 namespace restoresim {
 namespace {
 
+using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::Changelog;
 using testing::FailingStoreOpener;
 using testing::RuntimeWorld;
@@ -66,6 +69,13 @@ std::optional<RestoreEvent> WaitEventAbout(RuntimeWorld& w, RestoreThread& rt, i
 
 void ExpectOk(const sim::TestRun& r, uint64_t seed) {
   ASSERT_TRUE(r.outcome.ok()) << "seed " << seed << ": " << r.outcome.message;
+}
+
+// A run that keeps its trace's marks, for the coverage marks a test asserts (tools/tidy).
+sim::SimOptions FullTrace() {
+  sim::SimOptions options;
+  options.trace_mode = sim::TraceMode::kFull;
+  return options;
 }
 
 // Gives task 0_0 to the group's only member (a manual assignment).
@@ -358,7 +368,7 @@ TEST(FailureModelTest, ALockedStateDirectoryIsRetriedWithExponentialBackoff) {
 // comes back in time.
 TEST(FailureModelTest, CommittedOffsetReadsBeforeRunningFailTheTaskOnlyOnceTaskTimeoutMsRanOut) {
   for (const bool comes_back : {false, true}) {
-    ExpectOk(sim::RunUnderSim([&]() {
+    const sim::TestRun r = sim::RunUnderSim([&]() {
       RuntimeWorld w(/*faults=*/false, 1);
       w.broker.SetManualAssignment("app", true);
       w.WriteChangelog(0, 20);
@@ -391,7 +401,15 @@ TEST(FailureModelTest, CommittedOffsetReadsBeforeRunningFailTheTaskOnlyOnceTaskT
       EXPECT_GE(st.task_manager().stats().closed_dirty, 1) << "a failed task closes dirty";
       EXPECT_FALSE(st.task_manager().running().contains(TaskId{0, 0}));
       (void)st.Shutdown(30 * kSecond, /*clean=*/false);
-    }, /*seed=*/1), 1);
+    }, /*seed=*/1, FullTrace());
+    ExpectOk(r, 1);
+    const std::vector<std::string> marks = fakes::MarkTexts(*r.sim);
+    EXPECT_THAT(marks, Contains("cover/task timeout started before running"));
+    if (comes_back) {
+      EXPECT_THAT(marks, Not(Contains("cover/task timed out before running")));
+    } else {
+      EXPECT_THAT(marks, Contains("cover/task timed out before running"));
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include "core/runtime/stream_thread.h"
 #include "core/state/checkpoint_file.h"
 #include "core/transport/transport_wrapper.h"
+#include "fakes/fake_broker_test_util.h"
 #include "scenarios/restore_thread_test_util.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
@@ -16,6 +17,7 @@
 namespace restoresim {
 namespace {
 
+using ::testing::Contains;
 using testing::Changelog;
 using testing::Create;
 using testing::Items;
@@ -66,6 +68,13 @@ RestoreThreadConfig PausableConfig(const TopologyPause& pause) {
 }
 
 void ExpectOk(const sim::TestRun& r) { ASSERT_TRUE(r.outcome.ok()) << r.outcome.message; }
+
+// A run that keeps its trace's marks, for the coverage marks a test asserts (tools/tidy).
+sim::SimOptions FullTrace() {
+  sim::SimOptions options;
+  options.trace_mode = sim::TraceMode::kFull;
+  return options;
+}
 
 constexpr int kLong = 400;  // records of a changelog that takes a while to restore
 
@@ -238,7 +247,7 @@ class RefusingTransport final : public TransportWrapper {
 // paused: it comes back failed with its error, not left paused behind a task-less report.
 TEST(RestoreThreadPauseTest, ATaskLessErrorFailsThePausedTasksToo) {
   for (uint64_t seed = 0; seed < 6; ++seed) {
-    ExpectOk(sim::RunUnderSim([&]() {
+    const sim::TestRun r = sim::RunUnderSim([&]() {
       RuntimeWorld w(/*faults=*/false);
       w.WriteChangelog(0, kLong);
       TopologyPause pause;
@@ -269,7 +278,9 @@ TEST(RestoreThreadPauseTest, ATaskLessErrorFailsThePausedTasksToo) {
         events.push_back(std::move(e));
       }
       CloseAll(events);
-    }, seed));
+    }, seed, FullTrace());
+    ExpectOk(r);
+    EXPECT_THAT(fakes::MarkTexts(*r.sim), Contains("cover/restoration failed: task-less error"));
   }
 }
 
@@ -347,7 +358,7 @@ TEST(StreamThreadPauseTest, PausedActiveProcessesNothingButIsCommitted) {
 // An assignment naming a partition of a topic the topology does not read would change some
 // task's input partitions: the task manager reports it as an error and makes no task of it.
 TEST(StreamThreadInputPartitionsTest, APartitionOfAnotherTopicIsAnErrorNotATask) {
-  ExpectOk(sim::RunUnderSim([&]() {
+  const sim::TestRun r = sim::RunUnderSim([&]() {
     RuntimeWorld w(/*faults=*/false, /*partitions=*/2);
     ASSERT_TRUE(w.broker.CreateTopic("other", 2).ok());
     StreamThreadConfig c = w.StreamConfig("stream-1");
@@ -370,7 +381,10 @@ TEST(StreamThreadInputPartitionsTest, APartitionOfAnotherTopicIsAnErrorNotATask)
     EXPECT_TRUE(reported);
     EXPECT_EQ(st.task_manager().running(), (std::set<TaskId>{{0, 0}}));
     ASSERT_TRUE(st.Shutdown(10 * kSecond).ok());
-  }));
+  }, /*seed=*/1, FullTrace());
+  ExpectOk(r);
+  EXPECT_THAT(fakes::MarkTexts(*r.sim),
+              Contains("cover/assignment names a partition of another topic"));
 }
 
 // ---- the runtime's API ----

@@ -5,7 +5,7 @@
     scenarios", ...), each at least once, and every such count must be the binary's (the same
     counting as tools/tidy: `restoresim scenarios --json`, `restoresim zoo --list` (or, for a
     binary without it, the `bug.*` programs, one per mutation) and the checkers of
-    properties/checks/checkers.cc).
+    properties/checks/, one RESTORESIM_CHECKER each).
   * Example outputs: every ```console block is a transcript. Each `$ COMMAND` line is run (in a
     scratch folder where build/tools/restoresim is the binary under test, so the paths the
     binary prints are the README's; earlier commands of the document run first, so a later one

@@ -35,7 +35,7 @@ CLEAN_CPP = textwrap.dedent('''\
 
 CLEAN_CATALOGUE_TEST = 'const char* kMarks[] = {"cover/a rare branch"};\n'
 CLEAN_MARK = 'void Rare() { TraceMark("cover", "a rare branch"); }\n'
-CHECKERS = 'auto all = {NewOneChecker, NewTwoChecker};\n'
+CHECKERS = 'RESTORESIM_CHECKER(10, OneChecker);\nRESTORESIM_CHECKER(20, TwoChecker);\n'
 FAKE_BINARY = textwrap.dedent('''\
     #!/bin/sh
     if [ "$1" = scenarios ]; then
@@ -63,7 +63,7 @@ class TidyTest(unittest.TestCase):
         self.write('core/ok.cc', CLEAN_CPP)
         self.write('core/runtime/rare.cc', CLEAN_MARK)
         self.write('scenarios/catalogue_test.cc', CLEAN_CATALOGUE_TEST)
-        self.write('properties/checks/checkers.cc', CHECKERS)
+        self.write('properties/checks/one_two.cc', CHECKERS)
         self.write('tools/ok.py', 'def f():\n    return 1\n')
         self.write('README.md', 'Two scenarios, 2 checkers, and 3 mutations.\n')
         self.write('tools/tidy_allowlist.txt', '# nothing\n')

@@ -4,9 +4,10 @@
 // proves its bug-finding power: `restoresim zoo` sweeps each one until the default invariants
 // catch it.
 //
-// One table (kMutations in mutation.cc) names them: id, source (KAFKA-nnnn or a pull request)
-// and a one-line description. It lives here, below the runtime, because its sites are not all
-// in the runtime (a store's recovery, core/state/log_store.cc, is one) and because the layers
+// One list (mutation_list.h, an X-macro expanded here into the enum and in mutation.cc into the
+// table) names them: id, name, source (KAFKA-nnnn or a pull request) and a one-line
+// description. It lives here, below the runtime, because its sites are not all in the runtime
+// (a store's recovery, core/state/log_store.cc, is one) and because the layers
 // that install a set (sim/, scenarios/, soak/) need no runtime header for it. A run installs
 // its set as part of its run context (core/util/run_context.h: ScopedRunContext, or
 // ScopedMutations for this one channel); it is never part of the production configuration.
@@ -27,39 +28,11 @@
 
 namespace restoresim {
 
-// Append only would not matter (bits are per run), but keep the table's order.
+// One enumerator per row of mutation_list.h, in its order.
 enum class Mutation : uint8_t {
-  kCreateBeforeClose,
-  kEarlyTypeFlip,
-  kLatePartitionCapture,
-  kPartialUnregisterOnCorruption,
-  kRevivedNotReadded,
-  kStaleCheckpointAfterCorruption,
-  kEndInsteadOfSuspended,
-  kWaitWithoutPredicate,
-  kNoCheckpointAfterRestoration,
-  kStalePendingAction,
-  kRunningBeforeInit,
-  kCheckpointEndNotRestored,
-  kRestoredListedTwice,
-  kResumeOnRestoreThread,
-  kStandbysResumedEarly,
-  kIdleWithoutWakeup,
-  kEventsDrainedLate,
-  kResumeAsRecreate,
-  kDamagedStoreRetried,
-  kDamageCutAsTornTail,
-  kCheckpointKeepsConnections,
-  kStaleEndOffsetsAfterRestore,
-  kClonesKeepIdentity,
-  kEosRestoreReadUncommitted,
-  kEosCheckpointWhileProcessing,
-  kStoreOffsetIgnored,
-  kCorruptionFailsThread,
-  kEosUncleanStateKept,
-  kResumeWithoutWakeup,
-  kResumeWithoutRegister,
-  kCloseTimeoutNotRunning,
+#define RESTORESIM_MUTATION(id, name, source, description) id,
+#include "core/util/mutation_list.h"
+#undef RESTORESIM_MUTATION
   kCount,
 };
 static_assert(static_cast<int>(Mutation::kCount) <= 64, "a MutationSet is one 64-bit word");

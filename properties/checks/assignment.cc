@@ -11,7 +11,7 @@
 // wanted — so a decision left pending from an older assignment never overrides a newer one.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -124,10 +124,8 @@ class AssignmentChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(40, AssignmentChecker);
 
-std::unique_ptr<Checker> NewAssignmentChecker(OracleContext& c) {
-  return std::make_unique<AssignmentChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

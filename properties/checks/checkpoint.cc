@@ -9,7 +9,7 @@
 // crashed between). Stores are read as the events recorded them (StateInfo::stores).
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -113,10 +113,8 @@ class CheckpointChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(50, CheckpointChecker);
 
-std::unique_ptr<Checker> NewCheckpointChecker(OracleContext& c) {
-  return std::make_unique<CheckpointChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

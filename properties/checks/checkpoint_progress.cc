@@ -4,7 +4,7 @@
 // failed checkpoint write counts as the attempt (it is reported as an error event).
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -38,10 +38,8 @@ class CheckpointProgressChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(60, CheckpointProgressChecker);
 
-std::unique_ptr<Checker> NewCheckpointProgressChecker(OracleContext& c) {
-  return std::make_unique<CheckpointProgressChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

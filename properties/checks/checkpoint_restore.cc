@@ -13,7 +13,7 @@
 // log start must take the corruption path (checkpoint and store_contents see a silent gap).
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -89,10 +89,8 @@ class CheckpointRestoreChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(160, CheckpointRestoreChecker);
 
-std::unique_ptr<Checker> NewCheckpointRestoreChecker(OracleContext& c) {
-  return std::make_unique<CheckpointRestoreChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -6,7 +6,7 @@
 // before the threads stopped.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -71,10 +71,8 @@ class ClientCloseChecker final : public Checker {
   std::map<std::pair<std::string, std::string>, TimeNs> deadline_;
 };
 
-}  // namespace
+RESTORESIM_CHECKER(210, ClientCloseChecker);
 
-std::unique_ptr<Checker> NewClientCloseChecker(OracleContext& c) {
-  return std::make_unique<ClientCloseChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -11,7 +11,7 @@
 #include <map>
 #include <string>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -43,10 +43,8 @@ class EosCheckpointChecker final : public Checker {
   std::map<std::string, bool> on_disk_;  // per task directory
 };
 
-}  // namespace
+RESTORESIM_CHECKER(190, EosCheckpointChecker);
 
-std::unique_ptr<Checker> NewEosCheckpointChecker(OracleContext& c) {
-  return std::make_unique<EosCheckpointChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -14,7 +14,7 @@
 
 #include <algorithm>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -73,10 +73,8 @@ class EosRestoredBatchChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(200, EosRestoredBatchChecker);
 
-std::unique_ptr<Checker> NewEosRestoredBatchChecker(OracleContext& c) {
-  return std::make_unique<EosRestoredBatchChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

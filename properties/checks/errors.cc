@@ -3,7 +3,7 @@
 // the incarnation it names.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -52,10 +52,8 @@ class ErrorsChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(140, ErrorsChecker);
 
-std::unique_ptr<Checker> NewErrorsChecker(OracleContext& c) {
-  return std::make_unique<ErrorsChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -5,7 +5,7 @@
 // by the end of the run; and only a task that failed is closed as failed.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -119,10 +119,8 @@ class FailedTasksChecker final : public Checker {
   std::map<TaskIncarnation, Failed> failed_;
 };
 
-}  // namespace
+RESTORESIM_CHECKER(20, FailedTasksChecker);
 
-std::unique_ptr<Checker> NewFailedTasksChecker(OracleContext& c) {
-  return std::make_unique<FailedTasksChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -10,7 +10,7 @@
 // only; nothing is left started at the end.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -120,10 +120,8 @@ class ListenerPairingChecker final : public Checker {
   std::set<std::string> stopping_;        // restore threads asked to shut down
 };
 
-}  // namespace
+RESTORESIM_CHECKER(110, ListenerPairingChecker);
 
-std::unique_ptr<Checker> NewListenerPairingChecker(OracleContext& c) {
-  return std::make_unique<ListenerPairingChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -13,7 +13,7 @@
 //     thread's second loop after the emission begins.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -178,10 +178,8 @@ class LivenessBoundsChecker final : public Checker {
   std::map<std::string, int64_t, std::less<>> loops_;  // per stream thread
 };
 
-}  // namespace
+RESTORESIM_CHECKER(90, LivenessBoundsChecker);
 
-std::unique_ptr<Checker> NewLivenessBoundsChecker(OracleContext& c) {
-  return std::make_unique<LivenessBoundsChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

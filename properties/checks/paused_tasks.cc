@@ -11,7 +11,7 @@
 //     by a holder that did not pause it.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -122,10 +122,8 @@ class PausedTasksChecker final : public Checker {
   std::map<TaskIncarnation, std::string> paused_by_;  // task paused -> the holder that did it
 };
 
-}  // namespace
+RESTORESIM_CHECKER(180, PausedTasksChecker);
 
-std::unique_ptr<Checker> NewPausedTasksChecker(OracleContext& c) {
-  return std::make_unique<PausedTasksChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -4,7 +4,7 @@
 // only when one is.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -53,10 +53,8 @@ class ReaderModeChecker final : public Checker {
   TopicPartition active_tp_;
 };
 
-}  // namespace
+RESTORESIM_CHECKER(80, ReaderModeChecker);
 
-std::unique_ptr<Checker> NewReaderModeChecker(OracleContext& c) {
-  return std::make_unique<ReaderModeChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

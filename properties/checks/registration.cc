@@ -8,7 +8,7 @@
 // while none of the task directory's changelogs is registered in its restore thread.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -194,10 +194,8 @@ class RegistrationChecker final : public Checker {
   std::set<TaskIncarnation> paused_;  // held paused by a restore thread
 };
 
-}  // namespace
+RESTORESIM_CHECKER(30, RegistrationChecker);
 
-std::unique_ptr<Checker> NewRegistrationChecker(OracleContext& c) {
-  return std::make_unique<RegistrationChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

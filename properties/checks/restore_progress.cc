@@ -2,7 +2,7 @@
 // and none after completion — and completes at (or past) its end offset.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -40,10 +40,8 @@ class RestoreProgressChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(150, RestoreProgressChecker);
 
-std::unique_ptr<Checker> NewRestoreProgressChecker(OracleContext& c) {
-  return std::make_unique<RestoreProgressChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

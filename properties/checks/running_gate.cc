@@ -4,7 +4,7 @@
 // restores, waits to be initialised or to be handed over).
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -54,10 +54,8 @@ class RunningGateChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(100, RunningGateChecker);
 
-std::unique_ptr<Checker> NewRunningGateChecker(OracleContext& c) {
-  return std::make_unique<RunningGateChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

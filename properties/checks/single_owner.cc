@@ -7,7 +7,7 @@
 // directory's stores open; nothing is open, or dropped unclosed, after shutdown.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -143,10 +143,8 @@ class SingleOwnerChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(10, SingleOwnerChecker);
 
-std::unique_ptr<Checker> NewSingleOwnerChecker(OracleContext& c) {
-  return std::make_unique<SingleOwnerChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

@@ -6,7 +6,7 @@
 // runtime checks it as it makes it).
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -92,10 +92,8 @@ class StoppedProcessingChecker final : public Checker {
   std::map<std::string, StreamThreadState> thread_state_;
 };
 
-}  // namespace
+RESTORESIM_CHECKER(170, StoppedProcessingChecker);
 
-std::unique_ptr<Checker> NewStoppedProcessingChecker(OracleContext& c) {
-  return std::make_unique<StoppedProcessingChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

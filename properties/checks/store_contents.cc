@@ -3,7 +3,7 @@
 // removed), checked when the task reaches the stream thread.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -52,10 +52,8 @@ class StoreContentsChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(130, StoreContentsChecker);
 
-std::unique_ptr<Checker> NewStoreContentsChecker(OracleContext& c) {
-  return std::make_unique<StoreContentsChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

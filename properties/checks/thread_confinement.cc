@@ -6,7 +6,7 @@
 // thread that created it. (The transport reports every call: fakes/fake_broker.h.)
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -71,10 +71,8 @@ class ThreadConfinementChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(70, ThreadConfinementChecker);
 
-std::unique_ptr<Checker> NewThreadConfinementChecker(OracleContext& c) {
-  return std::make_unique<ThreadConfinementChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties

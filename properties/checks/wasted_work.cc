@@ -8,7 +8,7 @@
 //     checkpoint) or a crash of the file system since.
 #include <fmt/format.h>
 
-#include "properties/checks/checkers.h"
+#include "properties/checker.h"
 
 namespace restoresim::properties {
 namespace {
@@ -60,10 +60,8 @@ class WastedWorkChecker final : public Checker {
   }
 };
 
-}  // namespace
+RESTORESIM_CHECKER(120, WastedWorkChecker);
 
-std::unique_ptr<Checker> NewWastedWorkChecker(OracleContext& c) {
-  return std::make_unique<WastedWorkChecker>(c);
-}
+}  // namespace
 
 }  // namespace restoresim::properties
