@@ -12,7 +12,7 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
                     NewStoreContentsChecker, NewErrorsChecker, NewRestoreProgressChecker,
                     NewCheckpointRestoreChecker, NewStoppedProcessingChecker,
                     NewPausedTasksChecker, NewEosCheckpointChecker, NewEosRestoredBatchChecker,
-                    NewClientCloseChecker}) {
+                    NewClientCloseChecker, NewCommitCheckpointChecker}) {
     all.push_back(make(context));
   }
   return all;

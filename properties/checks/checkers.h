@@ -29,6 +29,7 @@ std::unique_ptr<Checker> NewPausedTasksChecker(OracleContext& context);
 std::unique_ptr<Checker> NewEosCheckpointChecker(OracleContext& context);
 std::unique_ptr<Checker> NewEosRestoredBatchChecker(OracleContext& context);
 std::unique_ptr<Checker> NewClientCloseChecker(OracleContext& context);
+std::unique_ptr<Checker> NewCommitCheckpointChecker(OracleContext& context);
 
 }  // namespace restoresim::properties
 
