@@ -42,7 +42,7 @@ class CommitCheckpointChecker final : public Checker {
     if (owner == nullptr || !state.stores_read) return;
     const TaskRecord* task = ledger().Find(*owner);
     if (task == nullptr || task->type != TaskType::kActive || task->state != TaskState::kRunning) {
-      return;  // restoring, suspended or a standby: its checkpoint may trail what it holds
+      return;  // only the commit path is judged here (checkpoint, checkpoint_progress: the rest)
     }
     for (const auto& [tp, offset] : offsets) {
       const events::StoreSnapshot* store = state.StoreFor(tp);
