@@ -16,6 +16,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using restoresim::testing::Changelog;
+using restoresim::testing::ChangelogOf;
 using restoresim::testing::RuntimeWorld;
 
 sim::TestRun RunSim(std::function<void()> body) { return sim::RunUnderSim(std::move(body), 7); }
@@ -516,6 +517,42 @@ TEST(EosOracleTest, RestoredBatchesOfTheCommittedRecordsPass) {
   ASSERT_FALSE(missed.outcome.ok());
   EXPECT_THAT(missed.outcome.message, StartsWith("[invariant:eos_restored_batch]"));
   EXPECT_THAT(missed.outcome.message, HasSubstr("k1: expected 1, found nothing"));
+}
+
+// commit_checkpoint: a running active that processed the changelog's six records (its own
+// writes, acknowledged) and checkpoints them all passes; one whose checkpoint names only the
+// first three (the producer's acknowledgement recorded on another task: mutant 128393a7d0e4 of
+// the first mutation campaign) holds writes beyond it, and is caught at that checkpoint.
+void RunningTaskCheckpointsItsWrites(int64_t checkpointed) {
+  RuntimeWorld w(/*faults=*/false);
+  auto task = w.NewTask(0, TaskType::kActive);
+  ReportRestored(*task);
+  task->TransitionTo(TaskState::kRestoring);
+  task->TransitionTo(TaskState::kRunning);
+  w.WriteChangelog(0, 6);  // what it processed, as its producer wrote it
+  StateManager& sm = task->state_manager();
+  for (const std::string& name : sm.StoreNames()) {
+    const TopicPartition tp = ChangelogOf(name, 0);
+    for (const auto& [key, value] : FoldChangelog(*w.broker.ReadLog(tp, 0, 6))) {
+      RS_CHECK(sm.StoreForChangelog(tp)->Put(key, value).ok());
+    }
+    sm.Advance(tp, checkpointed);
+  }
+  RS_CHECK(sm.Flush().ok());
+  RS_CHECK(sm.Checkpoint().ok());
+}
+
+TEST(CommitCheckpointOracleTest, ACheckpointOfEveryAcknowledgedWritePasses) {
+  auto r = RunSim([] { RunningTaskCheckpointsItsWrites(6); });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(CommitCheckpointOracleTest, ACheckpointBehindTheRunningTasksWritesIsCaught) {
+  auto r = RunSim([] { RunningTaskCheckpointsItsWrites(3); });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:commit_checkpoint]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("names app-counts-changelog-0 at 3"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("which the changelog has only at offset 3"));
 }
 
 // Exactly once: what an abort marker took back is no part of the fold a store must equal, so a

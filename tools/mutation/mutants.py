@@ -154,7 +154,8 @@ def load_hand_written(root, path):
     """Mutants from a JSON file: [{"name", "file", "original", "replacement", "expect"}].
 
     `original` is the stripped text of exactly one line of `file` (so the file may move
-    lines around it); `replacement` replaces that line's text, its indentation kept.
+    lines around it), or of several with "occurrence" (0-based, in file order) naming which;
+    `replacement` replaces that line's text, its indentation kept.
     """
     try:
         with open(path, encoding="utf-8") as f:
@@ -178,10 +179,17 @@ def _hand_written(root, path, entry):
     except OSError as e:
         raise MutantError(f"--mutants {path}: {entry['name']}: {e}") from e
     matches = [i for i, text in enumerate(lines) if text.strip() == entry["original"].strip()]
-    if len(matches) != 1:
+    occurrence = entry.get("occurrence")
+    if occurrence is None and len(matches) != 1:
         raise MutantError(f"--mutants {path}: {entry['name']}: {len(matches)} lines of "
-                          f"{entry['file']} read {entry['original'].strip()!r} (need one)")
-    i = matches[0]
+                          f"{entry['file']} read {entry['original'].strip()!r} (need one, "
+                          f"or an occurrence)")
+    if occurrence is not None and (not isinstance(occurrence, int) or isinstance(occurrence, bool)
+                                   or not 0 <= occurrence < len(matches)):
+        raise MutantError(f"--mutants {path}: {entry['name']}: occurrence {occurrence!r} of "
+                          f"{entry['original'].strip()!r}, which {entry['file']} has "
+                          f"{len(matches)} times")
+    i = matches[occurrence or 0]
     indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
     return Mutant(file=entry["file"], line=i + 1, original=lines[i],
                   replacement=indent + entry["replacement"].strip() + "\n",

@@ -127,6 +127,30 @@ class MutantTest(unittest.TestCase):
         with self.assertRaises(mutants.MutantError):
             mutants.sample(population, 40, 1)
 
+    def test_hand_written_occurrence(self):
+        import json
+        import tempfile
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "core"))
+            with open(os.path.join(root, "core/x.cc"), "w") as f:
+                f.write("int a() {\n  return 1;\n}\nint b() {\n  return 1;\n}\n")
+            entry = {"name": "n", "file": "core/x.cc", "original": "return 1;",
+                     "replacement": "return 2;"}
+            path = os.path.join(root, "m.json")
+
+            def load(**extra):
+                with open(path, "w") as f:
+                    json.dump([dict(entry, **extra)], f)
+                return mutants.load_hand_written(root, path)
+
+            with self.assertRaisesRegex(mutants.MutantError, "2 lines"):
+                load()  # two lines read so: which one is ambiguous
+            self.assertEqual(load(occurrence=1)[0].line, 5)
+            self.assertEqual(load(occurrence=0)[0].replacement, "  return 2;\n")
+            for bad in (2, -1, "1", True):
+                with self.assertRaisesRegex(mutants.MutantError, "occurrence", msg=bad):
+                    load(occurrence=bad)
+
     def test_shard_syntax(self):
         self.assertEqual(parse_shard("1/3"), (1, 3))
         for bad in ("3/3", "-1/2", "1", "a/b", "1/0", "1/2/3"):
