@@ -278,7 +278,8 @@ void RestoreThread::HandleStep(RestoreStep& step) {
     // (A report kept across a failed step may name a paused task.)
     event.task = tasks_.Take(who);
     if (event.task != nullptr) event.task->TransitionTo(TaskState::kSuspended);  // stops here
-    handover_.ObserveHandBack(event, tasks_);  // (HandBack in two: the mark between, where the traces have it)
+    // (HandBack in two: the mark between, where the traces have it.)
+    handover_.ObserveHandBack(event, tasks_);
     TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
     Emit(std::move(event));
   }
