@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 
@@ -47,6 +49,81 @@ void CheckHandedBack(const RestoreEvent& e) {
       RS_CHECK(e.task == nullptr, "a warning about {} carries its task", e.incarnation.ToString());
       break;
   }
+}
+
+RestoreHandover::RestoreHandover(std::string restore_thread, size_t rounds_max,
+                                 size_t events_max)
+    : name_(std::move(restore_thread)),
+      items_(rounds_max, "restore_items"),
+      events_(events_max, "restore_events") {}
+
+bool RestoreHandover::AddItems(Round items, std::vector<TaskItem>* refused) {
+  if (items.empty()) return true;
+  // Regression: items used to be pushed one by one, and the restore thread could drain a
+  // recycle's CREATE before its CLOSE arrived: "changelog registered twice". A round is one
+  // queue element now.
+  Round round = std::move(items);
+  // Observed before the push: once pushed, the restore thread may take the task at once.
+  for (const TaskItem& item : round) {
+    if (item.task != nullptr) {
+      RS_OBSERVE(OnHandOff, name_, item.incarnation, TaskHolder::kStreamThread,
+                 TaskHolder::kToRestore);
+    }
+  }
+  const size_t size = round.size();
+  if (items_.Push(std::move(round))) {
+    RS_OBSERVE(OnRoundQueued, name_, size);
+    return true;
+  }
+  for (TaskItem& item : round) {
+    if (item.task != nullptr) {
+      RS_OBSERVE(OnHandOff, name_, item.incarnation, TaskHolder::kToRestore,
+                 TaskHolder::kStreamThread);
+    }
+    if (refused != nullptr) refused->push_back(std::move(item));
+  }
+  return false;
+}
+
+void RestoreHandover::Wake() {
+  if (items_.TryPush({})) RS_OBSERVE(OnRoundQueued, name_, 0);
+}
+
+std::vector<RestoreEvent> RestoreHandover::DrainEvents() {
+  std::vector<RestoreEvent> events;
+  events_.DrainTo(events);
+  if (RuntimeObserver* observer = CurrentObserver()) {
+    for (const RestoreEvent& e : events) {
+      if (e.task != nullptr) {
+        observer->OnHandOff(name_, e.incarnation, TaskHolder::kFromRestore,
+                            TaskHolder::kStreamThread);
+      }
+      observer->OnRestoreEvent(name_, e, /*drained=*/true);
+    }
+  }
+  return events;
+}
+
+void RestoreHandover::Emit(RestoreEvent event) {
+  RS_OBSERVE(OnRestoreEvent, name_, event, /*drained=*/false);
+  if (!events_.Push(std::move(event))) RS_CHECK(false, "restore event queue closed");
+}
+
+void RestoreHandover::HandBack(RestoreEvent event, const UpdaterTasks& owner, bool from_queue) {
+  ObserveHandBack(event, owner, from_queue);
+  Emit(std::move(event));
+}
+
+void RestoreHandover::ObserveHandBack(const RestoreEvent& event, const UpdaterTasks& owner,
+                                      bool from_queue) {
+  CheckHandedBack(event);  // as the stream thread will when it drains it
+  if (event.task == nullptr) return;
+  RS_INVARIANT("single_owner", event.incarnation.ToString(), !owner.Owns(event.incarnation),
+               "restore thread '{}' hands {} back and still owns it", name_,
+               event.incarnation.ToString());
+  RS_OBSERVE(OnHandOff, name_, event.incarnation,
+             from_queue ? TaskHolder::kToRestore : TaskHolder::kRestoreThread,
+             TaskHolder::kFromRestore);
 }
 
 }  // namespace restoresim

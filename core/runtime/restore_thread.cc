@@ -16,19 +16,38 @@ RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreLis
       clock_(clock),
       listener_(listener),
       config_(std::move(config)),
-      items_(config_.rounds_max, "restore_items"),
-      events_(config_.events_max, "restore_events"),
-      completed_({}, "completed_changelogs"),
+      handover_(config_.name, config_.rounds_max, config_.events_max),
+      snapshots_(config_.name, config_.publish_offset_sums),
       metrics_snapshot_(StateUpdaterMetricsSnapshot(config_.name, config_.metrics),
                         "state_updater_metrics"),
       tasks_(config_.name),
-      metrics_(config_.name, config_.metrics) {}
+      metrics_(config_.name, config_.metrics),
+      pause_(config_.name, config_.pause, tasks_,
+             UpdaterPause::Hooks{
+                 .checkpoint = [this](Task& task) { checkpoints_.BeforeHandBack(task); },
+                 .hand_back =
+                     [this](std::unique_ptr<Task> task) {
+                       const TaskIncarnation who = task->incarnation();
+                       HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved,
+                                             .incarnation = who, .task = std::move(task)});
+                     }}),
+      checkpoints_(UpdaterCheckpointsConfig{.restore_thread = config_.name,
+                                            .checkpoint_interval_ns =
+                                                config_.checkpoint_interval_ns,
+                                            .checkpoint_offset_delta_min =
+                                                config_.checkpoint_offset_delta_min,
+                                            .hold = config_.hold},
+                   clock_, tasks_, metrics_,
+                   [this](const TaskIncarnation& who, const absl::Status& error) {
+                     Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .incarnation = who,
+                                       .error = error});
+                   }) {}
 
 RestoreThread::~RestoreThread() {
   if (thread_ == nullptr) return;
   SimNoAbortScope no_abort;  // a destructor that joins: see core/util/sim_hooks.h
   stop_.Store(true);
-  items_.Close();
+  handover_.Close();
   if (!thread_->joined()) thread_->Join();
 }
 
@@ -38,31 +57,7 @@ void RestoreThread::Start() {
 }
 
 bool RestoreThread::AddItems(std::vector<TaskItem> items, std::vector<TaskItem>* refused) {
-  if (items.empty()) return true;
-  // Regression: items used to be pushed one by one, and the restore thread could drain a
-  // recycle's CREATE before its CLOSE arrived: "changelog registered twice". A round is one
-  // queue element now.
-  std::vector<TaskItem> round = std::move(items);
-  // Observed before the push: once pushed, the restore thread may take the task at once.
-  for (const TaskItem& item : round) {
-    if (item.task != nullptr) {
-      RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kStreamThread,
-                 TaskHolder::kToRestore);
-    }
-  }
-  const size_t size = round.size();
-  if (items_.Push(std::move(round))) {
-    RS_OBSERVE(OnRoundQueued, config_.name, size);
-    return true;
-  }
-  for (TaskItem& item : round) {
-    if (item.task != nullptr) {
-      RS_OBSERVE(OnHandOff, config_.name, item.incarnation, TaskHolder::kToRestore,
-                 TaskHolder::kStreamThread);
-    }
-    if (refused != nullptr) refused->push_back(std::move(item));
-  }
-  return false;
+  return handover_.AddItems(std::move(items), refused);
 }
 
 // An empty round wakes an idle wait (found by RealBugsTest.AResumeWakesARestoreThreadWhose
@@ -72,33 +67,20 @@ void RestoreThread::SignalResume() {
   if (thread_ == nullptr) return;  // not started: its first iteration reads the pause anyway
   // Mutation resume-without-wakeup (KAFKA-14299): no wake-up; an idle wait runs out first.
   if (RS_MUTANT(kResumeWithoutWakeup)) return;
-  if (items_.TryPush({})) RS_OBSERVE(OnRoundQueued, config_.name, 0);
+  handover_.Wake();
 }
 
-std::vector<RestoreEvent> RestoreThread::DrainEvents() {
-  std::vector<RestoreEvent> events;
-  events_.DrainTo(events);
-  if (RuntimeObserver* observer = CurrentObserver()) {
-    for (const RestoreEvent& e : events) {
-      if (e.task != nullptr) {
-        observer->OnHandOff(config_.name, e.incarnation, TaskHolder::kFromRestore,
-                            TaskHolder::kStreamThread);
-      }
-      observer->OnRestoreEvent(config_.name, e, /*drained=*/true);
-    }
-  }
-  return events;
-}
+std::vector<RestoreEvent> RestoreThread::DrainEvents() { return handover_.DrainEvents(); }
 
 std::shared_ptr<const std::set<TopicPartition>> RestoreThread::CompletedChangelogs() const {
-  return completed_.Snapshot();
+  return snapshots_.CompletedChangelogs();
 }
 
 absl::Status RestoreThread::Shutdown(TimeNs timeout_ns) {
   if (thread_ == nullptr) return absl::OkStatus();
   stop_.Store(true);
   RS_OBSERVE(OnRestoreShutdownRequested, config_.name);  // from here no iteration begins
-  items_.Close();
+  handover_.Close();
   const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
   {
     MutexLock lock(done_mu_);
@@ -118,28 +100,6 @@ absl::Status RestoreThread::Shutdown(TimeNs timeout_ns) {
   return absl::OkStatus();
 }
 
-void RestoreThread::Emit(RestoreEvent event) {
-  RS_OBSERVE(OnRestoreEvent, config_.name, event, /*drained=*/false);
-  // Bounded: if the stream thread stops draining, the restore thread waits here.
-  if (!events_.Push(std::move(event))) RS_CHECK(false, "restore event queue closed");
-}
-
-void RestoreThread::HandBack(RestoreEvent event, bool from_queue) {
-  ObserveHandBack(event, from_queue);
-  Emit(std::move(event));
-}
-
-void RestoreThread::ObserveHandBack(const RestoreEvent& event, bool from_queue) {
-  CheckHandedBack(event);  // as the stream thread will when it drains it
-  if (event.task == nullptr) return;
-  RS_INVARIANT("single_owner", event.incarnation.ToString(), !tasks_.Owns(event.incarnation),
-               "restore thread '{}' hands {} back and still owns it", config_.name,
-               event.incarnation.ToString());
-  RS_OBSERVE(OnHandOff, config_.name, event.incarnation,
-             from_queue ? TaskHolder::kToRestore : TaskHolder::kRestoreThread,
-             TaskHolder::kFromRestore);
-}
-
 void RestoreThread::Run() {
   // Its clients are its own: only this thread calls them (the oracle checks it).
   RS_OBSERVE(OnClientOwner, config_.name + "-consumer", config_.name);
@@ -155,19 +115,20 @@ void RestoreThread::Run() {
   ChangelogReaderConfig reader_config = config_.reader;
   reader_config.name = config_.name;  // observers know the reader by its restore thread
   reader_ = std::make_unique<ChangelogReader>(*consumer_, *admin_, listener_, reader_config);
-  next_checkpoint_ns_ = DeadlineAfter(clock_.NowNs(), config_.checkpoint_interval_ns);
+  pause_.Attach(*reader_);
+  checkpoints_.Start(*reader_);
   while (!stop_.Load()) {
-    MaybeHold();
+    checkpoints_.MaybeHold();
     if (stop_.Load()) break;
     RS_OBSERVE(OnRestoreLoop, config_.name);
     metrics_.BeginIteration(clock_.NowNs());  // restore_thread_metrics.cc
     std::vector<std::vector<TaskItem>> rounds;
-    items_.DrainTo(rounds);
+    handover_.DrainRounds(rounds);
     const bool idled = rounds.empty() && tasks_.updating().empty();
     if (idled) MeasuredIdleWait(rounds);
     RS_OBSERVE(OnRoundsDrained, config_.name, rounds.size());
-    ReadTopologyPause();
-    if (idled && !rounds.empty() && !topology_paused_ && !tasks_.paused().empty()) {
+    pause_.Read();
+    if (idled && !rounds.empty() && !pause_.paused() && !tasks_.paused().empty()) {
       TraceMark("cover", "idle restore thread woken to resume its paused tasks");
     }
     // Rounds in the order they were sent; CLOSE before CREATE only within a round. Sorting
@@ -176,7 +137,7 @@ void RestoreThread::Run() {
     // leaving it registered after the stream thread closed it — found by
     // scenario.rebalance_storm.
     for (std::vector<TaskItem>& round : rounds) ApplyItems(std::move(round));
-    SyncPause();
+    pause_.Sync();
     if (stop_.Load()) break;
     absl::StatusOr<RestoreStep> step = reader_->Restore();
     if (!step.ok()) {
@@ -196,7 +157,7 @@ void RestoreThread::Run() {
     metrics_.RecordRestoreCall(step->records);
     HandleFailures(*step);
     HandleStep(*step);
-    MeasuredMaybeCheckpoint();
+    checkpoints_.MaybeCheckpoint();
     EndIterationMetrics();
   }
   if (config_.hold != nullptr) config_.hold->Finished();
@@ -215,30 +176,15 @@ void RestoreThread::IdleWait(std::vector<std::vector<TaskItem>>& rounds) {
   if (RS_MUTANT(kIdleWithoutWakeup)) {
     // Mutation idle-without-wakeup: sleeps the wait out; a round pushed meanwhile waits.
     clock_.SleepUntil(deadline);
-  } else if (std::optional<std::vector<TaskItem>> first = items_.PopUntil(clock_, deadline)) {
+  } else if (std::optional<std::vector<TaskItem>> first =
+                 handover_.PopRoundUntil(clock_, deadline)) {
     rounds.push_back(std::move(*first));
   }
-  items_.DrainTo(rounds);
+  handover_.DrainRounds(rounds);
   // (Observer arguments must not be scheduling points: an Atomic load here would make runs
   // with and without the oracle differ.)
   const bool woken = !rounds.empty();
   RS_OBSERVE(OnRestoreIdle, config_.name, /*begin=*/false, woken);
-}
-
-void RestoreThread::CheckpointBeforeHandBack(Task& task) {
-  const TimeNs start_ns = clock_.NowNs();  // Kafka's measureCheckpointLatency
-  StateManager& sm = task.state_manager();
-  absl::Status s = sm.Flush();
-  if (s.ok()) {
-    s = sm.Checkpoint();
-  } else {
-    RS_OBSERVE(OnCheckpointResult, sm, /*written=*/false);  // the attempt failed at the flush
-  }
-  if (!s.ok()) {
-    Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .incarnation = task.incarnation(),
-                      .error = s});
-  }
-  metrics_.AddCheckpoint(clock_.NowNs() - start_ns);
 }
 
 void RestoreThread::ApplyItems(std::vector<TaskItem> items) {
@@ -298,7 +244,7 @@ void RestoreThread::CloseItem(TaskItem& item) {
   if (!owns) return;
   std::unique_ptr<Task> task = tasks_.Take(item.incarnation);
   task->TransitionTo(TaskState::kSuspended);
-  CheckpointBeforeHandBack(*task);
+  checkpoints_.BeforeHandBack(*task);
   HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = item.incarnation,
                         .task = std::move(task)});
 }
@@ -307,14 +253,14 @@ void RestoreThread::CreateItem(TaskItem& item) {
   CheckTaskItem(item);  // as the stream thread did when it sent it
   RS_CHECK(item.kind == TaskItem::Kind::kCreate);
   // Received paused while its topology is paused (registered once resumed), else updating.
-  Task& task = tasks_.Receive(std::move(item.task), topology_paused_
+  Task& task = tasks_.Receive(std::move(item.task), pause_.paused()
                                                         ? UpdaterTasks::Place::kPaused
                                                         : UpdaterTasks::Place::kUpdating);
   // The deferred type conversion: after the old changelogs were unregistered (CLOSE items were
   // applied first), before they are registered again.
   task.state_manager().MaybeCompleteTaskTypeConversion();
-  if (topology_paused_) {
-    ParkPaused(task);
+  if (pause_.paused()) {
+    pause_.Park(task);
     return;
   }
   for (const TopicPartition& tp : task.state_manager().ChangelogPartitions()) {
@@ -332,25 +278,14 @@ void RestoreThread::HandleStep(RestoreStep& step) {
     // (A report kept across a failed step may name a paused task.)
     event.task = tasks_.Take(who);
     if (event.task != nullptr) event.task->TransitionTo(TaskState::kSuspended);  // stops here
-    ObserveHandBack(event);  // (HandBack in two: the mark between, where the traces have it)
+    // (HandBack in two: the mark between, where the traces have it.)
+    handover_.ObserveHandBack(event, tasks_);
     TraceMark("restore", "corrupted " + who.ToString(), static_cast<int64_t>(changelogs.size()));
     Emit(std::move(event));
   }
   HandOverRestored();
-  completed_.Publish(reader_->Completed());
-  const int64_t remaining = reader_->RemainingRecords();
-  if (remaining != last_remaining_ || step.records > 0) {
-    last_remaining_ = remaining;
-    // Restore progress on the timeline: one counter track per restore thread.
-    TraceMark("counter", "restore_remaining " + config_.name, remaining);
-    TraceMark("counter", "restored_total " + config_.name, reader_->total_restored());
-  }
-  remaining_.Publish(remaining);
-  if (step.records > 0) standby_updated_.Publish(reader_->standby_updated());
-  if (config_.publish_offset_sums) PublishOffsetSums();
+  snapshots_.Publish(*reader_, tasks_, step.records);
 }
-
-void RestoreThread::PublishOffsetSums() { owned_offset_sums_.Publish(tasks_.OffsetSums()); }
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.
 void RestoreThread::HandOverRestored() {
@@ -367,7 +302,7 @@ void RestoreThread::HandOverRestored() {
     TraceMark("restore", "restored " + task.incarnation().ToString(), 0);
     // Forced checkpoint of a completed restoration (KAFKA-12634) — skipped by the mutation
     // no-checkpoint-after-restoration.
-    if (!RS_MUTANT(kNoCheckpointAfterRestoration)) CheckpointBeforeHandBack(task);
+    if (!RS_MUTANT(kNoCheckpointAfterRestoration)) checkpoints_.BeforeHandBack(task);
     // Mutation resume-on-restore-thread: the input is resumed from here, not the stream thread.
     if (RS_MUTANT(kResumeOnRestoreThread) && on_restored_) on_restored_(task.input());
     std::unique_ptr<Task> restored = tasks_.TakeUpdating(id);
@@ -379,7 +314,7 @@ void RestoreThread::HandOverRestored() {
 
 void RestoreThread::ReturnAllTasks() {
   std::vector<std::vector<TaskItem>> late;
-  items_.DrainTo(late);  // CREATEs that arrived during shutdown: their tasks go back too
+  handover_.DrainRounds(late);  // CREATEs that arrived during shutdown: their tasks go back too
   for (std::vector<TaskItem>& round : late) {
     for (TaskItem& item : round) {
       if (item.task == nullptr) continue;
@@ -392,12 +327,12 @@ void RestoreThread::ReturnAllTasks() {
     std::unique_ptr<Task> task = tasks_.TakeUpdating(tasks_.updating().begin()->first);
     reader_->Unregister(task->state_manager().ChangelogPartitions(), UnregisterReason::kShutdown);
     task->TransitionTo(TaskState::kSuspended);
-    CheckpointBeforeHandBack(*task);
+    checkpoints_.BeforeHandBack(*task);
     const TaskIncarnation who = task->incarnation();
     HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved, .incarnation = who,
                           .task = std::move(task)});
   }
-  ReturnPausedTasks();
+  pause_.ReturnAll();
   RS_CHECK(tasks_.empty(), "restore thread '{}' kept tasks at shutdown", config_.name);
 }
 

@@ -24,7 +24,7 @@
 // owns — reported once even when it owns none — while the thread itself goes on (its stream
 // thread fails on the report).
 //   snapshot  the completed changelogs, republished after each step.
-// Pause (KIP-834, Kafka's DefaultStateUpdater pausedTasks; restore_thread_pause.cc): while its
+// Pause (KIP-834, Kafka's DefaultStateUpdater pausedTasks; updater_pause.h): while its
 // topology is paused (config.pause, read once per iteration) every task it owns — and every
 // task a CREATE brings — is paused: its changelogs leave the reader, its stores stay open, it
 // is checkpointed, and it stays owned here (a CLOSE, a failure or the shutdown hands it back
@@ -33,7 +33,13 @@
 // that moved more than checkpoint_offset_delta_min records (Kafka: 10 000), and before it
 // hands a task back cleanly (restored, removed, returned at shutdown: Kafka's forced checkpoint,
 // KAFKA-12634), so the stream thread never starts from less than was restored; its shutdown
-// takes a timeout and always returns.
+// takes a timeout and always returns (updater_checkpoints.h).
+// It decides; it holds little itself:
+//   RestoreHandover (restore_handover.h)        the queues in and out, with the hand-offs;
+//   UpdaterTasks (updater_tasks.h)              the tasks it owns, moved only by named moves;
+//   UpdaterPause (updater_pause.h)              the pause of its tasks and its gauges;
+//   UpdaterCheckpoints (updater_checkpoints.h)  periodic, forced and held checkpoints;
+//   UpdaterSnapshots (updater_snapshots.h)      what it publishes after each step.
 //
 // Thread-safety: AddItems, DrainEvents, CompletedChangelogs and Shutdown are for the stream
 // thread; everything else runs on the restore thread itself.
@@ -53,9 +59,11 @@
 #include "core/runtime/state_updater_metrics.h"
 #include "core/runtime/task.h"
 #include "core/runtime/topology_pause.h"
+#include "core/runtime/updater_checkpoints.h"
+#include "core/runtime/updater_pause.h"
+#include "core/runtime/updater_snapshots.h"
 #include "core/runtime/updater_tasks.h"
 #include "core/sync/atomic.h"
-#include "core/sync/blocking_queue.h"
 #include "core/sync/clock.h"
 #include "core/sync/shared_cell.h"
 #include "core/sync/thread.h"
@@ -120,21 +128,21 @@ class RestoreThread {
   }
   // Records between position and end offset over the active changelogs still restoring, as of
   // the last step.
-  int64_t RemainingRecords() const { return *remaining_.Snapshot(); }
+  int64_t RemainingRecords() const { return snapshots_.RemainingRecords(); }
   // Per task it owns, the sum of its changelog positions (what its stores hold), as of the
   // last step: the task offset sums its stream thread reports for tasks the restore thread
   // owns (offset_sums.h). Keyed by incarnation, so a stale entry is never mistaken.
   std::shared_ptr<const std::map<TaskIncarnation, int64_t>> OwnedOffsetSums() const {
-    return owned_offset_sums_.Snapshot();
+    return snapshots_.OwnedOffsetSums();
   }
   // Records written to standby stores so far, as of the last step.
-  int64_t StandbyRecordsUpdated() const { return *standby_updated_.Snapshot(); }
+  int64_t StandbyRecordsUpdated() const { return snapshots_.StandbyRecordsUpdated(); }
   // Its KIP-869 metrics as of its last loop iteration, measured at now_ns (any thread).
   std::vector<KafkaMetric> KafkaMetrics(TimeNs now_ns) const;
   // Paused active and standby tasks it owns, as of its last iteration (the KIP-869 gauges
   // active-paused-tasks and standby-paused-tasks).
-  int64_t PausedActives() const { return *paused_actives_.Snapshot(); }
-  int64_t PausedStandbys() const { return *paused_standbys_.Snapshot(); }
+  int64_t PausedActives() const { return pause_.PausedActives(); }
+  int64_t PausedStandbys() const { return pause_.PausedStandbys(); }
   // Stops the thread, which hands every task it owns back as kRemoved events. Waits until
   // timeout_ns; returns DeadlineExceeded if the thread did not stop in time (the destructor then
   // waits for it).
@@ -156,58 +164,27 @@ class RestoreThread {
   // A task-less error: every owned task fails with it (one report if it owns none).
   void FailAllOwned(const absl::Status& error);
   void HandOverRestored();
-  void PublishOffsetSums();
-  void MaybeCheckpoint();
-  // A checkpoint's preparation: flushes and checkpoints every task it owns (never ahead of the
-  // flushed data: StateManager::Checkpoint writes flushed positions); the first failure.
-  absl::Status CheckpointOwned();
-  // At the top of the loop: holds while the instance is frozen; after it, re-reads end offsets.
-  void MaybeHold();
-  // Flushes and checkpoints a task about to leave cleanly; a failure is reported as an error
-  // event (the task leaves anyway: its stores keep what was flushed).
-  void CheckpointBeforeHandBack(Task& task);
   // Waits for the next round while there is nothing to do; returns what it got.
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
-  void Emit(RestoreEvent event);
-  // Hands a task back to the stream thread with its event: emits the hand-off to the queue
-  // (from this thread, or `from_queue`: a CREATE never applied, returned at shutdown),
-  // asserting the event as the receiver will, and the event.
-  void HandBack(RestoreEvent event, bool from_queue = false);
-  // HandBack's checks and hand-off observation, without the event.
-  void ObserveHandBack(const RestoreEvent& event, bool from_queue = false);
+  void Emit(RestoreEvent event) { handover_.Emit(std::move(event)); }
+  // Hands a task back to the stream thread with its event (restore_handover.h).
+  void HandBack(RestoreEvent event, bool from_queue = false) {
+    handover_.HandBack(std::move(event), tasks_, from_queue);
+  }
   void ReturnAllTasks();
   // restore_thread_metrics.cc: the loop's timing for the KIP-869 ratios, and the gauges.
   void MeasuredIdleWait(std::vector<std::vector<TaskItem>>& rounds);
   void MeasuredErrorBackoff();
-  void MeasuredMaybeCheckpoint();
   // Records the iteration and publishes the metrics' snapshot.
   void EndIterationMetrics();
-  // restore_thread_pause.cc: pause and resume.
-  // Reads the topology's pause once per iteration (before the rounds are applied).
-  void ReadTopologyPause();
-  // Pauses every owned task (paused) or resumes every paused one; publishes the gauges.
-  void SyncPause();
-  void PauseTask(Task& task);
-  void ResumeTask(Task& task);
-  // A CREATE while paused: the task, received paused, is never registered.
-  void ParkPaused(Task& task);
-  // At shutdown: the paused tasks go back (as Kafka's removeUpdatingAndPausedTasks).
-  void ReturnPausedTasks();
-  void PublishPausedCounts();
 
   Transport& transport_;
   Clock& clock_;
   StateRestoreListener* listener_;
   const RestoreThreadConfig config_;
-  BlockingQueue<std::vector<TaskItem>> items_;  // one element per round
-  BlockingQueue<RestoreEvent> events_;
-  SharedCell<std::set<TopicPartition>> completed_;
-  SharedCell<int64_t> remaining_{0, "remaining_records"};
-  SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};
-  SharedCell<std::map<TaskIncarnation, int64_t>> owned_offset_sums_{{}, "owned_offset_sums"};
+  RestoreHandover handover_;
+  UpdaterSnapshots snapshots_;
   SharedCell<StateUpdaterMetricsSnapshot> metrics_snapshot_;
-  SharedCell<int64_t> paused_actives_{0, "paused_actives"};
-  SharedCell<int64_t> paused_standbys_{0, "paused_standbys"};
   Atomic<bool> stop_{false, "restore_stop"};
   Mutex done_mu_{"restore_done_mu"};
   CondVar done_cv_{"restore_done_cv"};
@@ -221,11 +198,9 @@ class RestoreThread {
   std::unique_ptr<ChangelogReader> reader_;
   // The tasks it owns, updating or paused, with their task.timeout.ms deadlines.
   UpdaterTasks tasks_;
-  bool topology_paused_ = false;  // as read at the top of this iteration
-  std::pair<int64_t, int64_t> published_paused_{0, 0};  // (actives, standbys) last published
-  TimeNs next_checkpoint_ns_ = 0;
-  int64_t last_remaining_ = 0;
   StateUpdaterMetrics metrics_;
+  UpdaterPause pause_;
+  UpdaterCheckpoints checkpoints_;
 };
 
 }  // namespace restoresim

@@ -91,7 +91,7 @@ void RestoreThread::FailAllOwned(const absl::Status& error) {
   for (const TaskIncarnation& who : owned) FailTask(who, error);
   RS_CHECK(tasks_.empty(), "restore thread '{}' kept tasks after a task-less failure",
            config_.name);
-  PublishPausedCounts();
+  pause_.PublishCounts();
 }
 
 }  // namespace restoresim

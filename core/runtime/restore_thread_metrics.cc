@@ -19,12 +19,6 @@ void RestoreThread::MeasuredErrorBackoff() {
   metrics_.AddWait(clock_.NowNs() - start_ns);
 }
 
-void RestoreThread::MeasuredMaybeCheckpoint() {
-  const TimeNs start_ns = clock_.NowNs();
-  MaybeCheckpoint();
-  metrics_.AddCheckpoint(clock_.NowNs() - start_ns);
-}
-
 void RestoreThread::EndIterationMetrics() {
   // Kafka's reader restores actives unless only standbys are left: an empty reader counts as
   // restoring actives (StoreChangelogReader starts, and returns to, ACTIVE_RESTORING).

@@ -20,7 +20,6 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
       restore_thread_(restore_thread),
       consumer_(consumer),
       producer_(producer),
-      incarnations_(incarnations),
       tasks_(config_.thread_name),
       executor_(TaskExecutorConfig{.thread_name = config_.thread_name,
                                    .exactly_once = config_.exactly_once,
@@ -32,7 +31,12 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
                                        config_.checkpoint_offset_delta_min,
                                    .pause = config_.pause},
                 tasks_, consumer, producer, errors_),
-      init_backoff_(config_.clock, config_.init_backoff_ns, config_.init_backoff_ns_max) {
+      factory_(config_, incarnations, stats_),
+      initializer_(config_, tasks_, producer, errors_, stats_,
+                   [this](std::unique_ptr<Task> task, const absl::Status& error) {
+                     FailTask(std::move(task), error, /*send_close=*/false);
+                   }),
+      starter_(config_, consumer, errors_) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
   RS_CHECK(producer.exactly_once() == config_.exactly_once, "{}: producer and tasks disagree on "
            "exactly once", config_.thread_name);
@@ -40,53 +44,12 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
 
 TaskManager::~TaskManager() = default;
 
-TopicPartition TaskManager::InputOf(TaskId id) const {
-  return TopicPartition{config_.input_topic, id.partition};
-}
-
 std::optional<TaskType> TaskManager::Wanted(TaskId id) const {
   RS_CHECK(!(wanted_active_.contains(id) && wanted_standby_.contains(id)),
            "task {} wanted as active and standby", id.ToString());
   if (wanted_active_.contains(id)) return TaskType::kActive;
   if (wanted_standby_.contains(id)) return TaskType::kStandby;
   return std::nullopt;
-}
-
-std::unique_ptr<Task> TaskManager::NewTask(TaskId id, TaskType type) {
-  StateManagerConfig sm;
-  sm.application_id = config_.application_id;
-  sm.task_dir = config_.state_dir + "/" + id.ToString();
-  sm.exactly_once = config_.exactly_once;
-  sm.fs = config_.fs;
-  sm.open_store = config_.open_store;
-  sm.directory = config_.directory;
-  if (!config_.store_names.empty()) sm.store_names = config_.store_names;
-  ++stats_.created;
-  auto task = std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
-                                     std::make_unique<StateManager>(id, type, std::move(sm)),
-                                     InputOf(id));
-  Decided(task->incarnation(), TaskDecision::kCreate, type);
-  return task;
-}
-
-// Keeps the stores and offsets: only the type changes, completed by the restore thread.
-std::unique_ptr<Task> TaskManager::Recycle(std::unique_ptr<Task> task, TaskType type) {
-  const TaskId id = task->id();
-  RS_CHECK(task->state() == TaskState::kSuspended, "task {} recycled in {}",
-           task->incarnation().ToString(), TaskStateName(task->state()));
-  std::unique_ptr<StateManager> sm = task->CloseAndRecycleState();
-  sm->PrepareNewTaskType(type);
-  // Mutation early-type-flip: the type changes here, on the stream thread, while the old
-  // incarnation may still have changelogs registered in the restore thread.
-  if (RS_MUTANT(kEarlyTypeFlip)) sm->MaybeCompleteTaskTypeConversion();
-  ++stats_.recycled;
-  TraceMark("task", fmt::format("recycle {} -> {}", id.ToString(), TaskTypeName(type)));
-  auto next = std::make_unique<Task>(TaskIncarnation{id, incarnations_.FetchAdd(1) + 1},
-                                     std::move(sm), InputOf(id));
-  RS_CHECK(next->effective_type() == type, "recycled {} is not {}", next->incarnation().ToString(),
-           TaskTypeName(type));
-  Decided(next->incarnation(), TaskDecision::kRecycle, type);
-  return next;
 }
 
 // ---- rebalance callbacks ----
@@ -187,7 +150,7 @@ void TaskManager::Reconcile() {
     const std::optional<TaskType> want = Wanted(id);
     const std::optional<Place> where = tasks_.Where(id);
     if (!where.has_value()) {
-      if (want) tasks_.AddPendingInit(NewTask(id, *want));
+      if (want) tasks_.AddPendingInit(factory_.Create(id, *want));
       continue;
     }
     switch (*where) {
@@ -195,7 +158,7 @@ void TaskManager::Reconcile() {
       case Place::kRestored:
         if (want == TaskType::kActive) break;  // retried at the next drain
         CloseRestored(id);
-        if (want) tasks_.AddPendingInit(NewTask(id, *want));
+        if (want) tasks_.AddPendingInit(factory_.Create(id, *want));
         break;
       case Place::kRunning:
         // A revoked running task waits for the assignment of its rebalance.
@@ -216,8 +179,8 @@ void TaskManager::ReconcilePendingInit(TaskId id, std::optional<TaskType> want) 
   Decided(task->incarnation(), TaskDecision::kClose, task->effective_type());
   task->TransitionTo(TaskState::kClosed);  // never registered: nothing to close
   task.reset();  // (destroyed before its successor is created, as the trace hashes have it)
-  init_backoff_.Clear(id);  // a new incarnation starts without one
-  if (want) tasks_.AddPendingInit(NewTask(id, *want));
+  initializer_.Forget(id);  // a new incarnation starts without a backoff
+  if (want) tasks_.AddPendingInit(factory_.Create(id, *want));
 }
 
 void TaskManager::ReconcileInRestore(TaskId id, std::optional<TaskType> want) {
@@ -240,7 +203,7 @@ void TaskManager::ReconcileReady(TaskId id, std::optional<TaskType> want) {
   // the next poll's generation changed its type before the hand-over).
   if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
   if (want) {
-    tasks_.AddReady(Recycle(std::move(task), *want));
+    tasks_.AddReady(factory_.Recycle(std::move(task), *want));
   } else {
     CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
   }
@@ -260,7 +223,7 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
     // Its revocation's commit failed, so it was not recycled: the standby the assignment
     // wants is a new incarnation (found under exactly once, where a stale generation fails
     // the revocation's commit: the standby was never created).
-    if (want) tasks_.AddPendingInit(NewTask(id, *want));
+    if (want) tasks_.AddPendingInit(factory_.Create(id, *want));
     return;
   }
   // Active -> standby: commit, suspend, and recycle keeping the stores; the CLOSE of the old
@@ -277,7 +240,7 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   const TaskIncarnation old = task->incarnation();
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
   TraceMark("cover", "running active recycled to a standby");
-  tasks_.AddReady(Recycle(std::move(task), TaskType::kStandby));
+  tasks_.AddReady(factory_.Recycle(std::move(task), TaskType::kStandby));
   SendClose(old, std::move(captured));
 }
 

@@ -7,7 +7,12 @@
 //   TaskExecutor (task_executor.h)    processing and committing the running tasks, and the
 //                                     pause of a paused topology's running actives (KIP-834);
 //   OffsetSums (offset_sums.h)        the task offset sums its member reports;
-//   InitBackoff (init_backoff.h)      the backoff of tasks whose directory is locked.
+//   TaskFactory (task_factory.h)      new and recycled incarnations;
+//   TaskInitializer (task_initializer.h)  registering new tasks' stores: the backoff of a
+//                                     locked directory, the wipe of a damaged store, and
+//                                     task.timeout.ms for stores that fail to open;
+//   TaskStarter (task_starter.h)      a restored task's committed-offset read and seek before
+//                                     it runs, under task.timeout.ms.
 // A CLOSE sent for a task the restore thread owns leaves it awaiting until the task comes
 // back (removed, restored or corrupted) — whatever the assignment says by then decides what
 // happens to it.
@@ -33,7 +38,6 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/init_backoff.h"
 #include "core/runtime/offset_sums.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
@@ -41,57 +45,16 @@
 #include "core/runtime/streams_producer.h"
 #include "core/runtime/task.h"
 #include "core/runtime/task_executor.h"
+#include "core/runtime/task_factory.h"
+#include "core/runtime/task_initializer.h"
+#include "core/runtime/task_manager_config.h"
+#include "core/runtime/task_manager_stats.h"
+#include "core/runtime/task_starter.h"
 #include "core/runtime/tasks_registry.h"
 #include "core/runtime/topology_pause.h"
 #include "core/sync/atomic.h"
 
 namespace restoresim {
-
-struct TaskManagerConfig {
-  std::string thread_name;  // its stream thread's, for observers
-  std::string application_id;
-  std::string input_topic;
-  std::string state_dir;  // "<state.dir>/<application.id>"
-  bool exactly_once = false;
-  FileSystem* fs = nullptr;
-  StoreOpener open_store;
-  StateDirectory* directory = nullptr;  // shared by the instance's stream threads
-  std::vector<std::string> store_names;  // the topology's stores (empty: StateManager's default)
-  TimeNs producer_flush_timeout_ns = 30 * kSecond;
-  // A clean close's commit retries retryable failures for this long (Kafka's commitSync: up to
-  // default.api.timeout.ms; longer than one request timeout), backing off between attempts on
-  // `clock` (the stream thread sets it; null: kCloseCommitAttemptsMax attempts back to back).
-  Clock* clock = nullptr;
-  TimeNs close_commit_timeout_ns = 60 * kSecond;
-  TimeNs close_commit_backoff_ns = 100 * kMillisecond;
-  // A task whose directory is locked (another thread's incarnation still closes it) is retried
-  // after a backoff that doubles from init_backoff_ns up to init_backoff_ns_max (Kafka backs
-  // off task initialisation exponentially); without `clock`, every round.
-  TimeNs init_backoff_ns = 10 * kMillisecond;
-  TimeNs init_backoff_ns_max = 1 * kSecond;
-  // A periodic commit checkpoints a running task only once its stores moved more than this
-  // many records since its last checkpoint (Kafka's 10 000: state_manager.h).
-  int64_t checkpoint_offset_delta_min = kCheckpointOffsetDeltaMin;
-  // task.timeout.ms for reading a restored task's committed offset before it runs (Kafka
-  // applies it there as in the state updater); needs `clock` to expire.
-  TimeNs task_timeout_ns = 300 * kSecond;
-  const TopologyPause* pause = nullptr;  // its topology's pause (KIP-834); null: never paused
-};
-
-// Counts of what the manager did, for metrics and tests.
-struct TaskManagerStats {
-  int64_t created = 0;
-  int64_t recycled = 0;
-  int64_t revived = 0;
-  int64_t closed_clean = 0;
-  int64_t closed_dirty = 0;
-  int64_t corrupted_reports = 0;
-  int64_t corrupted_while_processing = 0;  // a store's data loss found by processing: revived
-  int64_t stale_reports = 0;  // about incarnations no longer wanted: not revived
-  int64_t restore_errors = 0;  // warnings from the restore thread (nothing failed)
-  int64_t init_attempts_locked = 0;  // initialisations refused: the directory was locked
-  int64_t failed = 0;          // tasks handed back failed, closed dirty
-};
 
 class TaskManager final : public RebalanceListener {
  public:
@@ -155,9 +118,7 @@ class TaskManager final : public RebalanceListener {
   const std::vector<absl::Status>& errors() const { return errors_; }
   // Task directories whose stores were damaged when opened, wiped and restored from scratch.
   // Any thread may read it (a relaxed atomic, not a scheduling point, as metrics are).
-  int64_t stores_wiped_on_open() const {
-    return stores_wiped_on_open_.load(std::memory_order_relaxed);
-  }
+  int64_t stores_wiped_on_open() const { return initializer_.stores_wiped_on_open(); }
   // Rebalance callbacks handled so far (the stream thread's state follows them).
   int64_t rebalances_handled() const { return rebalances_handled_; }
   // Whether every active task it is assigned runs (none restores or waits to be initialised or
@@ -179,8 +140,6 @@ class TaskManager final : public RebalanceListener {
 
  private:
   std::optional<TaskType> Wanted(TaskId id) const;
-  std::unique_ptr<Task> NewTask(TaskId id, TaskType type);
-  std::unique_ptr<Task> Recycle(std::unique_ptr<Task> task, TaskType type);
   void Reconcile();
   // Reconcile, one task in a place: whatever is held of `id` against what is wanted.
   void ReconcilePendingInit(TaskId id, std::optional<TaskType> want);
@@ -200,9 +159,6 @@ class TaskManager final : public RebalanceListener {
   // `promoted`: a standby closed to become an active (its update listener hears PROMOTED).
   void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
                  bool promoted = false);
-  // Registers the stores of the tasks pending initialisation (not backing off); those that
-  // succeed become ready.
-  void InitializePending();
   void TakeBack(std::unique_ptr<Task> task);
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
@@ -219,24 +175,16 @@ class TaskManager final : public RebalanceListener {
   // Fails (the thread's error) only when at least once cannot flush what the task sent.
   [[nodiscard]] absl::Status ReviveCorruptedRunning(TaskId id, const absl::Status& cause);
   void StartRunning(std::unique_ptr<Task> task);
-  // Reads the input's committed offset (Kafka initialises a task's offsets from it) and starts
-  // the task, or parks it restored when the read fails.
+  // Positions the input (TaskStarter) and starts the task, parks it restored, or fails it.
   void TryStartRunning(std::unique_ptr<Task> task);
   // Retries parked restored tasks still wanted; closes the others.
   void RetryRestored();
-  // task.timeout.ms for the committed-offset read before a task runs: starts the task's
-  // deadline at its first retryable error; true once it passed (or at once with 0).
-  bool StartTimedOut(TaskId id, const absl::Status& cause);
-  void FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause);
-  // task.timeout.ms for a task's stores that fail to open (a transient I/O error, anything
-  // but damage and a locked directory): its first failure starts the task's deadline, a
-  // success clears it; whether the deadline passed.
-  bool InitTimedOut(const TaskIncarnation& who);
-  // The stores did not open within task.timeout.ms: the task fails as one failing before
-  // running does (closed dirty; the drain returns the failure and the thread fails).
-  void FailInitialization(std::unique_ptr<Task> task, const absl::Status& cause);
+  // A task that failed before running (its stores did not open, or its committed offset was
+  // not read, within task.timeout.ms): closed dirty — after a CLOSE when `send_close`, its
+  // changelogs still registered — and the drain returns the failure (the thread fails).
+  void FailTask(std::unique_ptr<Task> task, const absl::Status& error, bool send_close);
   void CloseRestored(TaskId id);
-  TopicPartition InputOf(TaskId id) const;
+  TopicPartition InputOf(TaskId id) const { return factory_.InputOf(id); }
   // Observation: the assignment, a decision, every task held (no-ops without an observer).
   void ReportAssignment() const;
   void Decided(const TaskIncarnation& who, TaskDecision decision, TaskType type) const;
@@ -246,7 +194,6 @@ class TaskManager final : public RebalanceListener {
   RestoreThread& restore_thread_;
   MainConsumer& consumer_;
   StreamsProducer& producer_;
-  Atomic<uint64_t>& incarnations_;
 
   std::set<TaskId> wanted_active_;
   std::set<TaskId> wanted_standby_;
@@ -254,16 +201,11 @@ class TaskManager final : public RebalanceListener {
   std::vector<absl::Status> errors_;
   TaskExecutor executor_;
   OffsetSums offset_sums_;
-  InitBackoff init_backoff_;
-  // Restored tasks parked after retryable committed-offset errors: when task.timeout.ms runs
-  // out.
-  std::map<TaskId, TimeNs> start_deadline_ns_;
-  // Tasks revived while running: when nothing is committed, their input restarts from the
-  // beginning, not from the consumer's position (TryStartRunning).
-  std::set<TaskId> rewind_uncommitted_;
+  TaskManagerStats stats_;
+  TaskFactory factory_;
+  TaskInitializer initializer_;
+  TaskStarter starter_;
   bool active_corrupted_ = false;  // see TakeActiveCorrupted
-  // Tasks pending initialisation whose stores failed to open: when task.timeout.ms runs out.
-  std::map<TaskIncarnation, TimeNs> init_deadline_ns_;
   absl::Status start_failure_;  // a task timed out before running, for the drain to return
   std::vector<TaskItem> close_items_;
   std::optional<int64_t> probing_rebalance_at_ms_;
@@ -274,8 +216,6 @@ class TaskManager final : public RebalanceListener {
   // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
   std::vector<std::unique_ptr<Task>> parked_;
   int64_t rebalances_handled_ = 0;
-  TaskManagerStats stats_;
-  std::atomic<int64_t> stores_wiped_on_open_{0};
 };
 
 }  // namespace restoresim

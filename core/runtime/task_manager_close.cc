@@ -39,7 +39,7 @@ absl::Status TaskManager::CloseAll(bool clean) {
     Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
     task->TransitionTo(TaskState::kClosed);
   }
-  init_backoff_.ClearAll();
+  initializer_.ForgetAll();
   for (std::unique_ptr<Task>& task : parked_) {  // never registered (revived-not-readded)
     Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
     task->TransitionTo(TaskState::kClosed);

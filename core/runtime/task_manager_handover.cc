@@ -14,28 +14,9 @@
 #include "core/util/run_context.h"
 
 namespace restoresim {
-namespace {
-
-// task.timeout.ms from a task's first error on (Kafka's maybeInitTaskTimeoutOrThrow): the first
-// error starts the deadline in `deadlines` (`started` says so), a later one past it has timed
-// out; with a timeout of 0 the first error does. Without a clock nothing times out.
-template <typename Key>
-bool TimeoutPassed(std::map<Key, TimeNs>& deadlines, const Key& key, TimeNs timeout_ns,
-                   Clock* clock, bool& started) {
-  started = false;
-  if (timeout_ns == 0) return true;
-  const TimeNs now = clock == nullptr ? 0 : clock->NowNs();
-  auto [it, first] = deadlines.try_emplace(key, DeadlineAfter(now, timeout_ns));
-  RS_CHECK(!first || it->second >= now, "a task's deadline in the past");
-  started = first;
-  return !first && clock != nullptr && now >= it->second;
-}
-
-}  // namespace
-
 absl::Status TaskManager::HandOver() {
   SettleRevoked();  // (a revocation without its assignment: nothing of them is wanted now)
-  InitializePending();
+  initializer_.InitializePending();
   std::vector<TaskItem> round = std::move(close_items_);
   close_items_.clear();
   for (const std::unique_ptr<Task>& task : tasks_.ready()) offset_sums_.NoteHandedOver(*task);
@@ -54,58 +35,6 @@ absl::Status TaskManager::HandOver() {
   return absl::OkStatus();
 }
 
-void TaskManager::InitializePending() {
-  std::vector<TaskId> ids;
-  for (const auto& [id, task] : tasks_.pending_init()) ids.push_back(id);
-  // Deadlines of incarnations no longer pending (closed meanwhile) are dropped.
-  std::erase_if(init_deadline_ns_, [this](const auto& entry) {
-    auto it = tasks_.pending_init().find(entry.first.id);
-    return it == tasks_.pending_init().end() || it->second->incarnation() != entry.first;
-  });
-  for (const TaskId& id : ids) {
-    if (init_backoff_.BackingOff(id)) continue;
-    Task& task = *tasks_.pending_init().at(id);
-    // Exactly once: the thread's producer initialises its transactions before its first active
-    // task does (Kafka's RecordCollectorImpl.initialize), which aborts a transaction a crashed
-    // predecessor of this transactional.id left open on the changelogs about to be restored.
-    if (config_.exactly_once && task.effective_type() == TaskType::kActive) {
-      if (absl::Status s = producer_.InitTransactionIfNeeded(); !s.ok()) {
-        errors_.push_back(s);  // retried next round, the task still pending
-        continue;
-      }
-    }
-    StateManager& sm = task.state_manager();
-    absl::Status s = sm.RegisterStores();
-    // Mutation damaged-store-retried: the damaged store is retried as it is, forever.
-    if (absl::IsDataLoss(s) && !RS_MUTANT(kDamagedStoreRetried)) {
-      // A damaged local store (LogStore or RocksDB corruption): as Kafka Streams does, it is
-      // wiped and restored from its changelog — never served, never retried as it is forever.
-      RS_CHECK(!sm.registered(), "task {}: stores left open by a failed registration",
-               task.incarnation().ToString());
-      TraceMark("cover", "store damaged on open: wiped");
-      stores_wiped_on_open_.fetch_add(1, std::memory_order_relaxed);
-      if (absl::Status w = sm.Wipe(); w.ok()) s = sm.RegisterStores();
-    }
-    if (!s.ok()) {  // retried next round
-      // A directory still locked by another thread's closing incarnation is expected, and
-      // waited for (Kafka's LockException); any other error is retried under task.timeout.ms.
-      TraceMark("cover", absl::IsAborted(s) ? "initialisation retried: directory locked"
-                                            : "initialisation retried: stores failed to open");
-      if (absl::IsAborted(s)) {
-        ++stats_.init_attempts_locked;
-        init_backoff_.NoteLocked(id);
-      } else {
-        errors_.push_back(s);
-        if (InitTimedOut(task.incarnation())) FailInitialization(tasks_.TakePendingInit(id), s);
-      }
-      continue;
-    }
-    init_backoff_.Clear(id);
-    init_deadline_ns_.erase(task.incarnation());  // progress clears the timeout
-    tasks_.AddReady(tasks_.TakePendingInit(id));
-  }
-}
-
 // A task restored to the end offset of its registration after its CLOSE was sent: the
 // incarnation is over (its CLOSE is on its way); a new one keeps the stores and restores on
 // to the current end (the partition may have had another owner meanwhile who wrote to the
@@ -121,7 +50,7 @@ void TaskManager::TakeBackRestoredAfterClose(std::unique_ptr<Task> task) {
   if (want && RS_MUTANT(kStalePendingAction)) {
     CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
   } else if (want) {
-    tasks_.AddReady(Recycle(std::move(task), *want));
+    tasks_.AddReady(factory_.Recycle(std::move(task), *want));
   } else {
     CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
   }
@@ -267,7 +196,7 @@ void TaskManager::TakeBack(std::unique_ptr<Task> task) {
     Decided(task->incarnation(), TaskDecision::kResume, task->type());
     tasks_.AddReady(std::move(task));
   } else {
-    tasks_.AddReady(Recycle(std::move(task), *want));
+    tasks_.AddReady(factory_.Recycle(std::move(task), *want));
   }
 }
 
@@ -283,7 +212,7 @@ void TaskManager::Revive(std::unique_ptr<Task> task, const std::set<TopicPartiti
                                 task->incarnation().ToString(), corrupted.size()));
   CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kRevive, /*wipe=*/true);
   ++stats_.revived;
-  std::unique_ptr<Task> revived = NewTask(id, type);
+  std::unique_ptr<Task> revived = factory_.Create(id, type);
   // Mutation revived-not-readded (PR 13829): the revived incarnation is booked as the restore
   // thread's but never handed to it.
   if (RS_MUTANT(kRevivedNotReadded)) {
@@ -341,10 +270,10 @@ absl::Status TaskManager::ReviveCorruptedRunning(TaskId id, const absl::Status& 
   const TopicPartition input = InputOf(id);
   CloseRunning(id, /*clean=*/false, TaskDecision::kRevive, /*commit=*/false, /*wipe=*/true);
   ++stats_.revived;
-  tasks_.AddPendingInit(NewTask(id, TaskType::kActive));
+  tasks_.AddPendingInit(factory_.Create(id, TaskType::kActive));
   // What it fetched and did not process is fetched again: from the last commit, or from the
   // beginning when there is none (Kafka resets a revived task's input the same way).
-  rewind_uncommitted_.insert(id);
+  starter_.RewindUncommitted(id);
   RS_CHECK(!tasks_.running().contains(id), "{}: {} still running after its revive",
            config_.thread_name, id.ToString());
   if (absl::Status s = consumer_.Pause({input}); !s.ok()) errors_.push_back(s);
@@ -352,108 +281,31 @@ absl::Status TaskManager::ReviveCorruptedRunning(TaskId id, const absl::Status& 
 }
 
 void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
-  // Exactly once: the checkpoint restoration wrote is deleted before the task processes (none
-  // may exist while it does). A disk that cannot delete it keeps the task restored, retried at
-  // the next drain: never processing over a checkpoint.
-  if (absl::Status s = task->state_manager().RemoveCheckpointForProcessing(); !s.ok()) {
-    errors_.push_back(s);
-    TraceMark("eos", "checkpoint not deleted before running: retried");
-    tasks_.AddRestored(std::move(task));
-    return;
+  absl::Status error;
+  switch (starter_.Prepare(*task, &error)) {
+    case TaskStarter::Outcome::kStart:
+      StartRunning(std::move(task));
+      break;
+    case TaskStarter::Outcome::kRetry:
+      tasks_.AddRestored(std::move(task));
+      break;
+    case TaskStarter::Outcome::kFail:
+      FailTask(std::move(task), error, /*send_close=*/true);
+      break;
   }
-  const TopicPartition input = task->input();
-  absl::StatusOr<std::map<TopicPartition, int64_t>> committed = consumer_.Committed({input});
-  absl::Status s = committed.status();
-  if (!s.ok() && !IsRetryable(s)) {
-    // Kafka's initializeMetadata: anything but a timeout fails the task's initialisation
-    // (a StreamsException for the task; the thread fails).
-    FailBeforeRunning(std::move(task), s);
-    return;
-  }
-  if (s.ok()) {
-    // The input resumes where the group committed it (nothing: auto.offset.reset).
-    if (auto it = committed->find(input); it != committed->end()) {
-      s = consumer_.Seek(input, it->second);
-    } else if (config_.exactly_once || rewind_uncommitted_.contains(task->id())) {
-      // Nothing committed: from the beginning (auto.offset.reset=earliest), not from where an
-      // earlier incarnation whose transaction aborted, or which was revived while running,
-      // left the consumer's position (past what it fetched and never processed).
-      s = consumer_.Seek(input, 0);
-    }
-  }
-  if (!s.ok()) {
-    // Retried at the next drain; a retryable error is expected, anything else (of the seek)
-    // is also recorded. Retryable ones count against task.timeout.ms, as Kafka's
-    // maybeInitTaskTimeoutOrThrow around the committed-offset read of a task's initialisation.
-    if (!IsRetryable(s)) errors_.push_back(s);
-    TraceMark("cover", "committed-offset read failed before running");
-    if (IsRetryable(s) && StartTimedOut(task->id(), s)) {
-      FailBeforeRunning(std::move(task), s);
-      return;
-    }
-    tasks_.AddRestored(std::move(task));
-    return;
-  }
-  start_deadline_ns_.erase(task->id());  // progress clears the timeout
-  rewind_uncommitted_.erase(task->id());
-  StartRunning(std::move(task));
 }
 
-bool TaskManager::StartTimedOut(TaskId id, const absl::Status& cause) {
-  RS_CHECK(IsRetryable(cause));
-  bool started = false;
-  const bool passed =
-      TimeoutPassed(start_deadline_ns_, id, config_.task_timeout_ns, config_.clock, started);
-  if (started) TraceMark("cover", "task timeout started before running");
-  return passed;
-}
-
-// The task fails as a task failing in the restore thread does: closed dirty, and the drain
-// returns the failure (the stream thread fails; its handler answers).
-void TaskManager::FailBeforeRunning(std::unique_ptr<Task> task, const absl::Status& cause) {
-  const TaskId id = task->id();
-  start_deadline_ns_.erase(id);
-  const absl::Status error =
-      IsRetryable(cause)
-          ? absl::DeadlineExceededError(fmt::format(
-                "task {}: committed offset of {} not read within task.timeout.ms ({} ms): {}",
-                task->incarnation().ToString(), task->input().ToString(),
-                config_.task_timeout_ns / kMillisecond, std::string(cause.message())))
-          : absl::Status(cause.code(),
-                         fmt::format("task {}: failed to read the committed offset of {}: {}",
-                                     task->incarnation().ToString(), task->input().ToString(),
-                                     std::string(cause.message())));
-  TraceMark("cover", "task timed out before running");
+void TaskManager::FailTask(std::unique_ptr<Task> task, const absl::Status& error,
+                           bool send_close) {
+  RS_CHECK(!error.ok() && !tasks_.Where(task->id()).has_value(), "{}: failure of {} ({})",
+           config_.thread_name, task->incarnation().ToString(), error.ToString());
   ++stats_.failed;
   errors_.push_back(error);
   RS_OBSERVE(OnTaskFailed, config_.thread_name, task->incarnation(), error);
-  task->TransitionTo(TaskState::kSuspended);
-  RS_CHECK(!tasks_.Where(id).has_value(), "failed task {} still held", id.ToString());
-  SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
-  CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseFailed);
-  if (start_failure_.ok()) start_failure_ = error;
-}
-
-bool TaskManager::InitTimedOut(const TaskIncarnation& who) {
-  RS_CHECK(tasks_.pending_init().contains(who.id), "{}: {} is not pending initialisation",
-           config_.thread_name, who.ToString());
-  bool started = false;
-  return TimeoutPassed(init_deadline_ns_, who, config_.task_timeout_ns, config_.clock, started);
-}
-
-void TaskManager::FailInitialization(std::unique_ptr<Task> task, const absl::Status& cause) {
-  RS_CHECK(task->state() == TaskState::kCreated && !task->state_manager().registered(),
-           "task {} failed initialisation in {}", task->incarnation().ToString(),
-           TaskStateName(task->state()));
-  init_deadline_ns_.erase(task->incarnation());
-  const absl::Status error = absl::DeadlineExceededError(fmt::format(
-      "task {}: stores not opened within task.timeout.ms ({} ms): {}",
-      task->incarnation().ToString(), config_.task_timeout_ns / kMillisecond,
-      std::string(cause.message())));
-  TraceMark("task", "failed: stores not opened within task.timeout.ms");
-  ++stats_.failed;
-  errors_.push_back(error);
-  RS_OBSERVE(OnTaskFailed, config_.thread_name, task->incarnation(), error);
+  if (send_close) {  // its changelogs are still registered in the restore thread
+    task->TransitionTo(TaskState::kSuspended);
+    SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
+  }
   CloseOwned(std::move(task), /*clean=*/false, TaskDecision::kCloseFailed);
   if (start_failure_.ok()) start_failure_ = error;
 }
@@ -468,11 +320,7 @@ void TaskManager::RetryRestored() {
       CloseRestored(id);
     }
   }
-  // A deadline ends with its parked task (started, failed or closed).
-  std::erase_if(start_deadline_ns_, [this](const auto& entry) {
-    return !tasks_.Has(TasksRegistry::Place::kRestored, entry.first);
-  });
-  RS_CHECK(start_deadline_ns_.size() <= tasks_.restored().size());
+  starter_.DropDeadlinesNotRestored(tasks_);
 }
 
 // A restored task no longer wanted as an active: its completed changelogs are still

@@ -1,5 +1,6 @@
-// TasksRegistry and UpdaterTasks: the named moves, and the one-owner rule asserted inline —
-// each test that breaks it on purpose dies naming the invariant, as the oracle would.
+// TasksRegistry, UpdaterTasks and RestoreHandover: the named moves, and the one-owner rule
+// asserted inline — each test that breaks it on purpose dies naming the invariant, as the
+// oracle would.
 #include "core/runtime/tasks_registry.h"
 
 #include <gtest/gtest.h>
@@ -139,6 +140,46 @@ TEST(UpdaterTasksDeathTest, ReceivingASecondIncarnationBreaksSingleOwner) {
   tasks.Receive(NewTask(0, 1), UpdaterTasks::Place::kPaused);
   EXPECT_DEATH(tasks.Receive(NewTask(0, 2), UpdaterTasks::Place::kUpdating),
                "invariant:single_owner.*receiving 0_0#2 while it owns a paused incarnation");
+}
+
+}  // namespace
+}  // namespace restoresim
+
+namespace restoresim {
+namespace {
+
+// The hand-back's half of the pair: the restore thread's side asserts, as it emits the event,
+// that the owner it leaves no longer holds the task; the event then reaches the stream thread.
+TEST(RestoreHandoverTest, AHandedBackTaskReachesTheStreamThreadOnce) {
+  UpdaterTasks owner("restore-1");
+  RestoreHandover handover("restore-1", /*rounds_max=*/4, /*events_max=*/4);
+  owner.Receive(NewTask(0, 1), UpdaterTasks::Place::kUpdating);
+  std::unique_ptr<Task> task = owner.Take(TaskIncarnation{TaskId{0, 0}, 1});
+  ASSERT_NE(task, nullptr);
+  task->TransitionTo(TaskState::kRestoring);
+  task->TransitionTo(TaskState::kSuspended);
+  handover.HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved,
+                                 .incarnation = TaskIncarnation{TaskId{0, 0}, 1},
+                                 .task = std::move(task)},
+                    owner);
+  std::vector<RestoreEvent> events = handover.DrainEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, RestoreEvent::Kind::kRemoved);
+  ASSERT_NE(events[0].task, nullptr);
+  EXPECT_EQ(events[0].task->incarnation(), (TaskIncarnation{TaskId{0, 0}, 1}));
+  EXPECT_TRUE(handover.DrainEvents().empty());
+}
+
+TEST(RestoreHandoverDeathTest, HandingBackATaskStillOwnedBreaksSingleOwner) {
+  UpdaterTasks owner("restore-1");
+  RestoreHandover handover("restore-1", /*rounds_max=*/4, /*events_max=*/4);
+  owner.Receive(NewTask(0, 1), UpdaterTasks::Place::kUpdating);
+  // A second object of the same incarnation, handed back while the owner still holds it.
+  EXPECT_DEATH(handover.HandBack(RestoreEvent{.kind = RestoreEvent::Kind::kRemoved,
+                                              .incarnation = TaskIncarnation{TaskId{0, 0}, 1},
+                                              .task = NewTask(0, 1)},
+                                 owner),
+               "invariant:single_owner.*restore-1.*hands 0_0#1 back and still owns it");
 }
 
 }  // namespace
