@@ -902,7 +902,7 @@ TEST_F(CliTest, AProductionKafkaStreamsPropertiesFileLoadsWithWarningsOnly) {
   }
   // Each key of the file is either read or named by exactly one warning.
   std::ifstream in(file);
-  size_t keys = 0;
+  size_t keys = 0, read_keys = 0;
   for (std::string line; std::getline(in, line);) {
     if (line.empty() || line[0] == '#') continue;
     const std::string key = line.substr(0, line.find('='));
@@ -915,10 +915,10 @@ TEST_F(CliTest, AProductionKafkaStreamsPropertiesFileLoadsWithWarningsOnly) {
     const bool read = j["settings"].contains(key) || key == "max.poll.records" ||
                       key == "consumer.max.poll.records";
     EXPECT_EQ(naming + (read ? 1 : 0), 1u) << key;
+    read_keys += read;
   }
   EXPECT_GE(keys, 30u);
-  EXPECT_EQ(j["warnings"].size() + 2, keys) << "max.poll.records and consumer.max.poll.records "
-                                               "are read, not shown under their own names";
+  EXPECT_EQ(j["warnings"].size() + read_keys, keys) << "no warning about a key the file lacks";
   // Without application.id the error names the key.
   const std::string bad = dir_ + "/no-id.properties";
   std::ofstream(bad) << "bootstrap.servers=localhost:9092\n";
