@@ -958,3 +958,31 @@ TEST_F(CliTest, AReproFileAboveTheMaximumIsRefusedBeforeItIsRead) {
     EXPECT_THAT(r.out, HasSubstr("huge.json is 268435457 bytes (at most 268435456)")) << command;
   }
 }
+
+namespace {
+
+// Issue 20: every command that runs work goes through one skeleton (command_run.h): options
+// refused before any work, on standard error as "restoresim COMMAND: reason", exit 2, nothing
+// on standard output and nothing written.
+TEST_F(CliTest, EveryCommandRefusesBadOptionsTheSameWayBeforeAnyWork) {
+  const std::string missing = dir_ + "/missing.json";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"explore", "explore --scenario 'demo.*' --seeds 3 --repro-dir " + dir_ + " --shard 3/2"},
+      {"replay", "replay demo.abba_deadlock --seed 2 --ignore-schedule"},
+      {"shrink", "shrink " + missing},
+      {"merge", "merge --json-out " + dir_ + "/no/such/dir/m.json " + missing},
+      {"bench sim", "bench sim --seeds 0"},
+      {"bench restore", "bench restore --backend fake --records 0"},
+      {"soak", "soak --duration 0s"}};
+  for (const auto& [name, args] : cases) {
+    const Result out = RunCli(args, /*stdout_only=*/true);
+    EXPECT_EQ(out.exit_code, 2) << args;
+    EXPECT_EQ(out.out, "") << args << ": nothing on standard output";
+    const Result both = RunCli(args);
+    EXPECT_TRUE(both.out.starts_with("restoresim " + name + ": ")) << args << "\n" << both.out;
+    EXPECT_EQ(std::count(both.out.begin(), both.out.end(), '\n'), 1) << both.out;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "nothing run, nothing saved";
+}
+
+}  // namespace
