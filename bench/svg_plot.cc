@@ -5,15 +5,25 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace restoresim::bench {
 namespace {
 
-constexpr double kWidth = 1100, kHeight = 460;
-constexpr double kPanelWidth = 470, kPanelHeight = 320, kTop = 70;
-constexpr double kLeftA = 80, kLeftB = 620;
+// Layout, top to bottom: each panel's title and subtitle above it, the panel, its x-axis
+// ticks and label, its legend (outside the data, so it hides none), then the footer, wrapped.
+constexpr double kWidth = 1120;
+constexpr double kPanelWidth = 470, kPanelHeight = 320, kTop = 80;
+constexpr double kLeftA = 80, kLeftB = 630;
+constexpr double kTitleSize = 14, kSubtitleSize = 11, kLegendSize = 11, kFooterSize = 11;
+constexpr double kLegendTop = kTop + kPanelHeight + 58;  // the first legend row's baseline
+constexpr double kLegendRow = 16;
+constexpr double kFooterLine = 14;
+// An upper bound of a sans-serif glyph's advance, in font sizes (bold included): text laid out
+// with it fits where it is put.
+constexpr double kGlyphWidthEm = 0.62;
 
 struct Series {
   std::string name;
@@ -45,6 +55,40 @@ double NiceStep(double max, int n) {
   return 10 * mag;
 }
 
+double TextWidth(std::string_view text, double font_size) {
+  size_t glyphs = 0;
+  for (const char c : text) glyphs += (static_cast<unsigned char>(c) & 0xc0) != 0x80;  // UTF-8
+  return static_cast<double>(glyphs) * font_size * kGlyphWidthEm;
+}
+
+// The font size at most `size` at which `text` fits in `width`.
+double FittingSize(std::string_view text, double size, double width) {
+  const double needed = TextWidth(text, size);
+  return needed <= width ? size : std::max(6.0, size * width / needed);
+}
+
+// `text` broken at spaces into lines of at most `width` at `font_size`.
+std::vector<std::string> Wrapped(const std::string& text, double font_size, double width) {
+  std::vector<std::string> lines;
+  std::string line;
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t to = text.find(' ', from);
+    if (to == std::string::npos) to = text.size();
+    const std::string word = text.substr(from, to - from);
+    from = to + 1;
+    const std::string longer = line.empty() ? word : line + " " + word;
+    if (!line.empty() && TextWidth(longer, font_size) > width) {
+      lines.push_back(line);
+      line = word;
+    } else {
+      line = longer;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 std::string RateLabel(double r) {
   if (r >= 1e6) return fmt::format("{:g}M", r / 1e6);
   if (r >= 1e3) return fmt::format("{:g}k", r / 1e3);
@@ -65,10 +109,17 @@ class Panel {
   }
   double Y(double y) const { return kTop + kPanelHeight * (1 - y / y_max_); }
 
-  void Axes(const std::string& title, const std::string& x_label, const std::string& y_label) {
-    out_ += fmt::format(
-        "<text x='{}' y='{}' font-size='15' font-weight='bold'>{}</text>\n", left_, kTop - 30,
-        Escape(title));
+  // The title and a subtitle, each within the panel's width (a smaller font where needed).
+  void Titles(const std::string& title, const std::string& subtitle) {
+    out_ += fmt::format("<text x='{}' y='{}' font-size='{:.1f}' font-weight='bold'>{}</text>\n",
+                        left_, kTop - 30, FittingSize(title, kTitleSize, kPanelWidth),
+                        Escape(title));
+    out_ += fmt::format("<text x='{}' y='{}' font-size='{:.1f}' fill='#444'>{}</text>\n", left_,
+                        kTop - 12, FittingSize(subtitle, kSubtitleSize, kPanelWidth),
+                        Escape(subtitle));
+  }
+
+  void Axes(const std::string& x_label, const std::string& y_label) {
     out_ += fmt::format("<rect x='{}' y='{}' width='{}' height='{}' fill='none' stroke='#444'/>\n",
                         left_, kTop, kPanelWidth, kPanelHeight);
     const double step = NiceStep(y_max_, 5);
@@ -117,15 +168,21 @@ class Panel {
                         X(x), Y(lo), Y(hi), s.color, Y(mid));
   }
 
+  // Below the panel and its axis label, in rows as wide as the panel: never over the data.
   void Legend(const std::vector<Series>& series) {
-    double y = kTop + 14;
+    double x = left_, y = kLegendTop;
     for (const Series& s : series) {
+      const double entry = 30 + TextWidth(s.name, kLegendSize);
+      if (x > left_ && x + entry > left_ + kPanelWidth) {
+        x = left_;
+        y += kLegendRow;
+      }
       out_ += fmt::format("<line x1='{0}' x2='{1}' y1='{2}' y2='{2}' stroke='{3}' "
                           "stroke-width='2' stroke-dasharray='{4}'/><text x='{5}' y='{6}' "
-                          "font-size='11'>{7}</text>\n",
-                          left_ + 10, left_ + 34, y, s.color, s.dash, left_ + 40, y + 4,
+                          "font-size='{7}'>{8}</text>\n",
+                          x, x + 24, y - 4, s.color, s.dash, x + 30, y, kLegendSize,
                           Escape(s.name));
-      y += 16;
+      x += entry + 18;
     }
   }
 
@@ -187,8 +244,9 @@ void OverTime(std::string& out, const BenchResults& r) {
     legend.push_back(s);
   }
   Panel panel(out, kLeftA, std::max(t_max, 1e-3), std::max(y_max * 1.1, 1.0), false, 0);
-  panel.Axes(fmt::format("Restore throughput over time ({} records, median round)", r.records),
-             fmt::format("seconds since the first restore start ({:.2g} s bins)", bin),
+  panel.Titles("Restore throughput over time",
+               fmt::format("{} records, the median round of each", r.records));
+  panel.Axes(fmt::format("seconds since the first restore start ({:.2g} s bins)", bin),
              "records/s");
   for (const auto& [s, points] : lines) panel.Line(s, points);
   panel.Legend(legend);
@@ -217,8 +275,9 @@ void AgainstSize(std::string& out, const BenchResults& r) {
   if (x_max <= 0) return;
   x_min = std::min(x_min, x_max / 2);
   Panel panel(out, kLeftB, x_max * 1.3, std::max(y_max * 1.1, 1.0), true, x_min / 1.3);
-  panel.Axes("Records/s against changelog size (median, min..max)", "changelog records",
-             "records/s");
+  panel.Titles("Records/s against changelog size",
+               "median of the rounds, whiskers from min to max; logarithmic size axis");
+  panel.Axes("changelog records", "records/s");
   std::vector<Series> legend;
   for (const auto& [key, series] : {std::pair{"d", kDefault}, std::pair{"w", kWriteBatch},
                                     std::pair{"p", kPeer}}) {
@@ -244,16 +303,24 @@ void AgainstSize(std::string& out, const BenchResults& r) {
 }  // namespace
 
 std::string RestorePlotSvg(const BenchResults& results) {
+  const std::vector<std::string> footer =
+      Wrapped(fmt::format("restoresim bench restore, backend {}; {}; {}", results.backend,
+                          results.spec, results.machine),
+              kFooterSize, kWidth - 2 * kLeftA);
+  // Room for three legend rows, then the footer's lines.
+  const double footer_top = kLegendTop + 2 * kLegendRow + 24;
+  const double height = footer_top + kFooterLine * static_cast<double>(footer.size()) + 8;
   std::string out = fmt::format(
       "<svg xmlns='http://www.w3.org/2000/svg' width='{0}' height='{1}' viewBox='0 0 {0} {1}' "
       "font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n",
-      kWidth, kHeight);
+      kWidth, height);
   OverTime(out, results);
   AgainstSize(out, results);
-  out += fmt::format("<text x='{}' y='{}' font-size='11' fill='#555'>{}</text>\n", kLeftA,
-                     kHeight - 12,
-                     Escape(fmt::format("restoresim bench restore, backend {}; {}; {}",
-                                        results.backend, results.spec, results.machine)));
+  for (size_t i = 0; i < footer.size(); ++i) {
+    out += fmt::format("<text x='{}' y='{}' font-size='{}' fill='#555'>{}</text>\n", kLeftA,
+                       footer_top + kFooterLine * static_cast<double>(i), kFooterSize,
+                       Escape(footer[i]));
+  }
   out += "</svg>\n";
   return out;
 }

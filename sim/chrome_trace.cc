@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/util/check.h"
+#include "sim/chrome_trace_spans.h"
 #include "sim/strategy.h"
 
 namespace restoresim::sim {
@@ -25,6 +26,11 @@ constexpr std::string_view kMetadataCategory = "__metadata";
 // Restoration tracks: tid kRestorationTidBase + thread * kRestorationLanesMax + lane.
 constexpr int64_t kRestorationTidBase = 1'000'000;
 constexpr int64_t kRestorationLanesMax = 1'000;
+// The story's tracks (tasks, rebalances, faults): tid kStoryTidBase + track * kStoryLanesMax +
+// lane; a track's sort index is kStorySortBase + its index (below every thread's track).
+constexpr int64_t kStoryTidBase = 2'000'000'000;
+constexpr int64_t kStoryLanesMax = 100;
+constexpr int64_t kStorySortBase = 1'000'000;
 
 std::string_view ChoiceKindName(uint32_t kind) {
   switch (static_cast<ChoiceKind>(kind)) {
@@ -213,8 +219,12 @@ class Exporter {
   void WriteTracks();
   void WriteEvents();
   void WriteRestorations();
+  void WriteStory();
 
  private:
+  // The tid of `span` and its lane's track (named the first time it is used).
+  int64_t StoryTrack(const StorySpan& span, std::map<std::string, std::vector<uint64_t>>& lanes,
+                     std::map<std::string, int64_t>& track_index);
   // The thread currently running and where its stretch began.
   struct Slice {
     bool open = false;
@@ -300,6 +310,51 @@ void Exporter::WriteRestorations() {
     writer_.Arg("virtual_time_ns", r.start_ns);
     writer_.ArgString("task", r.task);
     writer_.ArgString("ended_by", r.end);
+    writer_.End();
+  }
+}
+
+int64_t Exporter::StoryTrack(const StorySpan& span,
+                             std::map<std::string, std::vector<uint64_t>>& lanes,
+                             std::map<std::string, int64_t>& track_index) {
+  const auto [it, first] =
+      track_index.try_emplace(span.track, static_cast<int64_t>(track_index.size()));
+  std::vector<uint64_t>& ends = lanes[span.track];  // each lane's end step
+  size_t lane = 0;
+  while (lane < ends.size() && ends[lane] > span.start_step) ++lane;
+  if (lane == ends.size() && ends.size() < static_cast<size_t>(kStoryLanesMax)) ends.push_back(0);
+  lane = std::min(lane, ends.size() - 1);  // past the limit the last lane takes the rest
+  const bool new_lane = ends[lane] == 0;
+  ends[lane] = span.end_step;
+  const int64_t tid = kStoryTidBase + it->second * kStoryLanesMax + static_cast<int64_t>(lane);
+  if (first || new_lane) {
+    writer_.Begin('M', "thread_name", kMetadataCategory, 0, tid);
+    writer_.BeginArgs();
+    writer_.ArgString("name", lane == 0 ? span.track
+                                        : fmt::format("{} ({})", span.track, lane + 1));
+    writer_.End();
+    writer_.Begin('M', "thread_sort_index", kMetadataCategory, 0, tid);
+    writer_.BeginArgs();
+    writer_.Arg("sort_index", kStorySortBase + it->second);
+    writer_.End();
+  }
+  return tid;
+}
+
+// Task lifecycles, rebalances and faults as slices (sim/chrome_trace_spans.h), a track each
+// (lanes where spans overlap).
+void Exporter::WriteStory() {
+  std::map<std::string, std::vector<uint64_t>> lanes;
+  std::map<std::string, int64_t> track_index;
+  for (const StorySpan& span : FindStorySpans(sim_)) {
+    const int64_t tid = StoryTrack(span, lanes, track_index);
+    writer_.Begin('X', span.name, span.category, span.start_step, tid);
+    writer_.Field("dur", static_cast<int64_t>(span.end_step - span.start_step));
+    writer_.BeginArgs();
+    writer_.Arg("virtual_time_ns", span.start_ns);
+    writer_.ArgString("thread", ThreadName(span.thread));
+    if (!span.ended_by.empty()) writer_.ArgString("ended_by", span.ended_by);
+    if (span.category == "fault") writer_.Arg("value", span.value);
     writer_.End();
   }
 }
@@ -513,6 +568,7 @@ std::string ChromeTraceJson(const Simulation& sim, const ChromeTraceInfo& info) 
   exporter.WriteTracks();
   exporter.WriteEvents();
   exporter.WriteRestorations();
+  exporter.WriteStory();
   out += "\n],\n\"metadata\":";
   out += MetadataJson(sim, info);
   out += "}\n";

@@ -23,6 +23,11 @@
 //    category "restoration", on tracks of their own beside the restore thread's (tid
 //    kRestorationTidBase + thread * kRestorationLanesMax + lane, named "<thread> restorations",
 //    one lane per restoration in flight at once).
+//  - "X" slices of the runtime's story (sim/chrome_trace_spans.h): each task incarnation's
+//    lifecycle states (category "task", a track "task <incarnation> (<type>)" each), the
+//    rebalances (category "rebalance", track "rebalances") and the injected faults (category
+//    "fault", track "faults"), with lanes where spans overlap (tid kStoryTidBase + track *
+//    kStoryLanesMax + lane), sorted below every thread's track.
 //  - "i" instants on the acting thread's track: blocks, wakes, timeouts, spawns, exits,
 //    non-thread choices and user marks (category in "cat"); scheduling points only with
 //    ChromeTraceInfo::sync_instants; the failure of the run is a global instant

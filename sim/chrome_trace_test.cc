@@ -340,3 +340,68 @@ TEST(ChromeTraceTest, EachRestorationIsASliceOnATrackBesideItsRestoreThread) {
 
 }  // namespace
 }  // namespace restoresim::sim
+
+namespace restoresim::sim {
+namespace {
+
+// The runtime's marks of one task's life, a rebalance and two faults, as the runtime and the
+// fake broker write them (task.cc, stream_thread.cc, broker_faults.cc).
+void Story() {
+  VirtualClock clock;
+  Thread thread("app-StreamThread-1", [&clock]() {
+    TraceMark("thread", "app-StreamThread-1 STARTING -> PARTITIONS_ASSIGNED");
+    TraceMark("task", "0_1#1 active CREATED -> RESTORING");
+    Yield();
+    TraceMark("fault", "disconnect");
+    TraceMark("fault", "leader_unavailable", 5);  // milliseconds
+    Yield();
+    TraceMark("task", "0_1#1 active RESTORING -> RUNNING");
+    TraceMark("thread", "app-StreamThread-1 PARTITIONS_ASSIGNED -> RUNNING");
+    clock.SleepFor(10 * kMillisecond);
+    TraceMark("task", "0_1#1 active RUNNING -> SUSPENDED");
+    Yield();
+    TraceMark("task", "recycle 0_1 -> standby");
+    Yield();
+  });
+  thread.Join();
+}
+
+TEST(ChromeTraceTest, TaskStatesRebalancesAndFaultsAreSlices) {
+  Exported e = RunAndExport(Story, 1);
+  ASSERT_TRUE(e.outcome.ok()) << e.outcome.message;
+  std::map<int64_t, std::string> names;
+  for (const json& m : EventsWithPhase(e.doc, "M")) {
+    if (m["name"] == "thread_name") names[m["tid"]] = m["args"]["name"];
+  }
+  std::vector<json> task;
+  std::map<std::string, json> others;
+  for (const json& x : EventsWithPhase(e.doc, "X")) {
+    if (x["cat"] == "task") task.push_back(x);
+    if (x["cat"] == "rebalance" || x["cat"] == "fault") others[x["name"]] = x;
+  }
+  std::sort(task.begin(), task.end(),
+            [](const json& a, const json& b) { return a["ts"] < b["ts"]; });
+  std::vector<std::string> states;
+  for (const json& x : task) {
+    states.push_back(x["name"]);
+    EXPECT_EQ(names[x["tid"]], "task 0_1#1 (active)");
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"RESTORING", "RUNNING", "SUSPENDED",
+                                              "CLOSED (recycled)"}));
+  for (size_t i = 1; i < task.size(); ++i) {
+    EXPECT_EQ(task[i - 1]["ts"].get<int64_t>() + task[i - 1]["dur"].get<int64_t>(),
+              task[i]["ts"].get<int64_t>())
+        << "one state after the other";
+  }
+  const json& rebalance = others["rebalance app-StreamThread-1"];
+  EXPECT_EQ(rebalance["args"]["ended_by"], "-> RUNNING");
+  EXPECT_EQ(names[rebalance["tid"]], "rebalances");
+  const json& outage = others["leader_unavailable"];
+  EXPECT_EQ(outage["args"]["ended_by"], "its time passed") << "5 ms passed in the 10 ms sleep";
+  EXPECT_EQ(outage["args"]["value"], 5);
+  EXPECT_EQ(others["disconnect"]["dur"], 1);
+  EXPECT_NE(names[outage["tid"]].find("faults"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace restoresim::sim

@@ -7,7 +7,10 @@ load as its TraceEvent (it refuses unknown keys and events without name, phase o
 Then the story must be on it: the restorations of the runtime as slices ("X", category
 "restoration") on tracks named after their restore thread, within the run; metadata with a
 category; no display unit other than the format's microseconds; scheduling points absent by
-default and present with --timeline-sync.
+default and present with --timeline-sync. The run is a failing one (a planted bug), and its
+story is checked too: each task's lifecycle states as slices (category "task") on a track of
+its own, one after another; the rebalances (category "rebalance") and the faults (category
+"fault", one slice for each fault the run marked) as spans on their tracks; the failure.
 
 usage: timeline_reader_test.py [RESTORESIM_BIN]   (default: $RESTORESIM_BIN)
 """
@@ -57,11 +60,58 @@ def check(doc, errors):
     return events
 
 
+TASK_STATES = {'CREATED', 'RESTORING', 'RUNNING', 'SUSPENDED', 'CLOSED', 'CLOSED (recycled)'}
+
+
+def slices_of(events, category):
+    return [e for e in events
+            if e.event_type == chrometrace.TraceEventType.COMPLETE and e.categories == category]
+
+
+def check_story(events, errors):
+    """The run's story: task lifecycles, rebalances, faults, the failure."""
+    names = {e.thread_id: e.args['name'] for e in events
+             if e.event_type == chrometrace.TraceEventType.METADATA and e.name == 'thread_name'}
+    tasks = {}
+    for s in slices_of(events, 'task'):
+        track = names.get(s.thread_id, '')
+        if not track.startswith('task '):
+            errors.append(f'task state {s.name} on track {track!r}')
+        if s.name not in TASK_STATES:
+            errors.append(f'task state slice named {s.name!r} on {track!r}')
+        tasks.setdefault(track, []).append(s)
+    if len(tasks) < 2:
+        errors.append(f'{len(tasks)} task tracks: every task of the run should have one')
+    for track, states in tasks.items():
+        states.sort(key=lambda s: s.timestamp_us)
+        for a, b in zip(states, states[1:]):
+            if a.timestamp_us + a.duration_us > b.timestamp_us:
+                errors.append(f'{track}: {a.name} overlaps {b.name}')
+            if a.name.startswith('CLOSED'):
+                errors.append(f'{track}: {b.name} after {a.name}')
+    if not any(s.name == 'RESTORING' for states in tasks.values() for s in states):
+        errors.append('no task restoring')
+    rebalances = slices_of(events, 'rebalance')
+    if not rebalances or any(not names.get(s.thread_id, '').startswith('rebalances')
+                             for s in rebalances):
+        errors.append(f'{len(rebalances)} rebalance spans, or one off the rebalances track')
+    fault_marks = sorted((e.timestamp_us, e.name.removeprefix('fault/')) for e in events
+                         # The reader keeps the format's lowercase 'i' as it is ('I' is its enum)
+                         if e.event_type in (chrometrace.TraceEventType.INSTANT, 'i') and
+                         e.categories == 'fault')
+    fault_spans = sorted((s.timestamp_us, s.name) for s in slices_of(events, 'fault'))
+    if not fault_marks or fault_marks != fault_spans:
+        errors.append(f'fault marks {fault_marks} but fault spans {fault_spans}')
+    if not any(e.name.startswith('FAILURE: ') for e in events):
+        errors.append('no FAILURE event on a failing run')
+
+
 def main(argv):
     binary = argv[0] if argv else os.environ['RESTORESIM_BIN']
     errors = []
     with tempfile.TemporaryDirectory(prefix='timeline-test-') as scratch:
         plain = check(timeline(binary, scratch), errors)
+        check_story(plain, errors)
         sync = check(timeline(binary, scratch, '--timeline-sync'), errors)
     points = [e for e in plain if e.categories == 'sched' and e.name.startswith('mutex.')]
     if points:

@@ -15,7 +15,7 @@
 #include "core/util/check.h"
 #include "core/util/shown.h"
 #include "tools/restoresim/bench_command.h"
-#include "tools/restoresim/interrupt.h"
+#include "tools/restoresim/command_run.h"
 
 namespace restoresim::tools {
 namespace {
@@ -68,35 +68,35 @@ std::string CheckValues(const RestoreOptions& o) {
   return "";
 }
 
-// The benchmark's options, parsed and checked; "" or what is wrong with them.
-std::string Prepare(RestoreOptions& o) {
+// The benchmark's options, parsed and checked: the plan it runs, or what is wrong with them.
+absl::StatusOr<bench::RestoreBenchOptions> Prepare(const RestoreOptions& given,
+                                                   CommandRun& command) {
+  RestoreOptions o = given;
   bench::RestoreBenchOptions& r = o.restore;
   const std::optional<bench::RestoreBackend> backend = bench::ParseRestoreBackend(o.backend);
   RS_CHECK(backend.has_value());  // CLI11 checked it is one of them
   r.backend = *backend;
-  if (std::string wrong = CheckValues(o); !wrong.empty()) return wrong;
+  if (std::string wrong = CheckValues(o); !wrong.empty()) {
+    return absl::InvalidArgumentError(wrong);
+  }
   r.spec.tombstone_per_mille = static_cast<uint32_t>(o.tombstones * 1000 + 0.5);
   for (absl::string_view part : absl::StrSplit(o.sizes, ',', absl::SkipEmpty())) {
     int64_t size = 0;
     if (!absl::SimpleAtoi(part, &size) || size < 1) {
-      return "--sizes is a comma-separated list of positive record counts";
+      return absl::InvalidArgumentError(
+          "--sizes is a comma-separated list of positive record counts");
     }
     r.sizes.push_back(size);
   }
   r.progress = !r.json && isatty(STDERR_FILENO);
-  r.stop = &InstallInterruptHandlers();
+  r.stop = &command.Stop();
   char exe[4096];
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) r.self_exe.assign(exe, static_cast<size_t>(n));
-  return "";
+  return r;
 }
 
-int RunBenchRestore(RestoreOptions& o) {
-  if (std::string wrong = Prepare(o); !wrong.empty()) {
-    std::fprintf(stderr, "restoresim bench restore: %s\n", wrong.c_str());
-    return kExitUsage;
-  }
-  const bench::RestoreBenchOptions& r = o.restore;
+int RunBenchRestore(const RestoreOptions& o, bench::RestoreBenchOptions& r, CommandRun&) {
   if (!o.restore_child.empty()) {
     return bench::RunRestoreChild(r.bootstrap_servers, o.restore_child, r.work_dir);
   }
@@ -173,7 +173,9 @@ BenchSubcommand AddBenchRestoreCommand(CLI::App& bench) {
       "or kafka, against the machine's limits and (--peer kafka-streams) Kafka Streams");
   AddRunOptions(*cmd, *o);
   AddChangelogOptions(*cmd, *o);
-  return {cmd, [o]() { return RunBenchRestore(*o); }};
+  const CommandSteps<RestoreOptions, bench::RestoreBenchOptions> steps{.validate = Prepare,
+                                                                       .run = RunBenchRestore};
+  return {cmd, [o, steps]() { return RunCommand("bench restore", steps, *o); }};
 }
 
 }  // namespace restoresim::tools

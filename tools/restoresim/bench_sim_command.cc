@@ -20,6 +20,7 @@
 #include "properties/oracle.h"
 #include "sim/sweep.h"
 #include "tools/restoresim/bench_command.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/json_output.h"
 #include "tools/restoresim/run_options.h"
@@ -49,11 +50,6 @@ struct BenchRow {
   double SeedsPerSecond(double seconds) const { return seeds / seconds; }
   double OracleShare() const { return std::max(0.0, (on_seconds - off_seconds) / on_seconds); }
 };
-
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "restoresim bench sim: %s\n", message.c_str());
-  return kExitUsage;
-}
 
 // What the rounds of one program share: the runs' configuration, the stop flag, the bar.
 struct SimBenchRun {
@@ -134,14 +130,24 @@ void PrintTable(const std::vector<BenchRow>& rows) {
               "point; n/a when runs failed: a run the oracle fails stops there)\n");
 }
 
-int RunBenchSim(const SimBenchOptions& o) {
+// What the rounds run: the runs' configuration and the selected programs.
+struct SimBenchPlan {
+  sim::RunConfig run;
+  std::vector<const sim::Program*> programs;
+};
+
+absl::StatusOr<SimBenchPlan> ValidateBenchSim(const SimBenchOptions& o, CommandRun&) {
   absl::StatusOr<sim::RunConfig> run = o.run.ToRunConfig();
-  if (!run.ok()) return Usage(std::string(run.status().message()));
+  if (!run.ok()) return run.status();
   absl::StatusOr<std::vector<const sim::Program*>> programs = Programs().Select(o.scenario);
-  if (!programs.ok()) return Usage(std::string(programs.status().message()));
+  if (!programs.ok()) return programs.status();
   if (o.seeds == 0 || o.jobs == 0 || o.rounds == 0) {
-    return Usage("--seeds, --jobs and --rounds must be positive");
+    return absl::InvalidArgumentError("--seeds, --jobs and --rounds must be positive");
   }
+  return SimBenchPlan{.run = *run, .programs = *std::move(programs)};
+}
+
+int RunBenchSim(const SimBenchOptions& o, SimBenchPlan& plan, CommandRun& command) {
   if (!o.json) {
     std::printf("restoresim bench sim: scenario=%s seeds=%llu jobs=%u rounds=%u strategy=%s\n\n",
                 o.scenario.c_str(), static_cast<unsigned long long>(o.seeds), o.jobs, o.rounds,
@@ -150,15 +156,15 @@ int RunBenchSim(const SimBenchOptions& o) {
   }
   // SIGINT/SIGTERM: the sweep in progress stops within a run and is dropped; the rounds done
   // so far are reported (a scenario without a whole on/off pair is left out) and exit is 130.
-  SimBenchRun b{.o = o, .run = *run, .stop = InstallInterruptHandlers()};
+  SimBenchRun b{.o = o, .run = plan.run, .stop = command.Stop()};
   if (!o.json && isatty(STDERR_FILENO)) b.bar.emplace();
-  b.sweeps_total = programs->size() * 2 * o.rounds;
+  b.sweeps_total = plan.programs.size() * 2 * o.rounds;
   std::vector<BenchRow> rows;
   bool findings = false;
-  for (const sim::Program* program : *programs) {
+  for (const sim::Program* program : plan.programs) {
     if (b.stop.load()) break;
     absl::StatusOr<BenchRow> row = MeasureProgram(b, *program);
-    if (!row.ok()) return Usage(std::string(row.status().message()));
+    if (!row.ok()) return command.Usage(row.status());
     if (row->rounds_done == 0) break;  // interrupted before a whole pair
     findings |= row->failed == 0 && !SameSchedule(*row);
     rows.push_back(*row);
@@ -170,11 +176,10 @@ int RunBenchSim(const SimBenchOptions& o) {
     PrintTable(rows);
   }
   if (b.stop.load()) {
-    std::fprintf(stderr, "restoresim bench sim: interrupted by %s: the rows above are of the "
-                 "rounds done so far\n", InterruptSignalName().c_str());
-    return kExitInterrupted;
+    command.Say(fmt::format("interrupted by {}: the rows above are of the rounds done so far",
+                            InterruptSignalName()));
   }
-  return findings ? kExitFindings : kExitOk;
+  return CommandRun::ExitCode(b.stop.load(), findings);
 }
 
 }  // namespace
@@ -191,7 +196,9 @@ BenchSubcommand AddBenchSimCommand(CLI::App& bench) {
                   "rounds per mode, alternating on and off; the fastest counts (default 2)");
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   o->run.AddTo(*cmd);
-  return {cmd, [o]() { return RunBenchSim(*o); }};
+  const CommandSteps<SimBenchOptions, SimBenchPlan> steps{.validate = ValidateBenchSim,
+                                                          .run = RunBenchSim};
+  return {cmd, [o, steps]() { return RunCommand("bench sim", steps, *o); }};
 }
 
 }  // namespace restoresim::tools

@@ -23,6 +23,7 @@
 #include "sim/sweep.h"
 #include "sim/sweep_report.h"
 #include "tools/restoresim/build_id.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/output_file.h"
@@ -176,18 +177,14 @@ void PrintHeader(const ExploreOptions& o, const sim::SweepConfig& c) {
   std::fflush(stdout);  // seen at once when piped, before a long sweep
 }
 
-int RunExplore(const ExploreOptions& o) {
+// Options -> the sweep to run; every refusal comes before any work. A repro directory that
+// cannot be one (a regular file, say) is refused here, not found out at the first failure,
+// after the sweep (issue 25).
+absl::StatusOr<sim::SweepConfig> ValidateExplore(const ExploreOptions& o, CommandRun& command) {
   absl::StatusOr<sim::RunConfig> run = o.run.ToRunConfig();
-  if (!run.ok()) {
-    std::fprintf(stderr, "restoresim explore: %s\n", std::string(run.status().message()).c_str());
-    return kExitUsage;
-  }
+  if (!run.ok()) return run.status();
   absl::StatusOr<std::vector<const sim::Program*>> programs = Programs().Select(o.scenario);
-  if (!programs.ok()) {
-    std::fprintf(stderr, "restoresim explore: %s\n",
-                 std::string(programs.status().message()).c_str());
-    return kExitUsage;
-  }
+  if (!programs.ok()) return programs.status();
   sim::SweepConfig config;
   config.programs = *programs;
   config.seed_start = o.seed_start;
@@ -195,48 +192,32 @@ int RunExplore(const ExploreOptions& o) {
   config.run = *run;
   config.jobs = o.jobs != 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (absl::Status s = ParseShard(o.shard, config.shard_index, config.shard_count); !s.ok()) {
-    std::fprintf(stderr, "restoresim explore: %s\n", std::string(s.message()).c_str());
-    return kExitUsage;
+    return s;
   }
-  if (absl::Status s = sim::ValidateSweepConfig(config); !s.ok()) {
-    std::fprintf(stderr, "restoresim explore: %s\n", std::string(s.message()).c_str());
-    return kExitUsage;
+  if (absl::Status s = sim::ValidateSweepConfig(config); !s.ok()) return s;
+  if (absl::Status s = command.OpenOutput(o.json_out); !s.ok()) {
+    return absl::InvalidArgumentError(fmt::format("--json-out: {}", std::string(s.message())));
   }
-  if (!o.json_out.empty()) {
-    if (absl::Status s = CheckOutputPath(o.json_out); !s.ok()) {
-      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
-                   std::string(s.message()).c_str());
-      return kExitUsage;
-    }
-    if (o.json_out == "-") ReserveStdoutForData();
-  }
-  // A repro directory that cannot be one (a regular file, say) is refused before the work,
-  // not found out at the first failure, after the sweep (issue 25).
   if (!o.repro_dir.empty()) {
     struct stat st;
     if (::stat(o.repro_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
-      std::fprintf(stderr, "restoresim explore: --repro-dir %s: not a directory\n",
-                   Shown(o.repro_dir).c_str());
-      return kExitUsage;
+      return absl::InvalidArgumentError(
+          fmt::format("--repro-dir {}: not a directory", Shown(o.repro_dir)));
     }
   }
-  if (!o.json) PrintHeader(o, config);
-  ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));
-  config.stop = &InstallInterruptHandlers();
-  const sim::SweepResult result =
-      sim::RunSweep(config, [&bar](const sim::SweepProgress& p) { bar.Update(p); });
-  bar.End();
-  if (!result.workers.ok()) {
-    std::fprintf(stderr, "restoresim explore: %s\n",
-                 std::string(result.workers.message()).c_str());
-    return kExitUsage;
-  }
+  return config;
+}
+
+// The report of a finished or interrupted sweep: repro files, the JSON (--json, --json-out),
+// the table.
+int ReportExplore(const ExploreOptions& o, const sim::SweepConfig& config,
+                  const sim::SweepResult& result, CommandRun& command) {
   const std::string interrupted =
       result.interrupted
           ? fmt::format("interrupted by {} after {} of {} runs: the results below are of those",
                         InterruptSignalName(), result.runs, result.runs_planned)
           : std::string();
-  if (result.interrupted) std::fprintf(stderr, "restoresim explore: %s\n", interrupted.c_str());
+  if (result.interrupted) command.Say(interrupted);
   sim::SweepReport report = sim::ReportFromSweep(Identity(o, config), config, result);
   SaveRepros(o, config, result, report);
   nlohmann::json report_json = sim::SweepReportToJson(report);
@@ -246,15 +227,13 @@ int RunExplore(const ExploreOptions& o) {
   const std::string json = report_json.dump(2) + "\n";
   if (!o.json_out.empty()) {
     if (absl::Status s = WriteOutput(o.json_out, json); !s.ok()) {
-      std::fprintf(stderr, "restoresim explore: --json-out: %s\n",
-                   std::string(s.message()).c_str());
-      return kExitUsage;
+      return command.Usage(fmt::format("--json-out: {}", std::string(s.message())));
     }
   }
+  const int code = CommandRun::ExitCode(result.interrupted, !report.Ok());
   if (o.json) {
     std::fputs(json.c_str(), stdout);
-    if (result.interrupted) return kExitInterrupted;
-    return report.Ok() ? kExitOk : kExitFindings;
+    return code;
   }
   const std::string totals = fmt::format(
       "{} runs, {} failed, {:.0f} runs/s ({} jobs, {:.2f} s), trace hash {}", report.runs,
@@ -265,8 +244,18 @@ int RunExplore(const ExploreOptions& o) {
                                    .quiet = o.quiet,
                                    .all_failures = o.all_failures,
                                    .interrupted = interrupted});
-  if (result.interrupted) return kExitInterrupted;
-  return report.Ok() ? kExitOk : kExitFindings;
+  return code;
+}
+
+int RunExplore(const ExploreOptions& o, sim::SweepConfig& config, CommandRun& command) {
+  if (!o.json) PrintHeader(o, config);
+  ProgressBar bar(!o.json && !o.quiet && isatty(STDERR_FILENO));
+  config.stop = &command.Stop();
+  const sim::SweepResult result =
+      sim::RunSweep(config, [&bar](const sim::SweepProgress& p) { bar.Update(p); });
+  bar.End();
+  if (!result.workers.ok()) return command.Usage(result.workers);
+  return ReportExplore(o, config, result, command);
 }
 
 }  // namespace
@@ -299,7 +288,9 @@ Command AddExploreCommand(CLI::App& app) {
   cmd->add_option("--repros-max", o->repros_max, "repro files saved per scenario")
       ->capture_default_str();
   o->run.AddTo(*cmd);
-  return [o]() { return RunExplore(*o); };
+  const CommandSteps<ExploreOptions, sim::SweepConfig> steps{.validate = ValidateExplore,
+                                                            .run = RunExplore};
+  return [o, steps]() { return RunCommand("explore", steps, *o); };
 }
 
 }  // namespace restoresim::tools

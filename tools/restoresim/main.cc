@@ -116,7 +116,8 @@ int main(int argc, char** argv) {
   const Command check = AddCheckCommand(app);
   const Command soak = AddSoakCommand(app);
   const Command soak_instance = AddSoakInstanceCommand(app);
-  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands([&](CLI::App* sub) { return sub->get_name() == argv[1]; }).empty()) {
+  const auto named = [&](CLI::App* sub) { return sub->get_name() == argv[1]; };
+  if (argc > 1 && argv[1][0] != '-' && app.get_subcommands(named).empty()) {
     std::fprintf(stderr,
                  "restoresim: unknown command '%s'; commands: explore, merge, replay, scenarios, "
                  "shrink, bench, zoo, config, check, soak (see --help)\n",

@@ -21,6 +21,7 @@
 #include "core/util/shown.h"
 #include "sim/repro.h"
 #include "sim/sweep_merge.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/interrupt.h"
 #include "tools/restoresim/output_file.h"
@@ -38,11 +39,6 @@ struct MergeOptions {
   bool quiet = false;
   bool all_failures = false;
 };
-
-int Refuse(const std::string& message) {
-  std::fprintf(stderr, "restoresim merge: %s\n", message.c_str());
-  return kExitUsage;
-}
 
 std::string Dir(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -138,23 +134,26 @@ void PrintHeader(const sim::SweepReport& r, size_t shards) {
                         .c_str());
 }
 
-int RunMerge(const MergeOptions& o) {
-  if (!o.json_out.empty()) {
-    if (absl::Status s = CheckOutputPath(o.json_out); !s.ok()) {
-      return Refuse(std::string(s.message()));
-    }
-    if (o.json_out == "-") ReserveStdoutForData();
-  }
+// The shard files to read: the count is checked (and --json-out) before any is opened.
+absl::StatusOr<std::vector<std::string>> ValidateMerge(const MergeOptions& o,
+                                                       CommandRun& command) {
+  if (absl::Status s = command.OpenOutput(o.json_out); !s.ok()) return s;
   if (o.shard_paths.size() > sim::kMergeShardsMax) {
-    return Refuse(fmt::format("{} shard files (at most {})", o.shard_paths.size(),
-                              sim::kMergeShardsMax));
+    return absl::InvalidArgumentError(fmt::format("{} shard files (at most {})",
+                                                  o.shard_paths.size(), sim::kMergeShardsMax));
   }
-  const std::atomic<bool>& stop = InstallInterruptHandlers();
+  return o.shard_paths;
+}
+
+int RunMerge(const MergeOptions& o, std::vector<std::string>& shard_paths,
+             CommandRun& command) {
+  const auto Refuse = [&command](std::string_view message) { return command.Usage(message); };
+  const std::atomic<bool>& stop = command.Stop();
   std::vector<sim::ShardReport> shards;
-  for (const std::string& path : o.shard_paths) {
+  for (const std::string& path : shard_paths) {
     if (stop.load()) {
       return Interrupted(fmt::format("after reading {} of {} shards", shards.size(),
-                                     o.shard_paths.size()));
+                                     shard_paths.size()));
     }
     absl::StatusOr<sim::ShardReport> shard = LoadShard(path);
     if (!shard.ok()) return Refuse(std::string(shard.status().message()));
@@ -220,7 +219,9 @@ Command AddMergeCommand(CLI::App& app) {
   cmd->add_flag("--all-failures", o->all_failures,
                 "print every failure in full, expected findings (planted bugs and demos found) "
                 "too");
-  return [o]() { return RunMerge(*o); };
+  const CommandSteps<MergeOptions, std::vector<std::string>> steps{.validate = ValidateMerge,
+                                                                   .run = RunMerge};
+  return [o, steps]() { return RunCommand("merge", steps, *o); };
 }
 
 }  // namespace restoresim::tools

@@ -19,6 +19,7 @@
 #include "sim/failure_signature.h"
 #include "sim/repro.h"
 #include "sim/sweep_report.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/json_output.h"
 #include "tools/restoresim/output_file.h"
@@ -40,11 +41,6 @@ struct ReplayOptions {
   // The run options given on the command line (a repro file carries its own).
   std::vector<std::string> run_options_given;
 };
-
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "restoresim replay: %s\n", message.c_str());
-  return kExitUsage;
-}
 
 // The program a replay runs: a repro file's by its exact name; the command line's SCENARIO
 // by `--scenario`'s syntax (names, globs, lists), which must select exactly one program.
@@ -105,64 +101,74 @@ void PrintReplayJson(const ReplayOptions& o, const sim::Program& program, uint64
   std::printf("%s\n", j.dump(2).c_str());
 }
 
-int RunReplay(const ReplayOptions& o) {
-  // With --json the text report goes to standard error, the JSON alone to standard output.
-  FILE* text = o.json ? stderr : stdout;
-  if (o.json && o.timeline_path == "-") {
-    return Usage("--json and --timeline - both write standard output: give --timeline a file");
-  }
-  if (!o.timeline_path.empty()) {
-    // Checked before the run; "-" sends the timeline to standard output, the report to stderr.
-    if (absl::Status s = CheckOutputPath(o.timeline_path); !s.ok()) {
-      return Usage(std::string(s.message()));
-    }
-    if (o.timeline_path == "-") ReserveStdoutForData();
-  }
+// What a replay runs: the program, its configuration, and the repro file it came from.
+struct ReplayPlan {
+  const sim::Program* program = nullptr;
   sim::RunConfig config;
-  std::string scenario = o.scenario;
   std::optional<sim::Repro> repro;
-  if (!o.repro_path.empty()) {
-    if (!o.scenario.empty() || o.seed.has_value()) {
-      return Usage("give either --repro FILE or SCENARIO --seed N, not both");
-    }
-    if (!o.run_options_given.empty()) {
-      return Usage(fmt::format("{} cannot be used with --repro: the repro file fixes the run "
-                               "(replay SCENARIO --seed N to choose them)",
-                               o.run_options_given.front()));
-    }
-    if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) {
-      return Usage(std::string(s.message()));
-    }
-    absl::StatusOr<sim::Repro> loaded = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
-    if (!loaded.ok()) return Usage(std::string(loaded.status().message()));
-    // Moved, not copied: a long schedule is 8 bytes a choice, and each copy was one more.
-    repro = *std::move(loaded);
-    scenario = repro->scenario;
-    config = std::move(repro->config);
-    if (o.ignore_schedule) config.replay_choices.reset();
-  } else {
-    if (scenario.empty() || !o.seed.has_value()) {
-      return Usage("needs SCENARIO --seed N, or --repro FILE");
-    }
-    if (o.ignore_schedule) {
-      return Usage("--ignore-schedule only applies to --repro FILE (a seed has no recorded "
-                   "schedule to ignore)");
-    }
-    absl::StatusOr<sim::RunConfig> parsed = o.run.ToRunConfig();
-    if (!parsed.ok()) return Usage(std::string(parsed.status().message()));
-    config = *parsed;
-    config.seed = *o.seed;
+};
+
+// --repro FILE: the file fixes the run; nothing else that decides one may be given.
+absl::Status LoadReplayedRepro(const ReplayOptions& o, ReplayPlan& plan) {
+  if (!o.scenario.empty() || o.seed.has_value()) {
+    return absl::InvalidArgumentError("give either --repro FILE or SCENARIO --seed N, not both");
   }
-  absl::StatusOr<const sim::Program*> found = ReplayedProgram(scenario, repro.has_value());
-  if (!found.ok()) return Usage(std::string(found.status().message()));
-  const sim::Program* program = *found;
+  if (!o.run_options_given.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} cannot be used with --repro: the repro file fixes the run "
+                    "(replay SCENARIO --seed N to choose them)",
+                    o.run_options_given.front()));
+  }
+  if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) return s;
+  absl::StatusOr<sim::Repro> loaded = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
+  if (!loaded.ok()) return loaded.status();
+  // Moved, not copied: a long schedule is 8 bytes a choice, and each copy was one more.
+  plan.repro = *std::move(loaded);
+  plan.config = std::move(plan.repro->config);
+  if (o.ignore_schedule) plan.config.replay_choices.reset();
+  return absl::OkStatus();
+}
+
+// SCENARIO --seed N with the run options of the command line.
+absl::Status SeedReplay(const ReplayOptions& o, ReplayPlan& plan) {
+  if (o.scenario.empty() || !o.seed.has_value()) {
+    return absl::InvalidArgumentError("needs SCENARIO --seed N, or --repro FILE");
+  }
+  if (o.ignore_schedule) {
+    return absl::InvalidArgumentError("--ignore-schedule only applies to --repro FILE (a seed "
+                                      "has no recorded schedule to ignore)");
+  }
+  absl::StatusOr<sim::RunConfig> parsed = o.run.ToRunConfig();
+  if (!parsed.ok()) return parsed.status();
+  plan.config = *parsed;
+  plan.config.seed = *o.seed;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ReplayPlan> ValidateReplay(const ReplayOptions& o, CommandRun& command) {
+  if (o.json && o.timeline_path == "-") {
+    return absl::InvalidArgumentError(
+        "--json and --timeline - both write standard output: give --timeline a file");
+  }
+  // Checked before the run; "-" sends the timeline to standard output, the report to stderr.
+  if (absl::Status s = command.OpenOutput(o.timeline_path); !s.ok()) return s;
+  ReplayPlan plan;
+  absl::Status s = o.repro_path.empty() ? SeedReplay(o, plan) : LoadReplayedRepro(o, plan);
+  if (!s.ok()) return s;
+  const std::string& scenario = plan.repro.has_value() ? plan.repro->scenario : o.scenario;
+  absl::StatusOr<const sim::Program*> found = ReplayedProgram(scenario, plan.repro.has_value());
+  if (!found.ok()) return found.status();
+  plan.program = *found;
+  return plan;
+}
+
+void PrintReplayHeader(FILE* text, const sim::Program& program, const sim::RunConfig& config,
+                       uint64_t steps_max) {
   const sim::SeedStreams streams = sim::SeedStreams::Derive(config.seed);
-  const uint64_t seed = config.seed;
-  const uint64_t steps_max = config.steps_max != 0 ? config.steps_max : program->steps_max;
   std::fprintf(text, "%s", fmt::format("restoresim replay: scenario={} seed={} strategy={} "
                                 "steps-max={} spurious-per-mille={}{}\n"
                                 "  derived: strategy-stream=0x{:016x} program-stream=0x{:016x}\n",
-                                program->name, config.seed, config.strategy.ToString(),
+                                program.name, config.seed, config.strategy.ToString(),
                                 steps_max,
                                 config.spurious_wakeup_per_mille,
                                 config.replay_choices
@@ -171,25 +177,59 @@ int RunReplay(const ReplayOptions& o) {
                                     : std::string(),
                                 streams.strategy, streams.program)
                         .c_str());
-  config.trace_mode = o.timeline_path.empty() ? sim::TraceMode::kHashOnly : sim::TraceMode::kFull;
+}
+
+// Runs the plan, with the oracle's events written to --events when asked for.
+absl::StatusOr<sim::RunResult> RunReplayed(const ReplayOptions& o, ReplayPlan& plan,
+                                           FILE* text) {
+  plan.config.trace_mode =
+      o.timeline_path.empty() ? sim::TraceMode::kHashOnly : sim::TraceMode::kFull;
   std::ofstream events_out;
   std::optional<events::EventStreamWriter> events_writer;
+  const std::string cannot = fmt::format("cannot write events to '{}'", o.events_path);
   if (!o.events_path.empty()) {
     events_out.open(o.events_path, std::ios::binary | std::ios::trunc);
-    if (!events_out) return Usage(fmt::format("cannot write events to '{}'", o.events_path));
+    if (!events_out) return absl::InvalidArgumentError(cannot);
     events_writer.emplace(events_out);
     properties::Oracle::SetDefaultTap(&*events_writer);
   }
-  const sim::RunResult r = sim::RunProgram(*program, std::move(config));  // its choices only
+  sim::RunResult r = sim::RunProgram(*plan.program, std::move(plan.config));  // its choices only
   properties::Oracle::SetDefaultTap(nullptr);
   if (events_writer.has_value()) {
     events_out.flush();
-    if (!events_out) return Usage(fmt::format("cannot write events to '{}'", o.events_path));
+    if (!events_out) return absl::InvalidArgumentError(cannot);
     std::fprintf(text, "%s",
                  fmt::format("events: {} written to {} (judge them: restoresim check {})\n",
                                   events_writer->events(), o.events_path, o.events_path)
                           .c_str());
   }
+  return r;
+}
+
+// Whether the run gave what its repro file records (true without a repro file).
+bool Reproduced(const std::optional<sim::Repro>& repro, const sim::RunResult& r, FILE* text) {
+  if (!repro.has_value()) return true;
+  const std::optional<sim::RunOutcome::Kind> expected = sim::ParseOutcomeKind(repro->outcome);
+  const bool same = repro->trace_hash == r.trace_hash && expected.has_value() &&
+                    sim::SameFailure(*expected, repro->failure, r.outcome);
+  std::fprintf(text, "%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
+                                repro->outcome, repro->trace_hash,
+                                same ? "reproduced" : "NOT REPRODUCED")
+                        .c_str());
+  return same;
+}
+
+int RunReplay(const ReplayOptions& o, ReplayPlan& plan, CommandRun& command) {
+  // With --json the text report goes to standard error, the JSON alone to standard output.
+  FILE* text = o.json ? stderr : stdout;
+  const sim::Program& program = *plan.program;
+  const uint64_t seed = plan.config.seed;
+  const uint64_t steps_max =
+      plan.config.steps_max != 0 ? plan.config.steps_max : program.steps_max;
+  PrintReplayHeader(text, program, plan.config, steps_max);
+  absl::StatusOr<sim::RunResult> run = RunReplayed(o, plan, text);
+  if (!run.ok()) return command.Usage(run.status());
+  const sim::RunResult& r = *run;
   std::fprintf(text, "%s", fmt::format("outcome: {}{}\n  steps={} threads={} virtual-time={}ns "
                                 "trace-events={} trace-hash=0x{:016x}\n",
                                 sim::OutcomeKindName(r.outcome.kind),
@@ -201,27 +241,20 @@ int RunReplay(const ReplayOptions& o) {
                  "  note: the recorded schedule did not fit this run (the program changed?)\n");
   }
   if (!o.timeline_path.empty()) {
-    sim::ChromeTraceInfo info{program->name, seed, r.strategy.ToString(),
+    sim::ChromeTraceInfo info{program.name, seed, r.strategy.ToString(),
                               std::string(sim::OutcomeKindName(r.outcome.kind)),
                               r.outcome.message, o.timeline_sync};
     absl::Status s = WriteOutput(o.timeline_path, sim::ChromeTraceJson(*r.simulation, info));
-    if (!s.ok()) return Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
+    if (!s.ok()) {
+      return command.Usage(fmt::format("cannot write timeline: {}", std::string(s.message())));
+    }
     std::fprintf(text, "timeline: %s (open in https://ui.perfetto.dev)\n",
                  o.timeline_path.c_str());
   }
-  bool same = true;
-  if (repro.has_value()) {
-    const std::optional<sim::RunOutcome::Kind> expected = sim::ParseOutcomeKind(repro->outcome);
-    same = repro->trace_hash == r.trace_hash && expected.has_value() &&
-           sim::SameFailure(*expected, repro->failure, r.outcome);
-    std::fprintf(text, "%s", fmt::format("repro: expected {} trace-hash=0x{:016x}: {}\n",
-                                  repro->outcome, repro->trace_hash,
-                                  same ? "reproduced" : "NOT REPRODUCED")
-                          .c_str());
-  }
-  if (o.json) PrintReplayJson(o, *program, seed, steps_max, r, repro, same);
+  const bool same = Reproduced(plan.repro, r, text);
+  if (o.json) PrintReplayJson(o, program, seed, steps_max, r, plan.repro, same);
   if (!same) return kExitNotReproduced;
-  return r.outcome.ok() ? kExitOk : kExitFindings;
+  return CommandRun::ExitCode(false, !r.outcome.ok());
 }
 
 }  // namespace
@@ -244,11 +277,13 @@ Command AddReplayCommand(CLI::App& app) {
   cmd->add_flag("--ignore-schedule", o->ignore_schedule,
                 "with --repro: re-derive the schedule from the seed, not the recorded choices");
   o->run.AddTo(*cmd);
-  return [o, cmd]() {
+  const CommandSteps<ReplayOptions, ReplayPlan> steps{.validate = ValidateReplay,
+                                                      .run = RunReplay};
+  return [o, cmd, steps]() {
     for (const char* name : {"--strategy", "--steps-max", "--spurious-per-mille"}) {
       if (cmd->count(name) > 0) o->run_options_given.push_back(name);
     }
-    return RunReplay(*o);
+    return RunCommand("replay", steps, *o);
   };
 }
 

@@ -17,6 +17,7 @@
 #include "sim/repro.h"
 #include "core/util/shown.h"
 #include "sim/shrink.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/json_output.h"
 #include "tools/restoresim/interrupt.h"
@@ -33,11 +34,6 @@ struct ShrinkOptions {
   uint32_t jobs = 0;  // 0: one per core
   bool json = false;
 };
-
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "restoresim shrink: %s\n", message.c_str());
-  return kExitUsage;
-}
 
 nlohmann::json MetricsJson(const sim::ScheduleMetrics& m) {
   return {{"choices", m.choices},           {"preemptions", m.preemptions},
@@ -122,77 +118,94 @@ void PrintJson(const ShrinkOptions& o, const sim::Program& program, const sim::R
   std::printf("%s\n", j.dump(2).c_str());
 }
 
-int RunShrink(const ShrinkOptions& o) {
-  FileSystem& fs = *PosixFileSystem::Default();
-  if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) {
-    return Usage(std::string(s.message()));
+// What a shrink works on: the repro, its program, where the result goes, how many threads.
+struct ShrinkPlan {
+  sim::Repro input;
+  const sim::Program* program = nullptr;
+  std::string out;
+  uint32_t jobs = 1;
+};
+
+absl::StatusOr<ShrinkPlan> ValidateShrink(const ShrinkOptions& o, CommandRun& command) {
+  if (absl::Status s = CheckInputFile(o.repro_path, sim::kReproBytesMax); !s.ok()) return s;
+  absl::StatusOr<sim::Repro> input = sim::ReadRepro(*PosixFileSystem::Default(), o.repro_path);
+  if (!input.ok()) return input.status();
+  ShrinkPlan plan{.input = *std::move(input)};
+  plan.program = Programs().Find(plan.input.scenario);
+  if (plan.program == nullptr) {
+    return absl::NotFoundError(fmt::format("{}: unknown scenario '{}' (see `restoresim "
+                                           "scenarios`)",
+                                           o.repro_path, Shown(plan.input.scenario)));
   }
-  absl::StatusOr<sim::Repro> input = sim::ReadRepro(fs, o.repro_path);
-  if (!input.ok()) return Usage(std::string(input.status().message()));
-  const sim::Program* program = Programs().Find(input->scenario);
-  if (program == nullptr) {
-    return Usage(fmt::format("{}: unknown scenario '{}' (see `restoresim scenarios`)", o.repro_path,
-                             Shown(input->scenario)));
-  }
-  const std::string out = o.out_path.empty() ? sim::ShrunkReproPath(o.repro_path) : o.out_path;
+  plan.out = o.out_path.empty() ? sim::ShrunkReproPath(o.repro_path) : o.out_path;
   std::error_code same_error;
-  if (out == o.repro_path || std::filesystem::equivalent(out, o.repro_path, same_error)) {
-    return Usage("--out names the input file; write elsewhere");
+  if (plan.out == o.repro_path || std::filesystem::equivalent(plan.out, o.repro_path,
+                                                              same_error)) {
+    return absl::InvalidArgumentError("--out names the input file; write elsewhere");
   }
   // Checked before the work starts; "-" sends the repro to standard output, the report to
   // standard error.
-  if (absl::Status s = CheckOutputPath(out); !s.ok()) return Usage(std::string(s.message()));
-  if (out == "-") ReserveStdoutForData();
-  const uint32_t jobs = o.jobs != 0 ? o.jobs
-                                    : std::clamp(std::thread::hardware_concurrency(), 1u,
-                                                 sim::kShrinkJobsMax);
-  if (!o.json) {
-    std::printf("%s", fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
-                                  "expected={} max-runs={} jobs={}\n",
-                                  o.repro_path, program->name, input->config.seed,
-                                  input->config.strategy.ToString(), input->outcome, o.max_runs,
-                                  jobs)
-                          .c_str());
+  if (absl::Status s = command.OpenOutput(plan.out); !s.ok()) return s;
+  plan.jobs = o.jobs != 0 ? o.jobs
+                          : std::clamp(std::thread::hardware_concurrency(), 1u,
+                                       sim::kShrinkJobsMax);
+  return plan;
+}
+
+// Writes the shrunk repro (an interrupted shrink's too: the smallest failing run so far has
+// replayed, ShrinkRepro checks it) and reports it.
+int ReportShrink(const ShrinkOptions& o, const ShrinkPlan& plan, sim::ShrinkResult& result,
+                 CommandRun& command) {
+  if (result.interrupted) {
+    command.Say(fmt::format("interrupted by {} after {} runs: writing the smallest failing run "
+                            "found so far",
+                            InterruptSignalName(), result.runs));
   }
-  sim::ShrinkOptions options{.runs_max = o.max_runs,
-                             .jobs = jobs,
-                             .on_progress = nullptr,
-                             .stop = &InstallInterruptHandlers()};
-  if (!o.json) options.on_progress = ProgressPrinter();
-  absl::StatusOr<sim::ShrinkResult> result = sim::ShrinkRepro(*program, *input, options);
-  if (!result.ok()) {
-    const std::string message =
-        fmt::format("{}: {}", o.repro_path, std::string(result.status().message()));
-    if (result.status().code() == absl::StatusCode::kInternal) {
-      std::fprintf(stderr, "restoresim shrink: %s\n", message.c_str());
-      return kExitNotReproduced;
-    }
-    return Usage(message);
-  }
-  if (result->interrupted) {
-    // The smallest failing run so far has replayed (ShrinkRepro checks it): it is written like
-    // a finished result, and said to be one that more runs may shrink further.
-    std::fprintf(stderr, "restoresim shrink: interrupted by %s after %llu runs: writing the "
-                 "smallest failing run found so far\n", InterruptSignalName().c_str(),
-                 static_cast<unsigned long long>(result->runs));
-  }
-  result->repro.replay_command = fmt::format("restoresim replay --repro {}", out);
-  absl::StatusOr<std::string> text = sim::ReproToCheckedJson(result->repro, out);
-  absl::Status written = text.ok() ? WriteOutput(out, *text) : text.status();
+  result.repro.replay_command = fmt::format("restoresim replay --repro {}", plan.out);
+  absl::StatusOr<std::string> text = sim::ReproToCheckedJson(result.repro, plan.out);
+  absl::Status written = text.ok() ? WriteOutput(plan.out, *text) : text.status();
   if (!written.ok()) {
-    return Usage(fmt::format("cannot write {}: {}", out, std::string(written.message())));
+    return command.Usage(
+        fmt::format("cannot write {}: {}", plan.out, std::string(written.message())));
   }
+  const int code = CommandRun::ExitCode(result.interrupted, false);
   if (o.json) {
-    PrintJson(o, *program, *input, *result, out);
-    return result->interrupted ? kExitInterrupted : kExitOk;
+    PrintJson(o, *plan.program, plan.input, result, plan.out);
+    return code;
   }
-  if (!result->input_trace_hash_matched) {
+  if (!result.input_trace_hash_matched) {
     std::printf(
         "note: the input re-ran with the same failure but another trace hash than it "
         "records (was the program changed?); that run was shrunk\n");
   }
-  PrintSummary(*result, out);
-  return result->interrupted ? kExitInterrupted : kExitOk;
+  PrintSummary(result, plan.out);
+  return code;
+}
+
+int RunShrink(const ShrinkOptions& o, ShrinkPlan& plan, CommandRun& command) {
+  const sim::Repro& input = plan.input;
+  if (!o.json) {
+    std::printf("%s", fmt::format("restoresim shrink: {} scenario={} seed={} strategy={} "
+                                  "expected={} max-runs={} jobs={}\n",
+                                  o.repro_path, plan.program->name, input.config.seed,
+                                  input.config.strategy.ToString(), input.outcome, o.max_runs,
+                                  plan.jobs)
+                          .c_str());
+  }
+  sim::ShrinkOptions options{.runs_max = o.max_runs,
+                             .jobs = plan.jobs,
+                             .on_progress = nullptr,
+                             .stop = &command.Stop()};
+  if (!o.json) options.on_progress = ProgressPrinter();
+  absl::StatusOr<sim::ShrinkResult> result = sim::ShrinkRepro(*plan.program, input, options);
+  if (!result.ok()) {
+    const std::string message =
+        fmt::format("{}: {}", o.repro_path, std::string(result.status().message()));
+    if (result.status().code() != absl::StatusCode::kInternal) return command.Usage(message);
+    command.Say(message);
+    return kExitNotReproduced;
+  }
+  return ReportShrink(o, plan, *result, command);
 }
 
 }  // namespace
@@ -211,7 +224,9 @@ Command AddShrinkCommand(CLI::App& app) {
       ->check(CLI::Range(0u, sim::kShrinkJobsMax))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of progress and a summary");
-  return [o]() { return RunShrink(*o); };
+  const CommandSteps<ShrinkOptions, ShrinkPlan> steps{.validate = ValidateShrink,
+                                                      .run = RunShrink};
+  return [o, steps]() { return RunCommand("shrink", steps, *o); };
 }
 
 }  // namespace restoresim::tools

@@ -18,6 +18,7 @@
 #include "core/util/shown.h"
 #include "soak/soak_driver.h"
 #include "soak/soak_instance.h"
+#include "tools/restoresim/command_run.h"
 #include "tools/restoresim/commands.h"
 #include "tools/restoresim/mutation_names.h"
 
@@ -34,11 +35,6 @@ struct SoakArgs {
   std::string audit_dir;  // --audit: audit this state directory only
   std::string audit_app;
 };
-
-int Usage(const std::string& message) {
-  std::fprintf(stderr, "%s", fmt::format("restoresim soak: {}\n", message).c_str());
-  return kExitUsage;
-}
 
 // "90s", "10m", "1h", or seconds.
 std::optional<TimeNs> ParseDuration(std::string text) {
@@ -59,8 +55,7 @@ std::string SelfExe() {
 }
 
 // The checks CLI11 does not make: ranges, names, the options that exclude each other.
-std::optional<std::string> Invalid(SoakArgs& a) {
-  soak::SoakOptions& o = a.options;
+std::optional<std::string> Invalid(const SoakArgs& a, soak::SoakOptions& o) {
   if (a.backend != "kafka") return "--backend: only kafka (the simulator's soak is explore)";
   const std::optional<TimeNs> duration = ParseDuration(a.duration);
   if (!duration.has_value()) return fmt::format("--duration '{}': 90s, 10m, 1h ...", a.duration);
@@ -89,16 +84,24 @@ std::optional<std::string> Invalid(SoakArgs& a) {
   return std::nullopt;
 }
 
-int RunSoakCommand(SoakArgs& a) {
-  if (std::optional<std::string> bad = Invalid(a); bad.has_value()) return Usage(*bad);
-  soak::SoakOptions& o = a.options;
-  if (!a.audit_dir.empty()) {
-    if (a.audit_app.empty()) return Usage("--audit needs --app (the soak's application id)");
-    if (o.bootstrap.empty() && o.cluster.empty()) {
-      return Usage("--audit needs --cluster or --bootstrap-servers");
-    }
-    return soak::AuditStateDirectory(o, a.audit_app, a.audit_dir, stdout);
+// The soak's options, checked and completed; --audit's own requirements too.
+absl::StatusOr<soak::SoakOptions> ValidateSoak(const SoakArgs& a, CommandRun&) {
+  soak::SoakOptions o = a.options;
+  if (std::optional<std::string> bad = Invalid(a, o); bad.has_value()) {
+    return absl::InvalidArgumentError(*bad);
   }
+  if (a.audit_dir.empty()) return o;
+  if (a.audit_app.empty()) {
+    return absl::InvalidArgumentError("--audit needs --app (the soak's application id)");
+  }
+  if (o.bootstrap.empty() && o.cluster.empty()) {
+    return absl::InvalidArgumentError("--audit needs --cluster or --bootstrap-servers");
+  }
+  return o;
+}
+
+int RunSoakCommand(const SoakArgs& a, soak::SoakOptions& o, CommandRun& command) {
+  if (!a.audit_dir.empty()) return soak::AuditStateDirectory(o, a.audit_app, a.audit_dir, stdout);
   if (a.schedule_only) {
     const soak::ScheduleParams params{.seed = o.seed, .duration_ns = o.duration_ns,
                                       .kinds = o.faults,
@@ -109,7 +112,7 @@ int RunSoakCommand(SoakArgs& a) {
     return kExitOk;
   }
   o.exe = SelfExe();
-  if (o.exe.empty()) return Usage("cannot find the running binary (/proc/self/exe)");
+  if (o.exe.empty()) return command.Usage("cannot find the running binary (/proc/self/exe)");
   if (o.dir.empty()) o.dir = fmt::format("{}/soak/run-{}", bench::BuildRoot(), getpid());
   return soak::RunSoak(o, stdout);
 }
@@ -153,7 +156,9 @@ Command AddSoakCommand(CLI::App& app) {
       "soak", "run the runtime for real against a Kafka cluster under a seeded schedule of "
               "faults, judged by the invariant oracle");
   AddSoakOptions(*cmd, *args);
-  return [args]() { return RunSoakCommand(*args); };
+  const CommandSteps<SoakArgs, soak::SoakOptions> steps{.validate = ValidateSoak,
+                                                        .run = RunSoakCommand};
+  return [args, steps]() { return RunCommand("soak", steps, *args); };
 }
 
 Command AddSoakInstanceCommand(CLI::App& app) {

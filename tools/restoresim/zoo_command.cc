@@ -204,8 +204,8 @@ void PrintTable(const std::vector<Row>& rows, const ZooOptions&) {
                                             r.sweeps.size());
       const std::string shrunk =
           r.shrunk ? fmt::format("{}/{}", r.shrunk_after.preemptions, r.shrunk_after.steps) : "-";
-      std::printf("%s", fmt::format("{:<34} {:<16} {:<19} {:<7} {:>7.0f}/{:<7.0f} {:>6.2f}/{:<6.2f} "
-                                    "{:>14} {}{}\n",
+      std::printf("%s", fmt::format("{:<34} {:<16} {:<19} {:<7} {:>7.0f}/{:<7.0f} "
+                                    "{:>6.2f}/{:<6.2f} {:>14} {}{}\n",
                                     info.name, info.source, caught, r.strategy, seeds_med,
                                     seeds_max, wall_med, wall_max, shrunk,
                                     r.plain_failures == 0 ? "ok" : "FLAGGED",
@@ -324,7 +324,8 @@ int RunZoo(const ZooOptions& o) {
     const sim::Program* base = Programs().Find(bug->base);
     if (program == nullptr || base == nullptr) {
       std::fprintf(stderr, "restoresim zoo: program %s or %s missing\n",
-                   scenarios::BugProgramName(bug->mutation).c_str(), std::string(bug->base).c_str());
+                   scenarios::BugProgramName(bug->mutation).c_str(),
+                   std::string(bug->base).c_str());
       return kExitUsage;
     }
     Row row{.bug = bug, .results = {}};
