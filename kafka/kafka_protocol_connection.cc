@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "core/transport/kafka_protocol.h"
@@ -162,7 +164,45 @@ absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinat
   return Open(*address, client_id);
 }
 
+namespace {
+
+// The coordinator errors Kafka's client retries FindCoordinator on: a new cluster has no
+// __consumer_offsets yet (COORDINATOR_NOT_AVAILABLE until the broker creates and loads it), a
+// moving partition is loading, or its leader just moved. Found by `tools/test --ci` on
+// 2026-12-04: on freshly started clusters this test ran before any other group existed and its
+// first FindCoordinator got COORDINATOR_NOT_AVAILABLE (15).
+bool RetriableCoordinatorError(int16_t code) {
+  return code == 14 /* COORDINATOR_LOAD_IN_PROGRESS */ ||
+         code == 15 /* COORDINATOR_NOT_AVAILABLE */ || code == 16 /* NOT_COORDINATOR */;
+}
+
+// As Kafka's default.api.timeout.ms: how long a retriable coordinator error is retried.
+constexpr auto kCoordinatorWait = std::chrono::seconds(60);
+
+}  // namespace
+
 absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
+  const auto deadline = std::chrono::steady_clock::now() + kCoordinatorWait;
+  auto backoff = std::chrono::milliseconds(100);  // Kafka's retry.backoff.ms, then doubled
+  for (;;) {
+    absl::StatusOr<kp::Coordinator> c = FindCoordinatorOnce(group);
+    if (!c.ok()) return c.status();
+    if (!RetriableCoordinatorError(c->error_code) ||
+        std::chrono::steady_clock::now() + backoff > deadline) {
+      if (absl::Status s = rdkafka::KafkaErrorToStatus(c->error_code, c->error_message,
+                                                       "FindCoordinator of " + group);
+          !s.ok()) {
+        return s;
+      }
+      return fmt::format("{}:{}", c->host, c->port);
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+  }
+}
+
+absl::StatusOr<kp::Coordinator> KafkaProtocolConnection::FindCoordinatorOnce(
+    const std::string& group) {
   if (find_coordinator_version_ < 0) {
     return absl::UnimplementedError("the broker does not offer FindCoordinator v4-6");
   }
@@ -175,13 +215,7 @@ absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::
   if (resp->coordinators.size() != 1 || resp->coordinators[0].key != group) {
     return absl::DataLossError("FindCoordinator answered for another group");
   }
-  const kp::Coordinator& c = resp->coordinators[0];
-  if (absl::Status s = rdkafka::KafkaErrorToStatus(c.error_code, c.error_message,
-                                                   "FindCoordinator of " + group);
-      !s.ok()) {
-    return s;
-  }
-  return fmt::format("{}:{}", c.host, c.port);
+  return resp->coordinators[0];
 }
 
 absl::StatusOr<kp::StreamsGroupHeartbeatResponse> KafkaProtocolConnection::Heartbeat(

@@ -36,7 +36,9 @@ class KafkaProtocolConnection {
   const kafka_protocol::ApiVersionsResponse& api_versions() const { return api_versions_; }
   int16_t heartbeat_version() const { return heartbeat_version_; }
 
-  // HOST:PORT of `group`'s coordinator (FindCoordinator v4+, key type 0).
+  // HOST:PORT of `group`'s coordinator (FindCoordinator v4+, key type 0). Retries the errors
+  // Kafka's client retries (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
+  // NOT_COORDINATOR) for up to 60 s, backing off from 100 ms to 1 s.
   absl::StatusOr<std::string> FindCoordinator(const std::string& group);
   absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> Heartbeat(
       const kafka_protocol::StreamsGroupHeartbeatRequest& request);
@@ -45,6 +47,8 @@ class KafkaProtocolConnection {
 
  private:
   KafkaProtocolConnection(int fd, std::string client_id) : fd_(fd), client_id_(client_id) {}
+  // One FindCoordinator round trip: the group's entry, its error code not yet judged.
+  absl::StatusOr<kafka_protocol::Coordinator> FindCoordinatorOnce(const std::string& group);
   // Sends header + body, returns the response body after its header (v0 or v1).
   absl::StatusOr<std::string> RoundTrip(int16_t api_key, int16_t version,
                                         const std::string& body, int response_header_version);
