@@ -166,20 +166,18 @@ absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinat
 
 namespace {
 
-// The coordinator errors Kafka's client retries FindCoordinator on: a new cluster has no
-// __consumer_offsets yet (COORDINATOR_NOT_AVAILABLE until the broker creates and loads it), a
-// moving partition is loading, or its leader just moved. Found by `tools/test --ci` on
-// 2026-12-04: on freshly started clusters this test ran before any other group existed and its
-// first FindCoordinator got COORDINATOR_NOT_AVAILABLE (15).
-bool RetriableCoordinatorError(int16_t code) {
-  return code == 14 /* COORDINATOR_LOAD_IN_PROGRESS */ ||
-         code == 15 /* COORDINATOR_NOT_AVAILABLE */ || code == 16 /* NOT_COORDINATOR */;
-}
-
 // As Kafka's default.api.timeout.ms: how long a retriable coordinator error is retried.
 constexpr auto kCoordinatorWait = std::chrono::seconds(60);
 
 }  // namespace
+
+// Found by `tools/test --ci` on 2026-12-04: on freshly started clusters the streams-group test
+// ran before any other group existed and its first FindCoordinator got
+// COORDINATOR_NOT_AVAILABLE (15).
+bool RetriableCoordinatorError(int16_t code) {
+  return code == 14 /* COORDINATOR_LOAD_IN_PROGRESS */ ||
+         code == 15 /* COORDINATOR_NOT_AVAILABLE */ || code == 16 /* NOT_COORDINATOR */;
+}
 
 absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
   const auto deadline = std::chrono::steady_clock::now() + kCoordinatorWait;

@@ -20,6 +20,12 @@
 
 namespace restoresim::kafka_test {
 
+// The coordinator errors Kafka's clients retry (FindCoordinator, and a member's heartbeat after
+// finding the coordinator again): a new cluster has no __consumer_offsets yet
+// (COORDINATOR_NOT_AVAILABLE until the broker creates and loads it), a partition is loading
+// (COORDINATOR_LOAD_IN_PROGRESS), or its leader moved (NOT_COORDINATOR).
+bool RetriableCoordinatorError(int16_t code);
+
 class KafkaProtocolConnection {
  public:
   // Connects to `address` (HOST:PORT, the first of a bootstrap list) and asks ApiVersions.

@@ -62,14 +62,11 @@ absl::Status Beat(Member& m, const std::string& group, const kp::Topology& topol
   if (!resp.ok()) return resp.status();
   // A coordinator still loading its partition of __consumer_offsets (a cluster just started:
   // seen twice in `tools/test --suite kafka` on 2026-12-04, the first heartbeat after
-  // FindCoordinator failed, once with NOT_COORDINATOR on the only broker) answers
-  // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR; Kafka's member
-  // finds the coordinator again and retries. Here the coordinator was found through the same
-  // broker a moment ago, so the round is beaten again, nothing changed; the loop's deadline
-  // bounds it.
-  if (resp->error_code == 14 || resp->error_code == 15 || resp->error_code == 16) {
-    return absl::OkStatus();
-  }
+  // FindCoordinator failed, once with NOT_COORDINATOR on the only broker) answers a retriable
+  // coordinator error; Kafka's member finds the coordinator again and retries. Here the
+  // coordinator was found through the same broker a moment ago, so the round is beaten again,
+  // nothing changed; the loop's deadline bounds it.
+  if (RetriableCoordinatorError(resp->error_code)) return absl::OkStatus();
   if (absl::Status s = rdkafka::KafkaErrorToStatus(resp->error_code, resp->error_message,
                                                    "heartbeat of " + m.member_id);
       !s.ok()) {
