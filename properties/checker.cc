@@ -11,14 +11,14 @@
 namespace restoresim::properties {
 namespace {
 
-struct Registered {
+struct RegisteredChecker {
   int rank;
   CheckerFactory make;
 };
 
 // Never destroyed: registrations run before main and AllCheckers may run until exit.
-std::vector<Registered>& Registry() {
-  static auto* registry = new std::vector<Registered>();
+std::vector<RegisteredChecker>& Registry() {
+  static auto* registry = new std::vector<RegisteredChecker>();
   return *registry;
 }
 
@@ -27,13 +27,13 @@ std::vector<Registered>& Registry() {
 CheckerRegistration::CheckerRegistration(int rank, CheckerFactory make) {
   RS_CHECK(make != nullptr, "checker registered without a factory");
   RS_CHECK(rank >= 0, "checker registered with a negative rank {}", rank);
-  Registry().push_back(Registered{rank, make});
+  Registry().push_back(RegisteredChecker{rank, make});
 }
 
 std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
   std::vector<std::pair<int, std::unique_ptr<Checker>>> ranked;
   ranked.reserve(Registry().size());
-  for (const Registered& r : Registry()) ranked.emplace_back(r.rank, r.make(context));
+  for (const RegisteredChecker& r : Registry()) ranked.emplace_back(r.rank, r.make(context));
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     if (a.first != b.first) return a.first < b.first;
     return a.second->invariant() < b.second->invariant();

@@ -253,7 +253,7 @@ struct CheckerRegistration {
 // so a new one fits between two). Type has a constructor from OracleContext&.
 #define RESTORESIM_CHECKER(rank, Type)                                                       \
   [[maybe_unused]] const ::restoresim::properties::CheckerRegistration                      \
-      RESTORESIM_CHECKER_NAME_(__LINE__)(                                                   \
+      RESTORESIM_CHECKER_NAME_(__COUNTER__)(                                                 \
           rank,                                                                             \
           [](::restoresim::properties::OracleContext& context)                              \
               -> std::unique_ptr<::restoresim::properties::Checker> {                       \

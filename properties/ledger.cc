@@ -7,8 +7,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 // Every store's contents as the event read them (a store that could not be read, or stores
 // not recorded, are left out).
 std::map<std::string, std::map<std::string, std::string>> ReadStores(

@@ -17,12 +17,16 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/events/event.h"
 
 namespace restoresim::properties {
+
+// A view as an owned string: the ledger and the checkers key their maps by std::string.
+inline std::string Str(std::string_view s) { return std::string(s); }
 
 struct TaskRecord {
   TaskHolder holder = TaskHolder::kStreamThread;

@@ -20,7 +20,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;
 
 // A checkpoint for task 0_q in `state_dir` below a harmless truncation of its changelog(s):
 // restoring from it goes out of range. REQUIRES: records >= 20.

@@ -16,7 +16,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;
 
 enum class EosEvent : uint64_t {
   kInputOnly = 0,   // input, no rebalance
@@ -198,7 +197,6 @@ void AlosZombieWriteLands(RunEnv& env) {
   ProduceInput(w, env.random, 0, input);
   w.clock.SleepFor(lose_after_ns);
   RS_CHECK(fleet.Lose(kA).ok());
-  constexpr size_t kB = 1;
   Generation g(fleet.size());
   g[kB].actives.insert(0);
   RS_CHECK(fleet.Rebalance(g).ok());

@@ -21,8 +21,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;
-constexpr size_t kB = 1;
 // How long a scenario waits for a moment it sets up (virtual time).
 constexpr TimeNs kMomentNsMax = 10 * kSecond;
 
@@ -207,8 +205,8 @@ RESTORESIM_SCENARIO({.name = "scenario.eos_transaction_times_out_during_rebalanc
 
 // Appends `n` records (keys of the changelog's cycle, values never WriteChangelog's) in one
 // transaction of `producer`, committed or aborted.
-void WriteTransaction(TransactionalProducer& producer, const TopicPartition& changelog, int n,
-                      int first, bool commit) {
+void WriteStoryTransaction(TransactionalProducer& producer, const TopicPartition& changelog, int n,
+                           int first, bool commit) {
   RS_CHECK(producer.BeginTransaction().ok());
   for (int i = first; i < first + n; ++i) {
     RS_CHECK(producer.Send(changelog, fmt::format("k{}", i % 7), std::to_string(200000 + i), 0)
@@ -222,11 +220,11 @@ void WriteTransaction(TransactionalProducer& producer, const TopicPartition& cha
 
 // The transactional tail an earlier owner left on every changelog: transactions of drawn sizes,
 // each committed or aborted.
-struct Tail {
+struct StoryTail {
   std::vector<std::pair<int, bool>> transactions;  // (records, committed)
 
-  static Tail Draw(Draws& draw) {
-    Tail tail;
+  static StoryTail Draw(Draws& draw) {
+    StoryTail tail;
     const int count = draw.Int("transactions", 1, 4);
     std::string text = "tail=";
     for (int i = 0; i < count; ++i) {
@@ -246,7 +244,7 @@ struct Tail {
     for (int32_t q = 0; q < partitions; ++q) {
       int at = first;
       for (const auto& [n, committed] : transactions) {
-        WriteTransaction(*earlier, testing::Changelog(q), n, at, committed);
+        WriteStoryTransaction(*earlier, testing::Changelog(q), n, at, committed);
         at += n;
       }
     }
@@ -315,7 +313,7 @@ void EosCleanCloseRestoringAfterRevive(RunEnv& env) {
   const int64_t checkpoint_at = draw.Int<int64_t>("checkpoint_at", 1, records / 2);
   const int64_t truncate_below =
       draw.Int<int64_t>("truncate_below", checkpoint_at + 1, records - 7);
-  const Tail tail = Tail::Draw(draw);
+  const StoryTail tail = StoryTail::Draw(draw);
   const TimeNs close_after_ns = draw.Ms("close_after_ms", 0, 19);
   const TimeNs close_timeout_ns = draw.Ms("close_timeout_ms", 500, 2000, 500);
   const int input = draw.Int("input", 0, 29);

@@ -15,8 +15,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;  // fleet member of instance a
-constexpr size_t kB = 1;  // fleet member of instance b
 
 // Parameters drawn from the seed (0 = smallest, fewest, none, earliest).
 struct PauseParams {

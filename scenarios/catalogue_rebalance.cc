@@ -13,8 +13,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;
-constexpr size_t kB = 1;
 
 // Partitions 0.. of which 0 always, the others when drawn; noted as "name=[0,2]".
 std::set<int32_t> DrawSubset(Draws& draw, std::string_view name, int32_t partitions) {

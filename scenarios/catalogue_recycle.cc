@@ -14,8 +14,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;  // fleet member of instance a
-constexpr size_t kB = 1;  // fleet member of instance b
 
 // Parameters of the two recycle scenarios, drawn from the seed (0 = smallest).
 struct RecycleParams {

@@ -117,8 +117,6 @@ RESTORESIM_SCENARIO({.name = "scenario.revive_after_truncation",
 //   registered twice, none registered after its incarnation's CLOSE), and every oracle
 //   invariant; at the end every task runs with counts equal to the reference model.
 void CloseAndCreateSameRound(RunEnv& env) {
-  constexpr size_t kA = 0;
-  constexpr size_t kB = 1;
   Draws draw(env);
   const int32_t partitions = draw.Int<int32_t>("partitions", 2, 4);
   const int records = draw.Int("records", 20, 59);

@@ -16,8 +16,6 @@ namespace {
 using sim::RunEnv;
 using testing::RuntimeWorld;
 
-constexpr size_t kA = 0;
-constexpr size_t kB = 1;
 
 // scenario.restoring_task_moves_and_comes_back
 //   a restores task 0_0 from a long changelog (60-199 records, batches of 2-5). A drawn 0-19 ms

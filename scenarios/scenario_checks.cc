@@ -16,7 +16,6 @@ using testing::Changelog;
 using testing::Input;
 using testing::RuntimeWorld;
 
-constexpr size_t kLogRecordsMax = 10'000'000;
 
 // The changelog from its log start (earlier records may have been deleted).
 std::vector<ConsumerRecord> LiveChangelog(RuntimeWorld& w, int32_t p,

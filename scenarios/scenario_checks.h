@@ -33,6 +33,9 @@
 
 namespace restoresim::scenarios {
 
+// The most records a scenario reads back from one log to check it.
+inline constexpr size_t kLogRecordsMax = 10'000'000;
+
 // Fails the run with "[invariant:<invariant>] step <N>, <who>: <message>".
 [[noreturn]] void FailInvariant(sim::RunEnv& env, std::string_view invariant, std::string_view who,
                                 const std::string& message);

@@ -161,7 +161,7 @@ struct ScenarioRegistration {
 // At namespace scope: RESTORESIM_SCENARIO({.name = "scenario.x", .description = "...", ...});
 #define RESTORESIM_SCENARIO(...)                                                         \
   [[maybe_unused]] const ::restoresim::scenarios::ScenarioRegistration                   \
-      RESTORESIM_SCENARIO_NAME_(__LINE__)(::restoresim::scenarios::ScenarioSpec __VA_ARGS__)
+      RESTORESIM_SCENARIO_NAME_(__COUNTER__)(::restoresim::scenarios::ScenarioSpec __VA_ARGS__)
 
 // Registers each program in turn, stopping at the first error.
 absl::Status AddAll(sim::ProgramRegistry& registry, std::vector<sim::Program> programs);

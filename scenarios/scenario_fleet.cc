@@ -14,7 +14,6 @@ using testing::Input;
 using testing::RuntimeWorld;
 
 namespace {
-constexpr size_t kLogRecordsMax = 10'000'000;
 // A member lost under broker faults may be inside a clean close's commit retries (up to 60 s,
 // TaskManagerConfig::close_commit_timeout_ns) and a timed-out request (30 s) before it polls.
 constexpr TimeNs kJoinNsMax = 120 * kSecond;

@@ -30,6 +30,10 @@
 
 namespace restoresim::scenarios {
 
+// The fleet's first two members, instances a and b, as the stories name them.
+inline constexpr size_t kA = 0;
+inline constexpr size_t kB = 1;
+
 // ---- tempo: every scenario runs its story in a few seconds of virtual time ----
 inline constexpr TimeNs kPollNs = 20 * kMillisecond;
 inline constexpr TimeNs kCommitIntervalNs = 100 * kMillisecond;

@@ -9,7 +9,7 @@
 namespace restoresim::soak {
 namespace {
 
-constexpr TimeNs kTickNs = 100 * kMillisecond;
+constexpr TimeNs kProducerTickNs = 100 * kMillisecond;
 constexpr TimeNs kFlushEveryNs = 1 * kSecond;
 constexpr TimeNs kFlushTimeoutNs = 2 * kSecond;
 constexpr TimeNs kSendBackoffNs = 100 * kMillisecond;
@@ -91,7 +91,7 @@ void InputProducer::Run() {
       if (!flushed.ok() && !IsRetryable(flushed)) Replace();  // failed for good
       next_flush = clock_.NowNs() + kFlushEveryNs;
     }
-    clock_.SleepFor(kTickNs);
+    clock_.SleepFor(kProducerTickNs);
   }
 }
 

@@ -1,10 +1,12 @@
 // RocksDB statuses as the port's statuses: the one translation, shared by the RocksDB store and
-// its bulk loader. I/O errors and busy or timed-out calls are retryable (kUnavailable);
-// corruption is kDataLoss (the caller wipes and restores from scratch).
+// its bulk loader, with the one view of bytes as a RocksDB Slice. I/O errors and busy or
+// timed-out calls are retryable (kUnavailable); corruption is kDataLoss (the caller wipes and
+// restores from scratch).
 #ifndef RESTORESIM_CORE_STATE_ROCKSDB_STATUS_H_
 #define RESTORESIM_CORE_STATE_ROCKSDB_STATUS_H_
 
 #include <fmt/format.h>
+#include <rocksdb/slice.h>
 #include <rocksdb/status.h>
 
 #include <string_view>
@@ -12,6 +14,8 @@
 #include "absl/status/status.h"
 
 namespace restoresim {
+
+inline rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
 inline absl::Status TranslateRocksDb(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return absl::OkStatus();

@@ -25,8 +25,6 @@ rocksdb::WriteOptions NoWal() {
   return options;
 }
 
-rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
-
 // Where a bulk restoration writes its chunk files before they are moved into the DB: inside
 // the store's directory, so a wipe removes leftovers, and in a subdirectory, where RocksDB's
 // own scan of the DB directory for obsolete files never looks.

@@ -14,8 +14,6 @@
 namespace restoresim {
 namespace {
 
-rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
-
 size_t CommonPrefix(std::string_view a, std::string_view b, size_t limit) {
   const size_t n = std::min({a.size(), b.size(), limit});
   size_t i = 0;

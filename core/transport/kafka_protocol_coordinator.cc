@@ -10,21 +10,8 @@ namespace restoresim::kafka_protocol {
 
 using namespace internal;  // NOLINT(build/namespaces): the codec's own helpers
 
-namespace {
-
-bool Speaks(int16_t v) {
-  return v >= kFindCoordinatorVersions.min && v <= kFindCoordinatorVersions.max;
-}
-
-absl::Status Unspoken(std::string_view message, int16_t version) {
-  return absl::InvalidArgumentError(
-      fmt::format("{} v{} is not a version this codec speaks", message, version));
-}
-
-}  // namespace
-
 std::string Encode(const FindCoordinatorRequest& m, int16_t version) {
-  RS_CHECK(Speaks(version), "FindCoordinator v4 to v6");
+  RS_CHECK(Speaks(kFindCoordinatorVersions, version), "FindCoordinator v4 to v6");
   Writer w;
   w.Int8(m.key_type);
   WriteStrings(w, m.coordinator_keys);
@@ -34,7 +21,7 @@ std::string Encode(const FindCoordinatorRequest& m, int16_t version) {
 
 absl::StatusOr<FindCoordinatorRequest> DecodeFindCoordinatorRequest(std::string_view b,
                                                                     int16_t v) {
-  if (!Speaks(v)) return Unspoken("FindCoordinatorRequest", v);
+  if (!Speaks(kFindCoordinatorVersions, v)) return Unspoken("FindCoordinatorRequest", v);
   Reader r(b);
   FindCoordinatorRequest m;
   m.key_type = r.Int8();
@@ -44,7 +31,7 @@ absl::StatusOr<FindCoordinatorRequest> DecodeFindCoordinatorRequest(std::string_
 }
 
 std::string Encode(const FindCoordinatorResponse& m, int16_t version) {
-  RS_CHECK(Speaks(version), "FindCoordinator v4 to v6");
+  RS_CHECK(Speaks(kFindCoordinatorVersions, version), "FindCoordinator v4 to v6");
   Writer w;
   w.Int32(m.throttle_time_ms);
   WriteArray(w, m.coordinators, [](Writer& x, const Coordinator& c) {
@@ -62,7 +49,7 @@ std::string Encode(const FindCoordinatorResponse& m, int16_t version) {
 
 absl::StatusOr<FindCoordinatorResponse> DecodeFindCoordinatorResponse(std::string_view b,
                                                                       int16_t v) {
-  if (!Speaks(v)) return Unspoken("FindCoordinatorResponse", v);
+  if (!Speaks(kFindCoordinatorVersions, v)) return Unspoken("FindCoordinatorResponse", v);
   Reader r(b);
   FindCoordinatorResponse m;
   m.throttle_time_ms = r.Int32();

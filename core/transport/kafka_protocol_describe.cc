@@ -12,15 +12,6 @@ using namespace internal;  // NOLINT(build/namespaces): the codec's own helpers
 
 namespace {
 
-bool Speaks(int16_t v) {
-  return v >= kStreamsGroupDescribeVersions.min && v <= kStreamsGroupDescribeVersions.max;
-}
-
-absl::Status Unspoken(std::string_view message, int16_t version) {
-  return absl::InvalidArgumentError(
-      fmt::format("{} v{} is not a version this codec speaks", message, version));
-}
-
 // The describe response's subtopology: no regex, no copartition groups, another field order.
 void WriteDescribedSubtopology(Writer& w, const Subtopology& s) {
   w.CompactString(s.subtopology_id);
@@ -202,7 +193,7 @@ DescribedGroup ReadGroup(Reader& r, int16_t version) {
 }  // namespace
 
 std::string Encode(const StreamsGroupDescribeRequest& m, int16_t version) {
-  RS_CHECK(Speaks(version), "StreamsGroupDescribe v0 or v1");
+  RS_CHECK(Speaks(kStreamsGroupDescribeVersions, version), "StreamsGroupDescribe v0 or v1");
   Writer w;
   WriteStrings(w, m.group_ids);
   w.Bool(m.include_authorized_operations);
@@ -213,7 +204,7 @@ std::string Encode(const StreamsGroupDescribeRequest& m, int16_t version) {
 
 absl::StatusOr<StreamsGroupDescribeRequest> DecodeStreamsGroupDescribeRequest(
     std::string_view b, int16_t v) {
-  if (!Speaks(v)) return Unspoken("StreamsGroupDescribeRequest", v);
+  if (!Speaks(kStreamsGroupDescribeVersions, v)) return Unspoken("StreamsGroupDescribeRequest", v);
   Reader r(b);
   StreamsGroupDescribeRequest m;
   m.group_ids = ReadStrings(r);
@@ -224,7 +215,7 @@ absl::StatusOr<StreamsGroupDescribeRequest> DecodeStreamsGroupDescribeRequest(
 }
 
 std::string Encode(const StreamsGroupDescribeResponse& m, int16_t version) {
-  RS_CHECK(Speaks(version), "StreamsGroupDescribe v0 or v1");
+  RS_CHECK(Speaks(kStreamsGroupDescribeVersions, version), "StreamsGroupDescribe v0 or v1");
   Writer w;
   w.Int32(m.throttle_time_ms);
   WriteArray(w, m.groups, [version](Writer& x, const DescribedGroup& g) {
@@ -236,7 +227,7 @@ std::string Encode(const StreamsGroupDescribeResponse& m, int16_t version) {
 
 absl::StatusOr<StreamsGroupDescribeResponse> DecodeStreamsGroupDescribeResponse(
     std::string_view b, int16_t v) {
-  if (!Speaks(v)) return Unspoken("StreamsGroupDescribeResponse", v);
+  if (!Speaks(kStreamsGroupDescribeVersions, v)) return Unspoken("StreamsGroupDescribeResponse", v);
   Reader r(b);
   StreamsGroupDescribeResponse m;
   m.throttle_time_ms = r.Int32();

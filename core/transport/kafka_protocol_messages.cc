@@ -11,15 +11,6 @@ using namespace internal;  // NOLINT(build/namespaces): the codec's own helpers
 
 namespace {
 
-bool Speaks(VersionRange range, int16_t version) {
-  return version >= range.min && version <= range.max;
-}
-
-absl::Status Unspoken(std::string_view message, int16_t version) {
-  return absl::InvalidArgumentError(
-      fmt::format("{} v{} is not a version this codec speaks", message, version));
-}
-
 void WriteSubtopology(Writer& w, const Subtopology& s) {
   w.CompactString(s.subtopology_id);
   WriteStrings(w, s.source_topics);

@@ -1,6 +1,17 @@
 #include "core/transport/kafka_protocol_structs.h"
 
+#include <fmt/format.h>
+
 namespace restoresim::kafka_protocol::internal {
+
+bool Speaks(VersionRange range, int16_t version) {
+  return version >= range.min && version <= range.max;
+}
+
+absl::Status Unspoken(std::string_view message, int16_t version) {
+  return absl::InvalidArgumentError(
+      fmt::format("{} v{} is not a version this codec speaks", message, version));
+}
 
 void WriteStrings(Writer& w, const std::vector<std::string>& v) {
   WriteArray(w, v, [](Writer& x, const std::string& s) { x.CompactString(s); });

@@ -8,6 +8,7 @@
 #define RESTORESIM_CORE_TRANSPORT_KAFKA_PROTOCOL_STRUCTS_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/transport/kafka_protocol.h"
@@ -32,6 +33,10 @@ void WriteTaskOffset(Writer& w, const TaskOffset& t);
 TaskOffset ReadTaskOffset(Reader& r);
 void WriteEndpoint(Writer& w, const Endpoint& e);
 Endpoint ReadEndpoint(Reader& r);
+
+// Whether `range` holds `version`; the error a decoder gives for a version outside it.
+bool Speaks(VersionRange range, int16_t version);
+absl::Status Unspoken(std::string_view message, int16_t version);
 
 // A status of `reader`'s outcome: `value` when every byte was read, else the reader's error.
 template <typename T>

@@ -16,8 +16,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 std::string Form(std::optional<TaskType> type) {
   return type ? std::string(TaskTypeName(*type)) : std::string("not assigned");
 }

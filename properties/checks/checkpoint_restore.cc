@@ -18,8 +18,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class CheckpointRestoreChecker final : public Checker {
  public:
   explicit CheckpointRestoreChecker(OracleContext& c) : Checker(c, "checkpoint_restore") {}

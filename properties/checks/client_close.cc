@@ -11,8 +11,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class ClientCloseChecker final : public Checker {
  public:
   explicit ClientCloseChecker(OracleContext& c) : Checker(c, "client_close") {}

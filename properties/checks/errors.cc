@@ -8,8 +8,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class ErrorsChecker final : public Checker {
  public:
   explicit ErrorsChecker(OracleContext& c) : Checker(c, "errors") {}

@@ -15,8 +15,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class ListenerPairingChecker final : public Checker {
  public:
   explicit ListenerPairingChecker(OracleContext& c) : Checker(c, "listener_pairing") {}

@@ -18,8 +18,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class LivenessBoundsChecker final : public Checker {
  public:
   explicit LivenessBoundsChecker(OracleContext& c) : Checker(c, "liveness_bounds") {}

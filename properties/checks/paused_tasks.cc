@@ -16,8 +16,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class PausedTasksChecker final : public Checker {
  public:
   explicit PausedTasksChecker(OracleContext& c) : Checker(c, "paused_tasks") {}

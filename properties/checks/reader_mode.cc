@@ -9,8 +9,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class ReaderModeChecker final : public Checker {
  public:
   explicit ReaderModeChecker(OracleContext& c) : Checker(c, "reader_mode") {}

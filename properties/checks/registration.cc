@@ -13,8 +13,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class RegistrationChecker final : public Checker {
  public:
   explicit RegistrationChecker(OracleContext& c) : Checker(c, "registration") {}

@@ -7,8 +7,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class RestoreProgressChecker final : public Checker {
  public:
   explicit RestoreProgressChecker(OracleContext& c) : Checker(c, "restore_progress") {}

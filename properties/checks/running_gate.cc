@@ -9,8 +9,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class RunningGateChecker final : public Checker {
  public:
   explicit RunningGateChecker(OracleContext& c) : Checker(c, "running_gate") {}

@@ -11,8 +11,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 bool Stopping(RuntimeState s) {
   return s == RuntimeState::kPendingShutdown || s == RuntimeState::kPendingError ||
          s == RuntimeState::kError || s == RuntimeState::kNotRunning;

@@ -11,8 +11,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class ThreadConfinementChecker final : public Checker {
  public:
   explicit ThreadConfinementChecker(OracleContext& c) : Checker(c, "thread_confinement") {}

@@ -13,8 +13,6 @@
 namespace restoresim::properties {
 namespace {
 
-std::string Str(std::string_view s) { return std::string(s); }
-
 class WastedWorkChecker final : public Checker {
  public:
   explicit WastedWorkChecker(OracleContext& c) : Checker(c, "no_wasted_work") {}

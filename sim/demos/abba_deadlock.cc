@@ -8,7 +8,7 @@
 namespace restoresim::sim {
 namespace {
 
-void Run(bool fixed) {
+void RunAbba(bool fixed) {
   Mutex a("lock_a");
   Mutex b("lock_b");
   int transfers = 0;
@@ -36,7 +36,7 @@ absl::Status RegisterAbbaDeadlock(ProgramRegistry& registry) {
           .description = "two threads take two locks in opposite orders: deadlock",
           .bug_expected = true,
           .steps_hint = 20,
-          .body = [](RunEnv&) { Run(/*fixed=*/false); }});
+          .body = [](RunEnv&) { RunAbba(/*fixed=*/false); }});
       !s.ok()) {
     return s;
   }
@@ -44,7 +44,7 @@ absl::Status RegisterAbbaDeadlock(ProgramRegistry& registry) {
       .name = "demo.abba_deadlock_fixed",
       .description = "the same two threads with one global lock order: never deadlocks",
       .steps_hint = 20,
-      .body = [](RunEnv&) { Run(/*fixed=*/true); }});
+      .body = [](RunEnv&) { RunAbba(/*fixed=*/true); }});
 }
 
 }  // namespace restoresim::sim

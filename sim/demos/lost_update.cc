@@ -13,7 +13,7 @@ namespace {
 constexpr int kWorkers = 2;
 constexpr int kIncrementsPerWorker = 3;
 
-void Run(RunEnv& env, bool fixed) {
+void RunLostUpdate(RunEnv& env, bool fixed) {
   Atomic<int> counter(0, "counter");
   Mutex mu("counter_mu");
   auto work = [&]() {
@@ -46,7 +46,7 @@ absl::Status RegisterLostUpdate(ProgramRegistry& registry) {
           .description = "two workers increment a counter with load+store: updates get lost",
           .bug_expected = true,
           .steps_hint = 30,
-          .body = [](RunEnv& env) { Run(env, /*fixed=*/false); }});
+          .body = [](RunEnv& env) { RunLostUpdate(env, /*fixed=*/false); }});
       !s.ok()) {
     return s;
   }
@@ -54,7 +54,7 @@ absl::Status RegisterLostUpdate(ProgramRegistry& registry) {
       .name = "demo.lost_update_fixed",
       .description = "the same counter, each increment under a mutex: never loses one",
       .steps_hint = 60,
-      .body = [](RunEnv& env) { Run(env, /*fixed=*/true); }});
+      .body = [](RunEnv& env) { RunLostUpdate(env, /*fixed=*/true); }});
 }
 
 }  // namespace restoresim::sim

@@ -11,7 +11,7 @@
 namespace restoresim::sim {
 namespace {
 
-void Run(bool fixed) {
+void RunMissedNotification(bool fixed) {
   Mutex mu("ready_mu");
   CondVar cv("ready_cv");
   Atomic<bool> ready(false, "ready");
@@ -43,7 +43,7 @@ absl::Status RegisterMissedNotification(ProgramRegistry& registry) {
           .description = "a flag checked outside the lock: the wake-up is missed, a deadlock",
           .bug_expected = true,
           .steps_hint = 20,
-          .body = [](RunEnv&) { Run(/*fixed=*/false); }});
+          .body = [](RunEnv&) { RunMissedNotification(/*fixed=*/false); }});
       !s.ok()) {
     return s;
   }
@@ -51,7 +51,7 @@ absl::Status RegisterMissedNotification(ProgramRegistry& registry) {
       .name = "demo.missed_notification_fixed",
       .description = "the flag checked under the lock in a loop: never misses the wake-up",
       .steps_hint = 20,
-      .body = [](RunEnv&) { Run(/*fixed=*/true); }});
+      .body = [](RunEnv&) { RunMissedNotification(/*fixed=*/true); }});
 }
 
 }  // namespace restoresim::sim

@@ -114,6 +114,7 @@ class Scratch:
         if not existed or not os.path.isfile(os.path.join(self.build_dir, "build.ninja")):
             log(f"copying {self.build} into the scratch {self.path} (first use)")
             self._copy_build()
+        self._compile_file_by_file(log)
         changed = self.sync_sources()
         if changed:
             log(f"scratch: {changed} source files refreshed from {self.root}")
@@ -184,6 +185,25 @@ class Scratch:
                 f.write(data.replace(old, new))
             st = os.stat(src)
             os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    def _compile_file_by_file(self, log):
+        """Turns the scratch's unity build off (meson.build compiles eight files as one): a
+        mutant then recompiles its own file, and object_of finds it. Once per scratch: the
+        first build after it compiles the target file by file."""
+        proc = subprocess.run(["meson", "introspect", "--buildoptions", self.build_dir],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ScratchError(f"meson introspect of {self.build_dir} failed: {proc.stderr}")
+        options = {o["name"]: o["value"] for o in json.loads(proc.stdout)}
+        if options.get("unity", "off") == "off":
+            return
+        log(f"scratch: unity build off in {self.build_dir} (the first build compiles "
+            f"{TARGET} file by file)")
+        proc = subprocess.run(["meson", "configure", self.build_dir, "-Dunity=off"],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise ScratchError(f"meson configure -Dunity=off in {self.build_dir} failed: "
+                               f"{proc.stderr}")
 
     def build_target(self):
         """Runs ninja for the target; returns (ok, output)."""
