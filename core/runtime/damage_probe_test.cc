@@ -11,7 +11,7 @@
 // A RocksDB block whose checksum fails is found only when it is read (RocksDB checks blocks
 // lazily); those cases are counted apart ("loss found at read"): data loss reported to the
 // reader, not silent, which the runtime handles as task corruption (wipe and restore) wherever
-// a store reports it, at open or at a read while processing (TaskManager::ReviveCorruptedRunning).
+// a store reports it, at open or at a read while processing (TaskReviver::ReviveRunning).
 //
 // Slow (about a minute): `meson test -C build --suite slow damage_probe_test`.
 #include <gtest/gtest.h>

@@ -36,7 +36,10 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
                    [this](std::unique_ptr<Task> task, const absl::Status& error) {
                      FailTask(std::move(task), error, /*send_close=*/false);
                    }),
-      starter_(config_, consumer, errors_) {
+      starter_(config_, consumer, errors_),
+      closer_(config_, tasks_, executor_, offset_sums_, stats_, errors_),
+      reviver_(config_, {tasks_, executor_, factory_, starter_, closer_, consumer},
+               stats_, errors_, [this](TaskId id) { return Wanted(id); }) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
   RS_CHECK(producer.exactly_once() == config_.exactly_once, "{}: producer and tasks disagree on "
            "exactly once", config_.thread_name);
@@ -189,7 +192,7 @@ void TaskManager::ReconcileInRestore(TaskId id, std::optional<TaskType> want) {
   const auto [who, type] = tasks_.AwaitClose(id);
   RS_CHECK(type == held);
   Decided(who, TaskDecision::kSendClose, type);
-  SendClose(who, {}, /*promoted=*/type == TaskType::kStandby && want == TaskType::kActive);
+  closer_.SendClose(who, {}, /*promoted=*/type == TaskType::kStandby && want == TaskType::kActive);
 }
 
 void TaskManager::ReconcileReady(TaskId id, std::optional<TaskType> want) {
@@ -205,7 +208,7 @@ void TaskManager::ReconcileReady(TaskId id, std::optional<TaskType> want) {
   if (want) {
     tasks_.AddReady(factory_.Recycle(std::move(task), *want));
   } else {
-    CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
+    closer_.CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
   }
 }
 
@@ -241,7 +244,7 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
   TraceMark("cover", "running active recycled to a standby");
   tasks_.AddReady(factory_.Recycle(std::move(task), TaskType::kStandby));
-  SendClose(old, std::move(captured));
+  closer_.SendClose(old, std::move(captured));
 }
 
 // Exactly once: a running active committed and suspended for a recycle writes the checkpoint
@@ -268,79 +271,8 @@ void TaskManager::SettleRevoked() {
 
 void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit,
                                bool wipe) {
-  std::unique_ptr<Task> task = tasks_.TakeRunning(id);
   revoked_running_.erase(id);
-  RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
-           task->incarnation().ToString(), TaskStateName(task->state()));
-  if (clean && commit) {
-    if (absl::Status s = executor_.CommitForClose(*task); !s.ok()) {
-      // Refused because the task migrated (the member left the generation: Kafka's
-      // TaskMigratedException) it closes dirty and that is all, as Kafka's shutdown does; any
-      // other failure is the close's error too. Found by the soak (seed 1): a close during a
-      // rebalance reported FAILED_PRECONDITION;
-      // FailureModelTest.ACleanShutdownWhoseCommitIsRefusedClosesDirtyWithoutAnError.
-      if (!absl::IsFailedPrecondition(s)) errors_.push_back(s);
-      clean = false;
-    }
-  }
-  if (!clean && executor_.transaction_in_flight()) {
-    // Its records are in the thread's open transaction with every other running task's: the
-    // transaction must abort, and the others' stores hold what it takes back (Kafka aborts
-    // on a dirty close under EOS and closes the other tasks dirty too).
-    executor_.MarkTransactionLost(absl::CancelledError(fmt::format(
-        "{}: {} closed dirty with a transaction in flight", config_.thread_name,
-        task->incarnation().ToString())));
-  }
-  task->TransitionTo(TaskState::kSuspended);
-  const TaskIncarnation who = task->incarnation();
-  // Materialise the changelogs before Clear() forgets them: the restore thread needs them.
-  std::vector<TopicPartition> captured = task->state_manager().CaptureChangelogPartitions();
-  // Mutation late-partition-capture: read after Clear(), the list is empty.
-  if (RS_MUTANT(kLatePartitionCapture)) captured.clear();
-  CloseOwned(std::move(task), clean, decision, wipe);
-  SendClose(who, std::move(captured));
-}
-
-void TaskManager::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
-                             bool wipe) {
-  RS_CHECK(task != nullptr, "closing a task that is not there");
-  Decided(task->incarnation(), decision, task->effective_type());
-  if (task->state() == TaskState::kRestoring || task->state() == TaskState::kRunning) {
-    task->TransitionTo(TaskState::kSuspended);  // suspended before closed, always
-  }
-  StateManager& sm = task->state_manager();
-  if (sm.registered()) {
-    absl::Status s = sm.Close(clean);
-    if (!s.ok()) {
-      errors_.push_back(s);
-      clean = false;
-    }
-    // Under exactly once a dirty close wipes the task's state (Kafka's closeStateManager with
-    // eosEnabled): its stores may hold writes of a transaction that never commits.
-    // Mutation eos-unclean-state-kept (PR 8180): a dirty close keeps the stores' writes.
-    if (wipe || (!clean && config_.exactly_once && !RS_MUTANT(kEosUncleanStateKept))) {
-      if (!wipe) TraceMark("cover", "eos dirty close wiped the task's state");
-      if (absl::Status w = sm.Wipe(); !w.ok()) errors_.push_back(w);
-      // Its directory holds nothing now: the sum this thread last knew of it is no more (the
-      // assignor would take a wiped task for one with state).
-      offset_sums_.Forget(task->id());
-    }
-  }
-  sm.Clear();
-  task->TransitionTo(TaskState::kClosed);
-  ++(clean ? stats_.closed_clean : stats_.closed_dirty);
-  TraceMark("task", fmt::format("close {} {}{}", task->incarnation().ToString(),
-                                clean ? "clean" : "dirty", wipe ? " and wipe" : ""));
-}
-
-void TaskManager::SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
-                            bool promoted) {
-  TaskItem item;
-  item.kind = TaskItem::Kind::kClose;
-  item.incarnation = who;
-  item.changelogs = std::move(changelogs);
-  item.promoted = promoted;
-  close_items_.push_back(std::move(item));
+  closer_.CloseRunning(id, clean, decision, commit, wipe);
 }
 
 void TaskManager::HandleTransactionLost() {

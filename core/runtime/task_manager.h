@@ -12,7 +12,12 @@
 //                                     locked directory, the wipe of a damaged store, and
 //                                     task.timeout.ms for stores that fail to open;
 //   TaskStarter (task_starter.h)      a restored task's committed-offset read and seek before
-//                                     it runs, under task.timeout.ms.
+//                                     it runs, under task.timeout.ms;
+//   TaskCloser (task_closer.h)        closing a task it decided to close (commit, stores,
+//                                     wipe), the CLOSE items of each round, and the shutdown's
+//                                     close of everything;
+//   TaskReviver (task_reviver.h)      corrupted tasks, reported by the restore thread or found
+//                                     while processing: closed dirty, wiped and revived.
 // A CLOSE sent for a task the restore thread owns leaves it awaiting until the task comes
 // back (removed, restored or corrupted) — whatever the assignment says by then decides what
 // happens to it.
@@ -44,11 +49,13 @@
 #include "core/runtime/state_manager.h"
 #include "core/runtime/streams_producer.h"
 #include "core/runtime/task.h"
+#include "core/runtime/task_closer.h"
 #include "core/runtime/task_executor.h"
 #include "core/runtime/task_factory.h"
 #include "core/runtime/task_initializer.h"
 #include "core/runtime/task_manager_config.h"
 #include "core/runtime/task_manager_stats.h"
+#include "core/runtime/task_reviver.h"
 #include "core/runtime/task_starter.h"
 #include "core/runtime/tasks_registry.h"
 #include "core/runtime/topology_pause.h"
@@ -79,7 +86,7 @@ class TaskManager final : public RebalanceListener {
   [[nodiscard]] absl::Status HandleRestoreEvents();
   void Buffer(PollResult records) { executor_.Buffer(std::move(records)); }
   // Processes up to records_per_task_max buffered records of every running task; a task whose
-  // store reported data loss meanwhile is revived (ReviveCorruptedRunning).
+  // store reported data loss meanwhile is revived (TaskReviver::ReviveRunning).
   absl::StatusOr<size_t> Process(size_t records_per_task_max);
   // Whether a running task has input buffered that the next Process would take.
   bool HasBuffered() const { return executor_.HasBuffered(); }
@@ -91,7 +98,7 @@ class TaskManager final : public RebalanceListener {
   bool transaction_lost() const { return executor_.transaction_lost(); }
   // Whether an active task was found corrupted (and revived or closed) since the last call:
   // under exactly once its thread then enforces a rebalance (KAFKA-12486).
-  bool TakeActiveCorrupted() { return std::exchange(active_corrupted_, false); }
+  bool TakeActiveCorrupted() { return reviver_.TakeActiveCorrupted(); }
   // Kafka's handleLostAll under EOS v2 after a TaskMigratedException, and its abort of an
   // abortable transaction: the transaction is aborted (a fenced producer is replaced by a new,
   // initialised one, which aborts it on the broker), every running task is closed dirty — its
@@ -150,30 +157,15 @@ class TaskManager final : public RebalanceListener {
   void SettleRevoked();
   // Exactly once: the checkpoint of a running active committed and then suspended (a recycle).
   void CheckpointCommittedSuspended(Task& task);
-  // `decision` says why, for observers (kClose, kCloseLost, kCloseStale, kRevive, ...).
-  // `wipe`: its state directory is wiped after the close (a corrupted task's).
+  // Closes running `id` (TaskCloser::CloseRunning), no longer waiting as revoked.
   void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true,
                     bool wipe = false);
-  void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
-                  bool wipe = false);
-  // `promoted`: a standby closed to become an active (its update listener hears PROMOTED).
-  void SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,
-                 bool promoted = false);
   void TakeBack(std::unique_ptr<Task> task);
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);
   // One drained event: its task taken back and handled; corruption collected for the drain's
   // end, the last failure kept in `failure`.
   void HandleRestoreEvent(RestoreEvent& e, absl::Status& failure);
-  // All corruption reports of one drain together; revived unless the drain failed the thread.
-  void HandleCorrupted(std::map<TaskIncarnation, std::set<TopicPartition>>& corrupted,
-                       std::map<TaskIncarnation, std::unique_ptr<Task>>& corrupted_tasks,
-                       bool revive);
-  void Revive(std::unique_ptr<Task> task, const std::set<TopicPartition>& corrupted);
-  // A running task whose store reported data loss while it processed: closed dirty, wiped and
-  // revived (Kafka's TaskCorruptedException on the processing path).
-  // Fails (the thread's error) only when at least once cannot flush what the task sent.
-  [[nodiscard]] absl::Status ReviveCorruptedRunning(TaskId id, const absl::Status& cause);
   void StartRunning(std::unique_ptr<Task> task);
   // Positions the input (TaskStarter) and starts the task, parks it restored, or fails it.
   void TryStartRunning(std::unique_ptr<Task> task);
@@ -205,16 +197,14 @@ class TaskManager final : public RebalanceListener {
   TaskFactory factory_;
   TaskInitializer initializer_;
   TaskStarter starter_;
-  bool active_corrupted_ = false;  // see TakeActiveCorrupted
+  TaskCloser closer_;
+  TaskReviver reviver_;
   absl::Status start_failure_;  // a task timed out before running, for the drain to return
-  std::vector<TaskItem> close_items_;
   std::optional<int64_t> probing_rebalance_at_ms_;
   // Running actives whose partition was revoked, committed (true) or not (the commit failed:
   // they close dirty), waiting for the assignment of the same rebalance.
   std::map<TaskId, bool> revoked_running_;
   bool in_revocation_ = false;
-  // Mutation revived-not-readded: revived incarnations parked where nothing hands them over.
-  std::vector<std::unique_ptr<Task>> parked_;
   int64_t rebalances_handled_ = 0;
 };
 

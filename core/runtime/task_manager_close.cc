@@ -1,4 +1,5 @@
-// TaskManager, part 3: closing everything at shutdown, and what observers and tests see.
+// TaskManager, part 3: closing everything at shutdown (TaskCloser does it), and what observers
+// and tests see.
 #include <fmt/format.h>
 
 #include "core/runtime/runtime_observer.h"
@@ -8,52 +9,13 @@
 namespace restoresim {
 
 absl::Status TaskManager::CloseAll(bool clean) {
-  const size_t errors_before = errors_.size();
-  for (const TaskId& id : tasks_.RunningIds()) {
-    CloseRunning(id, clean, TaskDecision::kCloseShutdown);
-  }
-  for (std::unique_ptr<Task>& task : tasks_.TakeAllRestored()) {
-    task->TransitionTo(TaskState::kSuspended);
-    CloseOwned(std::move(task), clean, TaskDecision::kCloseShutdown);
-  }
-  for (RestoreEvent& e : restore_thread_.DrainEvents()) {
-    CheckHandedBack(e);
-    if (e.task == nullptr) continue;
-    // A corruption report drained at shutdown: closed dirty and wiped, as the corruption path
-    // would have. Closing it cleanly wrote a checkpoint naming the corrupted changelog — found
-    // by scenario.clone_restore (pct:3 seed 8: a clone's copied checkpoint fell below the
-    // retention of the freeze, and the report arrived during the tail's shutdown).
-    if (e.kind == RestoreEvent::Kind::kCorrupted) {
-      TraceMark("cover", "corruption report drained at shutdown");
-      CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseShutdown, /*wipe=*/true);
-      continue;
-    }
-    if (e.kind == RestoreEvent::Kind::kFailed) {  // as a drain would: closed dirty
-      TraceMark("cover", "failed task drained at shutdown");
-      CloseOwned(std::move(e.task), /*clean=*/false, TaskDecision::kCloseFailed);
-      continue;
-    }
-    CloseOwned(std::move(e.task), clean, TaskDecision::kCloseShutdown);
-  }
-  for (std::unique_ptr<Task>& task : tasks_.TakeAllPendingInit()) {
-    Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
-    task->TransitionTo(TaskState::kClosed);
-  }
-  initializer_.ForgetAll();
-  for (std::unique_ptr<Task>& task : parked_) {  // never registered (revived-not-readded)
-    Decided(task->incarnation(), TaskDecision::kCloseShutdown, task->effective_type());
-    task->TransitionTo(TaskState::kClosed);
-  }
-  parked_.clear();
-  for (std::unique_ptr<Task>& task : tasks_.TakeAllReady()) {
-    // (A resumed task is SUSPENDED already: see Reconcile.)
-    if (task->state() != TaskState::kSuspended) task->TransitionTo(TaskState::kSuspended);
-    CloseOwned(std::move(task), clean, TaskDecision::kCloseShutdown);
-  }
-  tasks_.DropBookings();
-  close_items_.clear();
-  RS_CHECK(tasks_.Ids().empty(), "tasks still held after CloseAll");
-  return errors_.size() == errors_before ? absl::OkStatus() : errors_.back();
+  // Every running task closes: none waits as revoked any more.
+  for (const TaskId& id : tasks_.RunningIds()) revoked_running_.erase(id);
+  initializer_.ForgetAll();  // its backoffs end with the tasks pending initialisation
+  absl::Status closed = closer_.CloseAll(clean, restore_thread_, reviver_.parked());
+  RS_CHECK(reviver_.parked().empty() && tasks_.running().empty(), "{}: tasks left after CloseAll",
+           config_.thread_name);
+  return closed;
 }
 
 // ---- observation ----
