@@ -29,9 +29,8 @@ run_fuzz_targets() {
     failed=$((failed + 1))
     return 0
   fi
-  # Two targets at a time on two cores (RESTORESIM_FUZZ_JOBS, default the core count): the
-  # step took 7 x 20 s one after another. Each target's fuzzing is one process on its own core,
-  # so the runs a target gets in its seconds are about what it got alone.
+  # Each target's fuzzing is one process, so a batch of one per core gives each about the runs
+  # it got alone (six 20 s targets took 120 s one after another, 64 s two at a time).
   local jobs="${RESTORESIM_FUZZ_JOBS:-$(nproc)}"
   local batch=()
   for target in $targets; do

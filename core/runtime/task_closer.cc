@@ -13,13 +13,15 @@ namespace restoresim {
 
 TaskCloser::TaskCloser(const TaskManagerConfig& config, TasksRegistry& tasks,
                        TaskExecutor& executor, OffsetSums& offset_sums, TaskManagerStats& stats,
-                       std::vector<absl::Status>& errors)
+                       std::vector<absl::Status>& errors,
+                       std::map<TaskId, bool>& revoked_running)
     : config_(config),
       tasks_(tasks),
       executor_(executor),
       offset_sums_(offset_sums),
       stats_(stats),
-      errors_(errors) {}
+      errors_(errors),
+      revoked_running_(revoked_running) {}
 
 void TaskCloser::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
                             bool wipe) {
@@ -56,6 +58,7 @@ void TaskCloser::CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision
 void TaskCloser::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit,
                               bool wipe) {
   std::unique_ptr<Task> task = tasks_.TakeRunning(id);
+  revoked_running_.erase(id);
   RS_CHECK(task->state() == TaskState::kRunning, "running task {} in {}",
            task->incarnation().ToString(), TaskStateName(task->state()));
   if (clean && commit) {
@@ -85,8 +88,9 @@ void TaskCloser::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool
   if (RS_MUTANT(kLatePartitionCapture)) captured.clear();
   CloseOwned(std::move(task), clean, decision, wipe);
   SendClose(who, std::move(captured));
-  RS_CHECK(!tasks_.running().contains(id), "{}: {} still running after its close",
-           config_.thread_name, who.ToString());
+  RS_CHECK(!tasks_.running().contains(id) && !revoked_running_.contains(id),
+           "{}: {} still running or waiting as revoked after its close", config_.thread_name,
+           who.ToString());
 }
 
 void TaskCloser::SendClose(const TaskIncarnation& who, std::vector<TopicPartition> changelogs,

@@ -17,6 +17,7 @@
 #ifndef RESTORESIM_CORE_RUNTIME_TASK_CLOSER_H_
 #define RESTORESIM_CORE_RUNTIME_TASK_CLOSER_H_
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -36,10 +37,11 @@ class RestoreThread;
 
 class TaskCloser {
  public:
-  // `config`: its manager's, which outlives it, as do the other references.
+  // `config`: its manager's, which outlives it, as do the other references. `revoked_running`:
+  // the running actives its manager keeps waiting as revoked (committed or not).
   TaskCloser(const TaskManagerConfig& config, TasksRegistry& tasks, TaskExecutor& executor,
              OffsetSums& offset_sums, TaskManagerStats& stats,
-             std::vector<absl::Status>& errors);
+             std::vector<absl::Status>& errors, std::map<TaskId, bool>& revoked_running);
 
   // Closes `task`, held in no place. `decision` says why, for observers (kClose, kCloseLost,
   // kCloseStale, kRevive, ...); `wipe`: its state directory is wiped after the close (a
@@ -47,7 +49,8 @@ class TaskCloser {
   void CloseOwned(std::unique_ptr<Task> task, bool clean, TaskDecision decision,
                   bool wipe = false);
   // Takes running `id` out of the registry and closes it (committing first when `clean` and
-  // `commit`), then queues its CLOSE. REQUIRES: `id` is running.
+  // `commit`), then queues its CLOSE; it no longer waits as revoked. The one path by which a
+  // running task closes. REQUIRES: `id` is running.
   void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit, bool wipe);
   // Queues a CLOSE for the next round. `promoted`: a standby closed to become an active (its
   // update listener hears PROMOTED).
@@ -74,6 +77,7 @@ class TaskCloser {
   OffsetSums& offset_sums_;
   TaskManagerStats& stats_;
   std::vector<absl::Status>& errors_;
+  std::map<TaskId, bool>& revoked_running_;
   std::vector<TaskItem> close_items_;
 };
 

@@ -37,7 +37,7 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
                      FailTask(std::move(task), error, /*send_close=*/false);
                    }),
       starter_(config_, consumer, errors_),
-      closer_(config_, tasks_, executor_, offset_sums_, stats_, errors_),
+      closer_(config_, tasks_, executor_, offset_sums_, stats_, errors_, revoked_running_),
       reviver_(config_, {tasks_, executor_, factory_, starter_, closer_, consumer},
                stats_, errors_, [this](TaskId id) { return Wanted(id); }) {
   RS_CHECK(config_.fs != nullptr && config_.open_store, "task manager without fs/opener");
@@ -136,7 +136,9 @@ void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions
     const TaskId id{0, tp.partition};
     revoked_running_.erase(id);
     if (tp.topic == config_.input_topic && tasks_.Has(TasksRegistry::Place::kRunning, id)) {
-      CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost);  // no commit: not owned
+      // Dirty, no commit: not owned.
+      closer_.CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost, /*commit=*/false,
+                           /*wipe=*/false);
     }
   }
   Reconcile();
@@ -221,8 +223,8 @@ void TaskManager::ReconcileRunning(TaskId id, std::optional<TaskType> want) {
   }
   if (want == TaskType::kActive) return;
   if (!want || revoked == false) {
-    CloseRunning(id, /*clean=*/revoked.value_or(true), TaskDecision::kClose,
-                 /*commit=*/!revoked.has_value());
+    closer_.CloseRunning(id, /*clean=*/revoked.value_or(true), TaskDecision::kClose,
+                         /*commit=*/!revoked.has_value(), /*wipe=*/false);
     // Its revocation's commit failed, so it was not recycled: the standby the assignment
     // wants is a new incarnation (found under exactly once, where a stale generation fails
     // the revocation's commit: the standby was never created).
@@ -269,12 +271,6 @@ void TaskManager::SettleRevoked() {
   }
 }
 
-void TaskManager::CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit,
-                               bool wipe) {
-  revoked_running_.erase(id);
-  closer_.CloseRunning(id, clean, decision, commit, wipe);
-}
-
 void TaskManager::HandleTransactionLost() {
   RS_CHECK(config_.exactly_once && executor_.transaction_lost(),
            "{}: no lost transaction to handle", config_.thread_name);
@@ -293,7 +289,8 @@ void TaskManager::HandleTransactionLost() {
   std::vector<TopicPartition> inputs;
   for (const TaskId& id : tasks_.RunningIds()) {
     inputs.push_back(InputOf(id));
-    CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost, /*commit=*/false);
+    closer_.CloseRunning(id, /*clean=*/false, TaskDecision::kCloseLost, /*commit=*/false,
+                         /*wipe=*/false);
   }
   // Their input waits for the new incarnations, which seek it back to the last commit.
   if (!inputs.empty()) {

@@ -157,9 +157,6 @@ class TaskManager final : public RebalanceListener {
   void SettleRevoked();
   // Exactly once: the checkpoint of a running active committed and then suspended (a recycle).
   void CheckpointCommittedSuspended(Task& task);
-  // Closes running `id` (TaskCloser::CloseRunning), no longer waiting as revoked.
-  void CloseRunning(TaskId id, bool clean, TaskDecision decision, bool commit = true,
-                    bool wipe = false);
   void TakeBack(std::unique_ptr<Task> task);
   void TakeBackRestored(std::unique_ptr<Task> task, bool close_sent);
   void TakeBackRestoredAfterClose(std::unique_ptr<Task> task);

@@ -9,8 +9,6 @@
 namespace restoresim {
 
 absl::Status TaskManager::CloseAll(bool clean) {
-  // Every running task closes: none waits as revoked any more.
-  for (const TaskId& id : tasks_.RunningIds()) revoked_running_.erase(id);
   initializer_.ForgetAll();  // its backoffs end with the tasks pending initialisation
   absl::Status closed = closer_.CloseAll(clean, restore_thread_, reviver_.parked());
   RS_CHECK(reviver_.parked().empty() && tasks_.running().empty(), "{}: tasks left after CloseAll",

@@ -173,7 +173,6 @@ absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
   absl::StatusOr<size_t> processed = executor_.Process(records_per_task_max);
   for (const auto& [id, cause] : executor_.TakeCorrupted()) {
     if (absl::Status s = reviver_.ReviveRunning(id, cause); !s.ok()) return s;
-    revoked_running_.erase(id);  // closed (revived or stale): no longer waiting as revoked
   }
   RS_CHECK(executor_.TakeCorrupted().empty(), "{}: corrupted tasks left unrevived",
            config_.thread_name);
