@@ -78,6 +78,9 @@ class Checker {
   std::string_view invariant() const { return invariant_; }
   // End-of-run checks, after the runtime shut down.
   virtual void Final() {}
+  // Every runtime event, before its own hook (context().now_ns() is its clock): for a bound in
+  // virtual time, judged at the first event past it.
+  virtual void BeforeEvent() {}
 
   // ---- the hooks: one per kind of runtime event (core/runtime/runtime_observer.h says what
   // each means); the defaults ignore it ----
@@ -155,6 +158,10 @@ class Checker {
   // `threads`: the names of every stream thread it made so far.
   virtual void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns,
                              int64_t code, RuntimeState state) {}
+  virtual void OnClientCloseCalled(std::string_view instance, TimeNs timeout_ns) {}
+  virtual void OnThreadReplacement(std::string_view instance, std::string_view thread,
+                                   bool done) {}
+  virtual void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) {}
   virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                               const std::vector<std::string>& threads) {}
 

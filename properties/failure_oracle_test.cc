@@ -146,8 +146,8 @@ TEST(FailureOracleTest, ACloseThatReturnsPastItsTimeoutIsCaught) {
   });
   ASSERT_FALSE(r.outcome.ok());
   EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
-  EXPECT_THAT(r.outcome.message, HasSubstr("close(1000 ms) returns 500 ms of virtual time after "
-                                           "its deadline"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("close(1000 ms) not returned by its deadline: 500 ms "
+                                           "of virtual time past it"));
 }
 
 TEST(FailureOracleTest, ATimedOutCloseThatLeavesTheClientNotRunningIsCaught) {
@@ -186,6 +186,74 @@ TEST(FailureOracleTest, ACloseThatReturnsOkWithAThreadAliveIsCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("close returns OK with the client PENDING_SHUTDOWN "
                                            "while its stream thread app-StreamThread-1 is "
                                            "STARTING"));
+}
+
+// A close is judged from its call (mutant 6d8ecd6b6284 of the mutation campaign: Runtime::Close
+// waiting for a replacement when none is under way, so every close waited for ever and only the
+// step budget noticed): with no checkpoint/restore cycle and no replacement under way it passes
+// its waits at once; during one, at the virtual time it ends.
+TEST(FailureOracleTest, ACloseThatNeverPassesItsWaitsIsCaughtAtTheFirstEventPastItsCall) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    const TimeNs called = w.clock.NowNs();
+    RS_OBSERVE(OnClientCloseCalled, "app", 1 * kSecond);
+    RS_OBSERVE(OnStreamLoop, "app-StreamThread-1", "app-StreamThread-1-restore");  // same time
+    w.clock.SleepFor(1 * kMillisecond);
+    RS_OBSERVE(OnStreamLoop, "app-StreamThread-1", "app-StreamThread-1-restore");
+    ADD_FAILURE() << "not caught; called at " << called;
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("has not passed its waits at"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("no checkpoint/restore cycle and no thread "
+                                           "replacement of the client was under way"));
+}
+
+TEST(FailureOracleTest, ACloseThatWaitsPastTheEndOfAReplacementIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    RS_OBSERVE(OnThreadReplacement, "app", "app-StreamThread-2", /*done=*/false);
+    RS_OBSERVE(OnClientCloseCalled, "app", 1 * kSecond);
+    w.clock.SleepFor(5 * kMillisecond);  // fine: the replacement is still starting
+    RS_OBSERVE(OnThreadReplacement, "app", "app-StreamThread-2", /*done=*/true);
+    w.clock.SleepFor(1 * kMillisecond);
+    CloseBegins(1 * kSecond);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("has not passed its waits at"));
+}
+
+TEST(FailureOracleTest, ACloseThatWaitsForACheckpointCycleAndThenReturnsPasses) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    RS_OBSERVE(OnCheckpointNotice, "app", CheckpointNotice::kCheckpointBegin);
+    RS_OBSERVE(OnCheckpointNotice, "app", CheckpointNotice::kFrozen);
+    RS_OBSERVE(OnClientCloseCalled, "app", 1 * kSecond);
+    w.clock.SleepFor(3 * kSecond);  // frozen: the close waits, past its timeout too
+    RS_OBSERVE(OnCheckpointNotice, "app", CheckpointNotice::kRestoreBegin);
+    RS_OBSERVE(OnCheckpointNotice, "app", CheckpointNotice::kRestored);
+    CloseBegins(1 * kSecond);
+    w.clock.SleepFor(1 * kSecond);
+    RS_OBSERVE(OnClientClose, "app", /*returned=*/true, 1 * kSecond, 0,
+               RuntimeState::kNotRunning);
+    w.oracle.CheckFinal();
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(FailureOracleTest, ACloseStillNotReturnedWhenTheRunFinishesIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    RS_OBSERVE(OnClientCloseCalled, "app", 1 * kSecond);
+    CloseBegins(1 * kSecond);
+    w.oracle.CheckFinal();
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:client_close]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("has not returned when the run finishes (past its "
+                                           "waits)"));
 }
 
 }  // namespace

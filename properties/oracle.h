@@ -31,12 +31,15 @@
 //   store_contents      a restored store equals the fold of its changelog's history
 //   errors              every event delivered, applied only to its incarnation
 //   restore_progress    restoration moves forward, completes at its end offset
+//   standby_progress    the standby progress a restore thread publishes after each step is
+//                       what its reader restored into standby changelogs
 //   stopped_processing  no processing begins once the client is PENDING_SHUTDOWN, PENDING_ERROR,
 //                       ERROR or NOT_RUNNING; client transitions are Kafka's
 //   failed_tasks        a failed task is owned by exactly one place: back to its stream thread
 //                       once, never restored, run or listed again, closed
-//   client_close        a close returns by its timeout; returning with a stream thread alive,
-//                       it is not OK and the client is not NOT_RUNNING
+//   client_close        a close passes its waits once no checkpoint/restore cycle and no
+//                       replacement is under way, and returns by its timeout; returning with a
+//                       stream thread alive, it is not OK and the client is not NOT_RUNNING
 // The scenarios check liveness and the final state themselves (scenarios/scenario_checks.h).
 //
 // It judges events as data (core/events/event.h) and nothing of the simulator: the same oracle

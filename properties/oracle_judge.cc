@@ -318,8 +318,27 @@ struct Oracle::Judge {
       c.OnClientClose(e.instance, e.returned, e.timeout_ns, e.code, e.state);
     });
   }
+  void operator()(const ClientCloseCalled& e) {
+    Each<&Checker::OnClientCloseCalled>([&](Checker& c) {
+      c.OnClientCloseCalled(e.instance, e.timeout_ns);
+    });
+  }
+  void operator()(const ThreadReplacing& e) {
+    Each<&Checker::OnThreadReplacement>([&](Checker& c) {
+      c.OnThreadReplacement(e.instance, e.thread, e.done);
+    });
+  }
+  void operator()(const StandbyProgressPublished& e) {
+    Each<&Checker::OnStandbyProgressPublished>([&](Checker& c) {
+      c.OnStandbyProgressPublished(e.restore_thread, e.records);
+    });
+  }
 };
 
-void Oracle::JudgeBody(const EventBody& body) { std::visit(Judge{*this}, body); }
+void Oracle::JudgeBody(const EventBody& body) {
+  Judge judge{*this};
+  judge.Each<&Checker::BeforeEvent>([](Checker& c) { c.BeforeEvent(); });
+  std::visit(judge, body);
+}
 
 }  // namespace restoresim::properties

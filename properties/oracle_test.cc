@@ -577,5 +577,52 @@ TEST(ChangelogHistoryTest, AbortedRecordsAreNoPartOfTheFold) {
               HasSubstr("k2: expected nothing, found aborted too"));
 }
 
+// standby_progress (mutant be4feeb8dd7c: a step of one record did not publish the standby
+// progress; mutant 4726f57904f1: the reader counted active records as standby progress).
+TEST(OracleTest, StandbyProgressPublishedBehindTheStandbyRecordsRestoredIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(2, 5);
+    w.WriteChangelog(3, 5);
+    auto active = w.NewTask(3, TaskType::kActive);
+    auto standby = w.NewTask(2, TaskType::kStandby);
+    HandToTheRestoreThread(*active);
+    HandToTheRestoreThread(*standby);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(3), active->incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(2), standby->incarnation(),
+               TaskType::kStandby);
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(3), active->incarnation(),
+               TaskType::kActive, /*next_offset=*/5, /*records=*/5);
+    RS_OBSERVE(OnStandbyProgressPublished, "restore", 0);  // fine: active records only
+    RS_OBSERVE(OnCompleted, "restore", Changelog(3), active->incarnation(), /*position=*/5,
+               /*end_offset=*/5);
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(2), standby->incarnation(),
+               TaskType::kStandby, /*next_offset=*/1, /*records=*/1);
+    RS_OBSERVE(OnStandbyProgressPublished, "restore", 0);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:standby_progress]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("publishes 0 records written to standby stores after "
+                                           "a step, but its reader restored 1 records"));
+}
+
+TEST(OracleTest, ActiveRecordsPublishedAsStandbyProgressAreCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(3, 5);
+    auto active = w.NewTask(3, TaskType::kActive);
+    HandToTheRestoreThread(*active);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(3), active->incarnation(), TaskType::kActive);
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(3), active->incarnation(),
+               TaskType::kActive, /*next_offset=*/2, /*records=*/2);
+    RS_OBSERVE(OnStandbyProgressPublished, "restore", 2);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:standby_progress]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("publishes 2 records"));
+}
+
 }  // namespace
 }  // namespace restoresim::properties

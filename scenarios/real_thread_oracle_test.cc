@@ -456,6 +456,15 @@ TEST_F(RealThreadOracleTest, ACompletionBeforeTheEndOffsetFailsRestoreProgress) 
   ExpectBreaks(Plain(), s, "restore_progress");
 }
 
+// standby_progress: a restore thread publishes one standby record more than its reader restored.
+TEST_F(RealThreadOracleTest, StandbyProgressAheadOfTheReaderFailsStandbyProgress) {
+  std::vector<events::Event> s = Plain();
+  const size_t i = Find<events::StandbyProgressPublished>(s, kAny);
+  ASSERT_LT(i, s.size());
+  As<events::StandbyProgressPublished>(s[i])->records += 1;
+  ExpectBreaks(Plain(), s, "standby_progress");
+}
+
 // checkpoint_restore (the run with a cycle): a stream thread runs a loop while its instance
 // is frozen (a copy of its first loop after the freeze, placed right after the freeze).
 TEST_F(RealThreadOracleTest, AStreamLoopWhileFrozenFailsCheckpointRestore) {

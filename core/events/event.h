@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 2;
+inline constexpr int kEventFormatVersion = 3;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -254,6 +254,20 @@ struct ClientClosed { RS_EVENT(ClientClosed, "client_close"); Name instance;
   bool returned = false; int64_t timeout_ns = 0; int64_t code = 0; RuntimeState state{};
   RS_FIELDS(v("instance", instance); v("returned", returned); v("timeout_ns", timeout_ns);
             v("code", code); v("state", state)) };
+// Runtime::Close called, before any wait for a checkpoint/restore cycle or a replacement; on
+// the calling thread.
+struct ClientCloseCalled { RS_EVENT(ClientCloseCalled, "client_close_call"); Name instance;
+  int64_t timeout_ns = 0; RS_FIELDS(v("instance", instance); v("timeout_ns", timeout_ns)) };
+// A client begins starting the replacement `thread` of a failed stream thread, or it started
+// (`done`); under the client's lock.
+struct ThreadReplacing { RS_EVENT(ThreadReplacing, "thread_replacement"); Name instance;
+  Name thread; bool done = false;
+  RS_FIELDS(v("instance", instance); v("thread", thread); v("done", done)) };
+// After a step, the restore thread's published standby progress: records written to standby
+// stores so far, as its stream thread reads them.
+struct StandbyProgressPublished { RS_EVENT(StandbyProgressPublished, "standby_progress");
+  Name restore_thread; int64_t records = 0;
+  RS_FIELDS(v("restore_thread", restore_thread); v("records", records)) };
 
 #undef RS_EVENT
 #undef RS_FIELDS
@@ -268,7 +282,8 @@ using EventBody = std::variant<
     Registered, Unregistered, BatchRestored, Completed, ListenerCalled, ReaderDestroyed,
     ReaderModeChanged, StoresRegistered, StoresReleased, StoresClosing, Advanced, Flushed,
     CheckpointWritten, CheckpointResult, Wiped, CheckpointDeleted, StoreWipedOnOpen,
-    CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished, ClientClosed>;
+    CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished, ClientClosed,
+    ClientCloseCalled, ThreadReplacing, StandbyProgressPublished>;
 
 struct Event {
   EventHeader header;

@@ -289,6 +289,23 @@ void EventRecorder::OnClientClose(std::string_view instance, bool returned, Time
                     .code = code, .state = state});
 }
 
+void EventRecorder::OnClientCloseCalled(std::string_view instance, TimeNs timeout_ns) {
+  RecorderLock lock(mu_);
+  Emit(ClientCloseCalled{.instance = Name(instance), .timeout_ns = timeout_ns});
+}
+
+void EventRecorder::OnThreadReplacement(std::string_view instance, std::string_view thread,
+                                        bool done) {
+  RecorderLock lock(mu_);
+  Emit(ThreadReplacing{.instance = Name(instance), .thread = Name(thread), .done = done});
+}
+
+void EventRecorder::OnStandbyProgressPublished(std::string_view restore_thread,
+                                               int64_t records) {
+  RecorderLock lock(mu_);
+  Emit(StandbyProgressPublished{.restore_thread = Name(restore_thread), .records = records});
+}
+
 // ---- transport clients, checkpoint/restore ----
 
 void EventRecorder::OnClientOwner(std::string_view client_id, std::string_view thread) {

@@ -90,6 +90,10 @@ class EventRecorder final : public RuntimeObserver {
   void OnTaskPaused(std::string_view thread, const TaskIncarnation& who, bool paused) override;
   void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns, int64_t code,
                      RuntimeState state) override;
+  void OnClientCloseCalled(std::string_view instance, TimeNs timeout_ns) override;
+  void OnThreadReplacement(std::string_view instance, std::string_view thread,
+                           bool done) override;
+  void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) override;
   void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                       const std::vector<std::string>& threads) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;

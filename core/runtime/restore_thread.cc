@@ -41,7 +41,18 @@ RestoreThread::RestoreThread(Transport& transport, Clock& clock, StateRestoreLis
                    [this](const TaskIncarnation& who, const absl::Status& error) {
                      Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .incarnation = who,
                                        .error = error});
-                   }) {}
+                   }),
+      failures_(config_.name, config_.task_timeout_ns, clock_, tasks_,
+                UpdaterFailures::Hooks{
+                    .changelogs_of =
+                        [this](const TaskIncarnation& who) { return reader_->ChangelogsOf(who); },
+                    .unregister =
+                        [this](const std::vector<TopicPartition>& changelogs) {
+                          reader_->Unregister(changelogs);
+                        },
+                    .hand_back = [this](RestoreEvent event) { HandBack(std::move(event)); },
+                    .emit = [this](RestoreEvent event) { Emit(std::move(event)); },
+                    .publish_counts = [this]() { pause_.PublishCounts(); }}) {}
 
 RestoreThread::~RestoreThread() {
   if (thread_ == nullptr) return;
@@ -148,14 +159,14 @@ void RestoreThread::Run() {
       if (!IsFatalStepError(step.status())) {
         Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .error = step.status()});
       } else {
-        FailAllOwned(step.status());
+        failures_.FailAllOwned(step.status());
       }
       MeasuredErrorBackoff();
       EndIterationMetrics();
       continue;
     }
     metrics_.RecordRestoreCall(step->records);
-    HandleFailures(*step);
+    failures_.HandleFailures(*step);
     HandleStep(*step);
     checkpoints_.MaybeCheckpoint();
     EndIterationMetrics();

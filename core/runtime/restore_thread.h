@@ -16,14 +16,14 @@
 //        with the events: every open task has exactly one owner. (restore_handover.h: the
 //        items and events, asserted by both ends; updater_tasks.h: the tasks it owns, moved
 //        only by moves that assert it.)
-// Failures (Kafka's DefaultStateUpdater; docs/DESIGN.md, "Kafka fidelity"): a task-scoped
-// error fails that task only; a retryable error that holds a task back starts its
+//   snapshot  the completed changelogs, republished after each step.
+// Failures (Kafka's DefaultStateUpdater; docs/DESIGN.md, "Kafka fidelity"; updater_failures.h):
+// a task-scoped error fails that task only; a retryable error that holds a task back starts its
 // task.timeout.ms (task_timeout_ns; 0: the first such error fails it), progress clears it, and
 // a task still held back past it fails with kDeadlineExceeded; a fatal task-less error (the
 // reader's step failed: IsFatalStepError; any other is a warning, retried) fails every task it
 // owns — reported once even when it owns none — while the thread itself goes on (its stream
 // thread fails on the report).
-//   snapshot  the completed changelogs, republished after each step.
 // Pause (KIP-834, Kafka's DefaultStateUpdater pausedTasks; updater_pause.h): while its
 // topology is paused (config.pause, read once per iteration) every task it owns — and every
 // task a CREATE brings — is paused: its changelogs leave the reader, its stores stay open, it
@@ -39,7 +39,9 @@
 //   UpdaterTasks (updater_tasks.h)              the tasks it owns, moved only by named moves;
 //   UpdaterPause (updater_pause.h)              the pause of its tasks and its gauges;
 //   UpdaterCheckpoints (updater_checkpoints.h)  periodic, forced and held checkpoints;
-//   UpdaterSnapshots (updater_snapshots.h)      what it publishes after each step.
+//   UpdaterSnapshots (updater_snapshots.h)      what it publishes after each step;
+//   UpdaterFailures (updater_failures.h)        the failure model: failed, timed-out and
+//                                               task-less failures handed back.
 //
 // Thread-safety: AddItems, DrainEvents, CompletedChangelogs and Shutdown are for the stream
 // thread; everything else runs on the restore thread itself.
@@ -60,6 +62,7 @@
 #include "core/runtime/task.h"
 #include "core/runtime/topology_pause.h"
 #include "core/runtime/updater_checkpoints.h"
+#include "core/runtime/updater_failures.h"
 #include "core/runtime/updater_pause.h"
 #include "core/runtime/updater_snapshots.h"
 #include "core/runtime/updater_tasks.h"
@@ -69,11 +72,6 @@
 #include "core/sync/thread.h"
 
 namespace restoresim {
-
-// Whether an error of a changelog reader's step (not about one task) fails every task of the
-// restore thread: the broker refuses (permission, authentication), a topic or partition is
-// gone, an argument is invalid, data is lost, or an internal error. Others are retried.
-bool IsFatalStepError(const absl::Status& status);
 
 struct RestoreThreadConfig {
   std::string name = "restore-thread";
@@ -89,7 +87,6 @@ struct RestoreThreadConfig {
   TimeNs error_backoff_ns = 100 * kMillisecond;
   // task.timeout.ms: how long a retryable error may hold a task back before it fails.
   TimeNs task_timeout_ns = 300 * kSecond;
-  static constexpr size_t kFailuresPerStepMax = 1 << 16;
   int32_t max_poll_records = 1000;
   // The restore consumer's isolation.level: read_committed under exactly_once_v2 (Kafka Streams
   // sets it on every consumer), so aborted changelog records are never restored.
@@ -155,14 +152,6 @@ class RestoreThread {
   void NoteSameTaskCloseAndCreate(const std::vector<TaskItem>& items);
   void CreateItem(TaskItem& item);
   void HandleStep(RestoreStep& step);
-  // restore_thread_failures.cc: the failure model.
-  void HandleFailures(RestoreStep& step);
-  // Kafka's maybeInitTaskTimeoutOrThrow: starts `who`'s deadline, or fails it past it.
-  void MaybeInitTaskTimeoutOrFail(const TaskIncarnation& who, const absl::Status& cause);
-  // Hands `who` back failed (no-op if it no longer owns it).
-  void FailTask(const TaskIncarnation& who, const absl::Status& error);
-  // A task-less error: every owned task fails with it (one report if it owns none).
-  void FailAllOwned(const absl::Status& error);
   void HandOverRestored();
   // Waits for the next round while there is nothing to do; returns what it got.
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
@@ -201,6 +190,7 @@ class RestoreThread {
   StateUpdaterMetrics metrics_;
   UpdaterPause pause_;
   UpdaterCheckpoints checkpoints_;
+  UpdaterFailures failures_;
 };
 
 }  // namespace restoresim

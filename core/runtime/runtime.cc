@@ -211,9 +211,10 @@ absl::Status Runtime::ShutdownThreads(TimeNs deadline, std::vector<std::string>&
   return first;
 }
 
-// Observed at both ends (the oracle's client_close): begun once the waits for a checkpoint/restore
-// cycle or a replacement are over, and returned with its status and the client's state.
+// Observed at the call, once the waits for a checkpoint/restore cycle or a replacement are over
+// (begun), and returned with its status and the client's state (the oracle's client_close).
 absl::Status Runtime::Close(TimeNs timeout_ns) {
+  RS_OBSERVE(OnClientCloseCalled, Label(), timeout_ns);
   const TimeNs deadline = DeadlineAfter(clock_.NowNs(), timeout_ns);
   RuntimeState at_return = RuntimeState::kCreated;  // read under mu_ (no scheduling point here)
   absl::Status s = CloseUntil(deadline, timeout_ns, at_return);

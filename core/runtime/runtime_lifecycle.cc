@@ -97,12 +97,14 @@ void Runtime::ReplaceThread(StreamThread& dead) {
     next = threads_.back().get();
     ++threads_replaced_;
     ++replacing_;  // Close waits until it started
+    RS_OBSERVE(OnThreadReplacement, Label(), next->name(), /*done=*/false);
   }
   TraceMark("cover", "stream thread replaced after a failure");
   TraceMark("runtime", fmt::format("{} replaces {}", next->name(), dead.name()));
   next->Start();
   MutexLock lock(mu_);
   --replacing_;
+  RS_OBSERVE(OnThreadReplacement, Label(), next->name(), /*done=*/true);
   cycle_cv_.NotifyAll();
 }
 

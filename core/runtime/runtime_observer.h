@@ -178,6 +178,13 @@ class RuntimeObserver {
   // code (0: OK) and the client's state.
   virtual void OnClientClose(std::string_view instance, bool returned, TimeNs timeout_ns,
                              int64_t code, RuntimeState state) {}
+  // Runtime::Close called, on the calling thread, before any wait for a checkpoint/restore
+  // cycle or a replacement.
+  virtual void OnClientCloseCalled(std::string_view instance, TimeNs timeout_ns) {}
+  // The client begins starting `thread` to replace a failed stream thread, or it started
+  // (`done`); under the client's lock, so that a close waiting for it sees both ends.
+  virtual void OnThreadReplacement(std::string_view instance, std::string_view thread,
+                                   bool done) {}
 
   // ---- transport clients ----
   // `client_id` is used by `thread` only (reported before that thread uses it).
@@ -212,6 +219,9 @@ class RuntimeObserver {
   virtual void OnReaderDestroyed(std::string_view reader) {}
   // Its mode changed (standbys paused while an active restores, or updated).
   virtual void OnReaderMode(std::string_view reader, ReaderMode mode) {}
+  // After a step, what its restore thread published as records written to standby stores so
+  // far (UpdaterSnapshots: what the stream thread reads as standby progress).
+  virtual void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) {}
 
   // ---- state managers (on the thread that holds the task) ----
   virtual void OnStoresRegistered(const StateManager& state) {}

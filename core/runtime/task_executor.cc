@@ -119,6 +119,25 @@ void TaskExecutor::MarkTransactionLost(absl::Status cause) {
   lost_cause_ = std::move(cause);
 }
 
+void TaskExecutor::EndLostTransaction() {
+  RS_CHECK(config_.exactly_once && transaction_lost(), "{}: no lost transaction to end",
+           config_.thread_name);
+  const absl::Status cause = lost_cause_;
+  // (A fenced producer is rare — the drawn fatal faults — so not a coverage mark.)
+  TraceMark(absl::IsAborted(cause) ? "eos" : "cover",
+            absl::IsAborted(cause) ? "transaction lost: producer fenced"
+                                   : "eos transaction lost: aborted");
+  // A fenced producer can do nothing more: a new one (its InitTransactions aborts what the old
+  // one left open). An abortable transaction is aborted and the producer goes on.
+  absl::Status ended = producer_.exactly_once() && absl::IsAborted(cause)
+                           ? producer_.Reset()
+                           : producer_.AbortOrReset();
+  if (!ended.ok()) errors_.push_back(ended);  // the next transaction initialises it again
+  errors_.push_back(cause);
+  RS_CHECK(!transaction_in_flight(), "{}: a lost transaction still in flight once ended",
+           config_.thread_name);
+}
+
 // Every running task is in the thread's transaction: whichever task a commit is for, all of
 // them commit together (Kafka under EOS v2 commits all tasks at a revocation for this reason).
 absl::Status TaskExecutor::CommitTransaction(const std::vector<Task*>& tasks) {

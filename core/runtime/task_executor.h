@@ -98,6 +98,11 @@ class TaskExecutor {
   bool transaction_lost() const { return !lost_cause_.ok(); }
   const absl::Status& transaction_lost_cause() const { return lost_cause_; }
   void MarkTransactionLost(absl::Status cause);
+  // Ends the lost transaction before its running tasks are closed dirty: a fenced producer is
+  // replaced by a new, initialised one (which aborts it on the broker), an abortable one is
+  // aborted; the cause, and a failure to end it, go to the errors. It stays lost until
+  // ClearTransactionLost.
+  void EndLostTransaction();
   void ClearTransactionLost() { lost_cause_ = absl::OkStatus(); }
   bool transaction_in_flight() const {
     return producer_.exactly_once() && producer_.transaction_in_flight();

@@ -36,7 +36,7 @@ TaskManager::TaskManager(TaskManagerConfig config, RestoreThread& restore_thread
                    [this](std::unique_ptr<Task> task, const absl::Status& error) {
                      FailTask(std::move(task), error, /*send_close=*/false);
                    }),
-      starter_(config_, consumer, errors_),
+      starter_(config_, tasks_, consumer, errors_),
       closer_(config_, tasks_, executor_, offset_sums_, stats_, errors_, revoked_running_),
       reviver_(config_, {tasks_, executor_, factory_, starter_, closer_, consumer},
                stats_, errors_, [this](TaskId id) { return Wanted(id); }) {
@@ -274,18 +274,7 @@ void TaskManager::SettleRevoked() {
 void TaskManager::HandleTransactionLost() {
   RS_CHECK(config_.exactly_once && executor_.transaction_lost(),
            "{}: no lost transaction to handle", config_.thread_name);
-  const absl::Status cause = executor_.transaction_lost_cause();
-  // (A fenced producer is rare — the drawn fatal faults — so not a coverage mark.)
-  TraceMark(absl::IsAborted(cause) ? "eos" : "cover",
-            absl::IsAborted(cause) ? "transaction lost: producer fenced"
-                                   : "eos transaction lost: aborted");
-  // A fenced producer can do nothing more: a new one (its InitTransactions aborts what the old
-  // one left open). An abortable transaction is aborted and the producer goes on.
-  absl::Status ended = producer_.exactly_once() && absl::IsAborted(cause)
-                           ? producer_.Reset()
-                           : producer_.AbortOrReset();
-  if (!ended.ok()) errors_.push_back(ended);  // the next transaction initialises it again
-  errors_.push_back(cause);
+  executor_.EndLostTransaction();
   std::vector<TopicPartition> inputs;
   for (const TaskId& id : tasks_.RunningIds()) {
     inputs.push_back(InputOf(id));

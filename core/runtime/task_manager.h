@@ -12,7 +12,7 @@
 //                                     locked directory, the wipe of a damaged store, and
 //                                     task.timeout.ms for stores that fail to open;
 //   TaskStarter (task_starter.h)      a restored task's committed-offset read and seek before
-//                                     it runs, under task.timeout.ms;
+//                                     it runs, under task.timeout.ms, and its start;
 //   TaskCloser (task_closer.h)        closing a task it decided to close (commit, stores,
 //                                     wipe), the CLOSE items of each round, and the shutdown's
 //                                     close of everything;
@@ -121,7 +121,9 @@ class TaskManager final : public RebalanceListener {
   const TaskManagerStats& stats() const { return stats_; }
   // Store contents of a running task (tests): its counts store, or the store named.
   absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(
-      TaskId id, std::string_view store = "counts");
+      TaskId id, std::string_view store = "counts") {
+    return tasks_.RunningStoreContents(id, store);
+  }
   const std::vector<absl::Status>& errors() const { return errors_; }
   // Task directories whose stores were damaged when opened, wiped and restored from scratch.
   // Any thread may read it (a relaxed atomic, not a scheduling point, as metrics are).
@@ -163,8 +165,7 @@ class TaskManager final : public RebalanceListener {
   // One drained event: its task taken back and handled; corruption collected for the drain's
   // end, the last failure kept in `failure`.
   void HandleRestoreEvent(RestoreEvent& e, absl::Status& failure);
-  void StartRunning(std::unique_ptr<Task> task);
-  // Positions the input (TaskStarter) and starts the task, parks it restored, or fails it.
+  // Starts a restored task wanted as an active (TaskStarter), parks it restored, or fails it.
   void TryStartRunning(std::unique_ptr<Task> task);
   // Retries parked restored tasks still wanted; closes the others.
   void RetryRestored();

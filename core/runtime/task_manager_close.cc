@@ -1,7 +1,5 @@
 // TaskManager, part 3: closing everything at shutdown (TaskCloser does it), and what observers
 // and tests see.
-#include <fmt/format.h>
-
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/task_manager.h"
 #include "core/util/check.h"
@@ -40,17 +38,6 @@ void TaskManager::ReportView() const {
   std::set<TaskId> revoked;
   for (const auto& [id, committed] : revoked_running_) revoked.insert(id);
   observer->OnTaskManagerView(config_.thread_name, tasks_.View(revoked));
-}
-
-absl::StatusOr<std::map<std::string, std::string>> TaskManager::RunningStoreContents(
-    TaskId id, std::string_view store_name) {
-  auto it = tasks_.running().find(id);
-  if (it == tasks_.running().end()) {
-    return absl::NotFoundError(fmt::format("task {} is not running", id.ToString()));
-  }
-  KeyValueStore* store = it->second->state_manager().Store(store_name);
-  if (store == nullptr) return absl::NotFoundError(fmt::format("no {} store", store_name));
-  return store->ReadAll();
 }
 
 }  // namespace restoresim

@@ -180,17 +180,11 @@ absl::StatusOr<size_t> TaskManager::Process(size_t records_per_task_max) {
 }
 
 void TaskManager::TryStartRunning(std::unique_ptr<Task> task) {
+  RS_CHECK(Wanted(task->id()) == TaskType::kActive, "task {} cannot start running",
+           task->incarnation().ToString());
   absl::Status error;
-  switch (starter_.Prepare(*task, &error)) {
-    case TaskStarter::Outcome::kStart:
-      StartRunning(std::move(task));
-      break;
-    case TaskStarter::Outcome::kRetry:
-      tasks_.AddRestored(std::move(task));
-      break;
-    case TaskStarter::Outcome::kFail:
-      FailTask(std::move(task), error, /*send_close=*/true);
-      break;
+  if (starter_.Start(task, &error) == TaskStarter::Outcome::kFail) {
+    FailTask(std::move(task), error, /*send_close=*/true);
   }
 }
 
@@ -229,21 +223,6 @@ void TaskManager::CloseRestored(TaskId id) {
   task->TransitionTo(TaskState::kSuspended);
   closer_.SendClose(task->incarnation(), task->state_manager().CaptureChangelogPartitions());
   closer_.CloseOwned(std::move(task), /*clean=*/true, TaskDecision::kClose);
-}
-
-void TaskManager::StartRunning(std::unique_ptr<Task> task) {
-  RS_CHECK(task->type() == TaskType::kActive && Wanted(task->id()) == TaskType::kActive,
-           "task {} cannot start running", task->incarnation().ToString());
-  // Its input is the partition its id names, as when it was created: input partitions of a
-  // task never change here (task_manager.h).
-  RS_CHECK(task->input() == InputOf(task->id()), "task {} runs with input {}, not {}",
-           task->incarnation().ToString(), task->input().ToString(),
-           InputOf(task->id()).ToString());
-  Decided(task->incarnation(), TaskDecision::kStartRunning, task->type());
-  task->TransitionTo(TaskState::kRunning);
-  if (absl::Status s = consumer_.Resume({task->input()}); !s.ok()) errors_.push_back(s);
-  TraceMark("task", "running " + task->incarnation().ToString());
-  tasks_.AddRunning(std::move(task));
 }
 
 }  // namespace restoresim

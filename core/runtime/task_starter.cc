@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/runtime/runtime_observer.h"
 #include "core/runtime/task_timeout.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
@@ -9,9 +10,36 @@
 
 namespace restoresim {
 
-TaskStarter::TaskStarter(const TaskManagerConfig& config, MainConsumer& consumer,
-                         std::vector<absl::Status>& errors)
-    : config_(config), consumer_(consumer), errors_(errors) {}
+TaskStarter::TaskStarter(const TaskManagerConfig& config, TasksRegistry& tasks,
+                         MainConsumer& consumer, std::vector<absl::Status>& errors)
+    : config_(config), tasks_(tasks), consumer_(consumer), errors_(errors) {}
+
+TaskStarter::Outcome TaskStarter::Start(std::unique_ptr<Task>& task, absl::Status* error) {
+  RS_CHECK(task != nullptr && task->state() == TaskState::kRestoring, "{}: start of a task not "
+           "restoring", config_.thread_name);
+  const Outcome outcome = Prepare(*task, error);
+  if (outcome == Outcome::kStart) Run(std::move(task));
+  if (outcome == Outcome::kRetry) tasks_.AddRestored(std::move(task));
+  RS_CHECK((outcome == Outcome::kFail) == (task != nullptr) &&
+               (outcome != Outcome::kFail || !error->ok()),
+           "{}: a start that failed keeps its task, and only that one", config_.thread_name);
+  return outcome;
+}
+
+void TaskStarter::Run(std::unique_ptr<Task> task) {
+  // Its input is the partition its id names, as when it was created: input partitions of a
+  // task never change here (task_manager.h).
+  const TopicPartition input{config_.input_topic, task->id().partition};
+  RS_CHECK(task->type() == TaskType::kActive && task->input() == input,
+           "task {} runs with input {}, not {}", task->incarnation().ToString(),
+           task->input().ToString(), input.ToString());
+  RS_OBSERVE(OnDecision, config_.thread_name, task->incarnation(), TaskDecision::kStartRunning,
+             task->type());
+  task->TransitionTo(TaskState::kRunning);
+  if (absl::Status s = consumer_.Resume({task->input()}); !s.ok()) errors_.push_back(s);
+  TraceMark("task", "running " + task->incarnation().ToString());
+  tasks_.AddRunning(std::move(task));
+}
 
 TaskStarter::Outcome TaskStarter::Prepare(Task& task, absl::Status* error) {
   RS_CHECK(error != nullptr && task.type() == TaskType::kActive, "{}: start of {}",

@@ -228,6 +228,17 @@ std::set<TaskId> TasksRegistry::RunningIds() const {
   return ids;
 }
 
+absl::StatusOr<std::map<std::string, std::string>> TasksRegistry::RunningStoreContents(
+    TaskId id, std::string_view store_name) {
+  auto it = running_.find(id);
+  if (it == running_.end()) {
+    return absl::NotFoundError(fmt::format("task {} is not running", id.ToString()));
+  }
+  KeyValueStore* store = it->second->state_manager().Store(store_name);
+  if (store == nullptr) return absl::NotFoundError(fmt::format("no {} store", store_name));
+  return store->ReadAll();
+}
+
 std::set<TaskId> TasksRegistry::InRestoreIds() const {
   std::set<TaskId> ids;
   for (const auto& [id, entry] : in_restore_) ids.insert(id);

@@ -37,6 +37,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/task.h"
@@ -101,6 +102,9 @@ class TasksRegistry {
   std::set<TaskId> RunningIds() const;
   std::set<TaskId> InRestoreIds() const;
   bool RestoreThreadHoldsActives() const;
+  // Store contents of a running task (tests): its store named `store`.
+  absl::StatusOr<std::map<std::string, std::string>> RunningStoreContents(TaskId id,
+                                                                          std::string_view store);
 
   // ---- shutdown ----
   // Every owned task in hand, for its closing: restored, then pending_init, then ready

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/port/posix_file_system.h"
+#include "core/runtime/task_test_util.h"
 #include "core/runtime/updater_tasks.h"
 
 namespace restoresim {
@@ -13,18 +13,7 @@ namespace {
 
 std::unique_ptr<Task> NewTask(int partition, uint64_t incarnation,
                               TaskType type = TaskType::kActive) {
-  StateManagerConfig c;
-  c.application_id = "app";
-  c.task_dir = "/nonexistent/app/0_" + std::to_string(partition);  // stores never opened
-  c.fs = PosixFileSystem::Default();
-  c.open_store = [](const std::string&, const std::string&)
-      -> absl::StatusOr<std::unique_ptr<KeyValueStore>> {
-    return absl::UnimplementedError("no stores in this test");
-  };
-  const TaskId id{0, partition};
-  return std::make_unique<Task>(TaskIncarnation{id, incarnation},
-                                std::make_unique<StateManager>(id, type, std::move(c)),
-                                TopicPartition{"input", partition});
+  return testing::StorelessTask(partition, incarnation, type);
 }
 
 TEST(TasksRegistryTest, ATaskTravelsThroughEveryPlaceOneAtATime) {

@@ -1,5 +1,6 @@
 #include "core/runtime/updater_snapshots.h"
 
+#include "core/runtime/runtime_observer.h"
 #include "core/sync/thread.h"
 #include "core/util/check.h"
 #include "core/util/run_context.h"
@@ -21,7 +22,12 @@ void UpdaterSnapshots::Publish(const ChangelogReader& reader, const UpdaterTasks
     TraceMark("counter", "restored_total " + name_, reader.total_restored());
   }
   remaining_.Publish(remaining);
-  if (step_records > 0) standby_updated_.Publish(reader.standby_updated());
+  if (step_records > 0) {
+    standby_published_ = reader.standby_updated();
+    standby_updated_.Publish(standby_published_);
+  }
+  // The oracle's standby_progress compares it with the standby records it saw restored.
+  RS_OBSERVE(OnStandbyProgressPublished, name_, standby_published_);
   if (publish_offset_sums_) owned_offset_sums_.Publish(tasks.OffsetSums());
 }
 

@@ -45,6 +45,7 @@ class UpdaterSnapshots {
   const std::string name_;
   const bool publish_offset_sums_;
   int64_t last_remaining_ = 0;  // restore thread only
+  int64_t standby_published_ = 0;  // restore thread only: the cell's value, for the observer
   SharedCell<std::set<TopicPartition>> completed_{{}, "completed_changelogs"};
   SharedCell<int64_t> remaining_{0, "remaining_records"};
   SharedCell<int64_t> standby_updated_{0, "standby_records_updated"};

@@ -4,8 +4,9 @@ The fixed sample (tools/mutation/testdata/fixed_sample.json) holds hand-written 
 class is known (a checkpoint skipped: killed by the oracle's checkpoint_progress; a runtime
 check inverted: killed by the check only; a RocksDB-only path: never reached; ++i for i++:
 the same object code; a type name broken: does not build) and mutants universalmutator made
-in the first campaign, with the class they had there (one of them changes trace hashes and
-survives: standby progress published late). It is run as two shards, which must
+in the first campaign, with the class they have today (one of them changes trace hashes and
+survives: the condition of a coverage mark; standby progress published late survived so until
+the standby_progress checker, and is now killed by it). It is run as two shards, which must
 merge into the report of the whole sample; every mutant must get its expected class (the
 tool exits 1 otherwise). Bad input must fail with exit 2 (usage) or 3 (setup), and the
 sample must be a pure function of the seed.
