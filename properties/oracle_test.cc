@@ -624,5 +624,109 @@ TEST(OracleTest, ActiveRecordsPublishedAsStandbyProgressAreCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("publishes 2 records"));
 }
 
+// dead_incarnation: an incarnation whose CLOSE was sent is dead to its stream thread until the
+// restore thread applied that CLOSE and handed it back removed.
+TEST(OracleTest, AResumeOfAnIncarnationWhoseCloseIsInFlightIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kSendClose,
+               TaskType::kActive);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kResume,
+               TaskType::kActive);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:dead_incarnation]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("app-StreamThread-1 decides to resume it while its "
+                                           "CLOSE is still in flight to the restore thread"));
+}
+
+// Hands `task` back from the restore thread "restore" with an event of `kind`, observed as the
+// restore thread emits it and as the stream thread drains it.
+void HandBack(std::unique_ptr<Task>& task, RestoreEvent::Kind kind) {
+  const TaskIncarnation who = task->incarnation();
+  RS_OBSERVE(OnHandOff, "restore", who, TaskHolder::kRestoreThread, TaskHolder::kFromRestore);
+  RestoreEvent event{.kind = kind, .incarnation = who, .task = std::move(task)};
+  RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/false);
+  RS_OBSERVE(OnHandOff, "restore", who, TaskHolder::kFromRestore, TaskHolder::kStreamThread);
+  RS_OBSERVE(OnRestoreEvent, "restore", event, /*drained=*/true);
+  task = std::move(event.task);
+}
+
+TEST(OracleTest, ARestoredHandBackAfterTheCloseWasAppliedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kSendClose,
+               TaskType::kActive);
+    RS_OBSERVE(OnCloseApplied, "restore", task->incarnation());
+    HandBack(task, RestoreEvent::Kind::kRestored);  // as if it had been restored after all
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:dead_incarnation]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("restore hands it back restored after it applied its "
+                                           "CLOSE"));
+}
+
+// The CLOSE applied and the task back removed, the stream thread may resume that incarnation
+// (it was wanted again meanwhile); closed, it is decided about no more.
+TEST(OracleTest, AResumeAfterTheCloseCameBackPassesButADecisionAfterTheCloseDoesNot) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    const TaskIncarnation who = task->incarnation();
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kSendClose,
+               TaskType::kActive);
+    RS_OBSERVE(OnCloseApplied, "restore", who);
+    HandBack(task, RestoreEvent::Kind::kRemoved);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kResume, TaskType::kActive);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kClose, TaskType::kActive);
+    task->TransitionTo(TaskState::kClosed);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kRecycle, TaskType::kActive);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:dead_incarnation]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("app-StreamThread-1 decides to recycle it after it "
+                                           "was closed"));
+}
+
+// state_chain: a transition reported from a state the thread already left (two threads that
+// read the same state and both moved it on).
+TEST(OracleTest, AStreamThreadTransitionFromAStaleStateIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);  // (its oracle watches)
+    RS_OBSERVE(OnStreamThreadState, "app-StreamThread-1", StreamThreadState::kCreated,
+               StreamThreadState::kStarting);
+    RS_OBSERVE(OnStreamThreadState, "app-StreamThread-1", StreamThreadState::kStarting,
+               StreamThreadState::kPartitionsAssigned);
+    RS_OBSERVE(OnStreamThreadState, "app-StreamThread-1", StreamThreadState::kStarting,
+               StreamThreadState::kPendingShutdown);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:state_chain]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("reports STARTING -> PENDING_SHUTDOWN (last reported "
+                                           "PARTITIONS_ASSIGNED)"));
+}
+
+TEST(OracleTest, ATaskTransitionFromAStateItWasNotInIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    RS_OBSERVE(OnTaskTransition, *task, TaskState::kRestoring, TaskState::kRunning);
+    ADD_FAILURE() << "not caught";
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:state_chain]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("reports RESTORING -> RUNNING, but its last reported "
+                                           "state is CREATED"));
+}
+
 }  // namespace
 }  // namespace restoresim::properties

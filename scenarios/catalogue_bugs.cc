@@ -65,6 +65,8 @@ const std::vector<BugProgram>& Table() {
        {"registration"}},
       {Mutation::kCloseTimeoutNotRunning, "scenario.close_times_out_then_closes_again",
        {"client_close"}},
+      {Mutation::kCloseSentThenStarted, "scenario.restoring_task_moves_and_comes_back",
+       {"dead_incarnation"}},
   };
   return *table;
 }

@@ -58,9 +58,13 @@ void TaskManager::TakeBackRestoredAfterClose(std::unique_ptr<Task> task) {
 void TaskManager::TakeBackRestored(std::unique_ptr<Task> task, bool close_sent) {
   RS_CHECK(task != nullptr && task->state() == TaskState::kRestoring,
            "a restored task must come back RESTORING");
-  if (close_sent) {
+  const bool wanted_active =
+      Wanted(task->id()) == TaskType::kActive && task->type() == TaskType::kActive;
+  // Mutation close-sent-then-started (KAFKA-16077): the close pending since its CLOSE was sent
+  // is forgotten because the assignment wants the task again, and this incarnation runs.
+  if (close_sent && !(wanted_active && RS_MUTANT(kCloseSentThenStarted))) {
     TakeBackRestoredAfterClose(std::move(task));
-  } else if (Wanted(task->id()) == TaskType::kActive && task->type() == TaskType::kActive) {
+  } else if (wanted_active) {
     TryStartRunning(std::move(task));
   } else {
     task->TransitionTo(TaskState::kSuspended);

@@ -101,3 +101,6 @@ RESTORESIM_MUTATION(kResumeWithoutRegister, "resume-without-register", "restores
 RESTORESIM_MUTATION(kCloseTimeoutNotRunning, "close-timeout-not-running", "restoresim",
     "a close that times out moves the client to NOT_RUNNING with a stream thread still "
     "running, so a later close returns at once (the runtime before issue 23's bug 3 fix)")
+RESTORESIM_MUTATION(kCloseSentThenStarted, "close-sent-then-started", "KAFKA-16077",
+    "a restored task whose CLOSE was already sent starts running when the assignment wants it "
+    "again: the close pending for it is forgotten, as a later assignment overwrote it")
