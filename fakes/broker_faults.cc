@@ -37,6 +37,11 @@ constexpr std::array<SwarmCap, 2> kTransactionCaps = {{
     {&BrokerFaults::transaction_timeout_per_mille, 5, true},
 }};
 
+// The client faults: not in kSwarmCaps either (a scenario draws them itself, up to this cap).
+constexpr std::array<SwarmCap, 1> kClientCaps = {{
+    {&BrokerFaults::metadata_unavailable_per_mille, 300, false},
+}};
+
 int64_t Millis(TimeNs ns) { return ns / kMillisecond; }
 
 }  // namespace
@@ -97,15 +102,23 @@ bool BrokerFaults::any() const {
   for (const SwarmCap& c : kTransactionCaps) {
     if (this->*c.rate > 0) return true;
   }
+  for (const SwarmCap& c : kClientCaps) {
+    if (this->*c.rate > 0) return true;
+  }
   return false;
 }
 
 std::string BrokerFaults::ToString() const {
-  // The transaction faults are printed only when on: profiles without them print as before.
+  // The transaction and client faults are printed only when on: profiles without them print
+  // as before.
   std::string transactions;
   if (transaction_timeout_per_mille > 0 || coordinator_moved_per_mille > 0) {
     transactions = fmt::format(" transaction_timeout={} coordinator_moved={} (per mille)",
                                transaction_timeout_per_mille, coordinator_moved_per_mille);
+  }
+  if (metadata_unavailable_per_mille > 0) {
+    transactions += fmt::format(" metadata_unavailable={} (per mille)",
+                                metadata_unavailable_per_mille);
   }
   return fmt::format(
       "request_timeout={} disconnect={} slow_fetch={} (<= {} ms) partial_fetch={} "
@@ -118,7 +131,8 @@ std::string BrokerFaults::ToString() const {
 
 uint64_t FaultCounts::Total() const {
   return request_timeout + disconnect + slow_fetch + partial_fetch + empty_poll +
-         leader_unavailable + producer_fenced + transaction_timeout + coordinator_moved;
+         leader_unavailable + producer_fenced + transaction_timeout + coordinator_moved +
+         metadata_unavailable;
 }
 
 absl::Status InjectedError(absl::StatusCode code, std::string_view what) {
@@ -135,6 +149,9 @@ void FaultInjector::SetFaults(const BrokerFaults& faults) {
     RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
   }
   for (const SwarmCap& c : kTransactionCaps) {
+    RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
+  }
+  for (const SwarmCap& c : kClientCaps) {
     RS_CHECK_LE(faults.*c.rate, kPerMille, "a rate is per mille");
   }
   faults_ = faults;
@@ -222,6 +239,13 @@ bool FaultInjector::MoveCoordinator() {
   if (!Hit(faults_.coordinator_moved_per_mille)) return false;
   ++counts_.coordinator_moved;
   TraceMark("fault", "coordinator_moved");
+  return true;
+}
+
+bool FaultInjector::LoseMetadata() {
+  if (!Hit(faults_.metadata_unavailable_per_mille)) return false;
+  ++counts_.metadata_unavailable;
+  TraceMark("fault", "metadata_unavailable");
   return true;
 }
 

@@ -20,9 +20,14 @@
 //   transaction timeout at a commit, the broker finds the transaction past its timeout: it
 //                       aborts it, bumps the epoch, and the commit fails kAborted (fenced);
 //   coordinator moved   a transactional call (init, send offsets, commit, abort) fails with
-//                       kUnavailable (Kafka's NOT_COORDINATOR) before the coordinator acts.
-// The two transaction faults are never drawn by Swarm (whose draws stay as they were): a test
-// or scenario sets their rates, or takes SwarmWithTransactions.
+//                       kUnavailable (Kafka's NOT_COORDINATOR) before the coordinator acts;
+//   metadata unavailable
+//                       a restore consumer's Assign fails with kUnavailable before the
+//                       assignment changes, as the rdkafka adapter's does when the metadata
+//                       request it makes to check the partitions fails (Seek, Pause and Resume
+//                       are local calls in every client: they are not failed).
+// The two transaction faults and metadata unavailable are never drawn by Swarm (whose draws stay
+// as they were): a test or scenario sets their rates, or takes SwarmWithTransactions.
 // Not random: out of range after truncation. It comes from DeleteRecords moving a log start past
 // a consumer's position, which scenarios drive explicitly. Nor are the transaction time-outs of
 // the virtual clock (fake_broker.h) or FakeBroker::FenceTransactionalId.
@@ -70,6 +75,7 @@ struct BrokerFaults {
   uint32_t producer_fenced_per_mille = 0;
   uint32_t transaction_timeout_per_mille = 0;
   uint32_t coordinator_moved_per_mille = 0;
+  uint32_t metadata_unavailable_per_mille = 0;
 
   // Swarm testing (Groce et al., ISSTA 2012): each fault is on with probability 1/2, at a rate
   // drawn up to its cap; at least one is on. Producer fencing, the one fatal fault, is drawn
@@ -97,6 +103,7 @@ struct FaultCounts {
   uint64_t producer_fenced = 0;
   uint64_t transaction_timeout = 0;
   uint64_t coordinator_moved = 0;
+  uint64_t metadata_unavailable = 0;
   uint64_t Total() const;
 };
 
@@ -133,6 +140,8 @@ class FaultInjector {
   bool TimeOutTransaction();
   // Whether a transactional call finds its coordinator moved.
   bool MoveCoordinator();
+  // Whether a restore consumer's Assign finds the metadata unavailable.
+  bool LoseMetadata();
 
   // Replaces the rates from now on (counts are kept). REQUIRES: each rate <= 1000.
   void SetFaults(const BrokerFaults& faults);

@@ -348,5 +348,39 @@ TEST(BrokerFaultsTest, SetFaultsTurnsFaultsOnAndHealsThem) {
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
 }
 
+// The restore consumer's Assign looks its partitions up in the metadata: when that fails, the
+// call fails before the assignment changes (positions and pauses kept), and the answer 0 of
+// the draw is no fault.
+TEST(BrokerFaultsTest, UnavailableMetadataFailsAnAssignBeforeItChangesAnything) {
+  TestRun r = RunUnderSim([&]() {
+    sim::VirtualClock clock;
+    ScriptedRandom random;  // answers 0 to every draw
+    FakeBroker broker(clock, &random, BrokerFaults{});
+    const TopicPartition t0{"t", 0};
+    const TopicPartition t1{"t", 1};
+    EXPECT_TRUE(broker.CreateTopic("t", 2).ok());
+    auto consumer = broker.NewRestoreConsumer(Config("c"));
+    ASSERT_TRUE(consumer->Assign({t0}).ok());
+    ASSERT_TRUE(consumer->Seek(t0, 0).ok());
+    ASSERT_TRUE(consumer->Pause({t0}).ok());
+    EXPECT_EQ(random.draws(), 0u) << "off: nothing drawn";
+    BrokerFaults faults;
+    faults.metadata_unavailable_per_mille = 1000;
+    broker.SetFaults(faults);
+    const absl::Status s = consumer->Assign({t0, t1});
+    EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+    EXPECT_TRUE(IsInjected(s) && IsRetryable(s)) << s;
+    EXPECT_EQ(consumer->Assignment(), std::vector<TopicPartition>{t0});
+    EXPECT_EQ(*consumer->Position(t0), 0);
+    EXPECT_EQ(consumer->Paused(), std::vector<TopicPartition>{t0});
+    EXPECT_TRUE(consumer->Seek(t0, 0).ok()) << "Seek is local: never failed so";
+    EXPECT_EQ(broker.faults_injected().metadata_unavailable, 1u);
+    faults.metadata_unavailable_per_mille = 999;
+    broker.SetFaults(faults);
+    EXPECT_TRUE(consumer->Assign({t0, t1}).ok()) << "the answer 0 is no fault";
+  });
+  ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
 }  // namespace
 }  // namespace restoresim::fakes

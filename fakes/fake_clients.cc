@@ -45,6 +45,10 @@ absl::Status FakeRestoreConsumer::Assign(const std::vector<TopicPartition>& part
   if (absl::Status s = Enter("restore.assign"); !s.ok()) return s;
   {
     MutexLock lock(broker_.mu_);
+    // The partitions are looked up in the metadata (the rdkafka adapter asks the cluster).
+    if (broker_.injector_.LoseMetadata()) {
+      return InjectedError(absl::StatusCode::kUnavailable, "metadata unavailable: restore.assign");
+    }
     for (const TopicPartition& tp : partitions) {
       if (absl::Status s = broker_.CheckPartition(tp); !s.ok()) return s;
     }

@@ -72,6 +72,9 @@ Generation Swapped(Generation g) {
 //   generation, a swap of actives and standbys (recycles both ways), a lost member,
 //   generations back to back, or a compaction-like truncation of a changelog (a checkpoint
 //   below it is corruption: revive) — then input and a pause.
+//   With faults and standbys, the restore consumers' Assign may also find the metadata
+//   unavailable (drawn after the broker's profile), which can fail a reader's step after it
+//   applied batches (an unregister mid-step, then the step's last assignment).
 //   Must hold: every oracle invariant throughout; after the fault-free tail every task runs,
 //   every store equals its changelog, standbys caught up, the shutdown is clean and in time,
 //   and the counts equal the reference model.
@@ -134,7 +137,12 @@ void PlayEvent(RunEnv& env, Draws& draw, RuntimeWorld& w, Fleet& fleet, const Sw
 void Swarm(RunEnv& env) {
   Draws draw(env);
   const SwarmParams p = SwarmParams::From(draw);
-  const fakes::BrokerFaults faults = p.faults ? DrawBrokerFaults(env) : fakes::BrokerFaults{};
+  fakes::BrokerFaults faults = p.faults ? DrawBrokerFaults(env) : fakes::BrokerFaults{};
+  // Only with faults and standbys: runs without them draw as before.
+  if (p.faults && p.standbys && draw.Bool("metadata_unavailable")) {
+    faults.metadata_unavailable_per_mille =
+        draw.Int<uint32_t>("metadata_unavailable_per_mille", 1, 300);
+  }
   draw.Note("broker faults: " + faults.ToString());
   draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, p.partitions, kMillisecond,

@@ -9,6 +9,8 @@
 
 #include "core/runtime/restore_thread.h"
 #include "core/runtime/stream_thread.h"
+#include "core/sync/atomic.h"
+#include "core/transport/transport_wrapper.h"
 #include "fakes/fake_broker_test_util.h"
 #include "scenarios/failing_store.h"
 #include "scenarios/rotting_store.h"
@@ -25,19 +27,51 @@ using testing::Changelog;
 using testing::FailingStoreOpener;
 using testing::RuntimeWorld;
 
-// An active task over stores from `opener` (the world's own otherwise).
-std::unique_ptr<Task> NewTask(RuntimeWorld& w, int32_t p, StoreOpener opener = nullptr) {
+// A task (active unless `type` says otherwise) over stores from `opener` (the world's own
+// otherwise).
+std::unique_ptr<Task> NewTask(RuntimeWorld& w, int32_t p, StoreOpener opener = nullptr,
+                              TaskType type = TaskType::kActive) {
   StateManagerConfig c;
   c.application_id = "app";
   c.task_dir = fmt::format("/state/app/0_{}", p);
   c.fs = &w.fs;
   c.open_store = opener ? std::move(opener) : w.LogStoreOpener();
   c.store_names = w.stores;
-  auto sm = std::make_unique<StateManager>(TaskId{0, p}, TaskType::kActive, std::move(c));
+  auto sm = std::make_unique<StateManager>(TaskId{0, p}, type, std::move(c));
   RS_CHECK(sm->RegisterStores().ok());
   return std::make_unique<Task>(TaskIncarnation{{0, p}, w.next_incarnation++}, std::move(sm),
                                 testing::Input(p));
 }
+
+// A restore consumer whose next `refusals` assignments fail as the rdkafka adapter's Assign
+// does when its metadata request times out (UNAVAILABLE: retryable, a warning of the step);
+// everything else goes to the broker.
+class FlakyAssignConsumer final : public RestoreConsumerWrapper {
+ public:
+  FlakyAssignConsumer(std::unique_ptr<RestoreConsumer> inner, Atomic<int>& refusals)
+      : RestoreConsumerWrapper(std::move(inner)), refusals_(refusals) {}
+  absl::Status Assign(const std::vector<TopicPartition>& partitions) override {
+    if (refusals_.Load() == 0) return RestoreConsumerWrapper::Assign(partitions);
+    refusals_.FetchSub(1);
+    return absl::UnavailableError("assign: metadata request timed out");
+  }
+
+ private:
+  Atomic<int>& refusals_;
+};
+
+class FlakyAssignTransport final : public TransportWrapper {
+ public:
+  FlakyAssignTransport(Transport& inner, Atomic<int>& refusals)
+      : TransportWrapper(&inner), refusals_(refusals) {}
+  std::unique_ptr<RestoreConsumer> NewRestoreConsumer(const ConsumerConfig& config) override {
+    return std::make_unique<FlakyAssignConsumer>(target()->NewRestoreConsumer(config),
+                                                 refusals_);
+  }
+
+ private:
+  Atomic<int>& refusals_;
+};
 
 void Add(RestoreThread& rt, std::unique_ptr<Task> task) {
   std::vector<TaskItem> items(1);
@@ -153,6 +187,62 @@ TEST(FailureModelTest, DataLossWritingARestoredBatchIsCorruptionNotFailure) {
       EXPECT_EQ(event->corrupted_changelogs.size(), 1u);
       ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
     }, seed), seed);
+  }
+}
+
+// A step can fail after it applied batches: here standby 0_2's store fails its batch (a
+// task-scoped error: unregistered, so the assignment shrinks) and both assignments of the step
+// — the unregister's and the step's last — fail as a timed-out metadata request would. The
+// records applied to standby 0_1 in that step are in its store, so the standby progress
+// published for the stream thread (the metric, the standby_progress oracle) counts them, and
+// 0_2, failed in that step, goes back to its stream thread at once. Before the fix a failed
+// step was handled as one that did nothing: 0_2 stayed held with nothing registered until a
+// later step returned (every seed failed "[invariant:registration] step 370, 0_2#2: held
+// unpaused by restore-thread when an iteration begins, but its changelog
+// app-counts-changelog-2 is not registered there"), and the standby count lagged until a step
+// restored records (one restoring none published the stale count: standby_progress).
+TEST(FailureModelTest, AStepFailingAfterItAppliedBatchesPublishesTheirStandbyProgress) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    const sim::TestRun r = sim::RunUnderSim([&]() {
+      RuntimeWorld w(false);
+      w.WriteChangelog(1, 20);
+      w.WriteChangelog(2, 20);
+      Atomic<int> refusals(0);
+      FlakyAssignTransport transport(w.broker, refusals);
+      RestoreThread rt(transport, w.clock, nullptr);
+      rt.Start();
+      const auto failing = [&refusals](const std::string& dir) {
+        if (!testing::StoresOfTask(2)(dir)) return false;
+        refusals.Store(2);  // the unregister's assignment, then the step's last
+        return true;
+      };
+      std::vector<std::unique_ptr<Task>> standbys;
+      standbys.push_back(NewTask(w, 1, nullptr, TaskType::kStandby));
+      standbys.push_back(
+          NewTask(w, 2, FailingStoreOpener(w.LogStoreOpener(), failing), TaskType::kStandby));
+      std::vector<TaskItem> items(2);
+      for (size_t i = 0; i < items.size(); ++i) {
+        items[i].kind = TaskItem::Kind::kCreate;
+        items[i].incarnation = standbys[i]->incarnation();
+        items[i].task = std::move(standbys[i]);
+      }
+      ASSERT_TRUE(rt.AddItems(std::move(items), nullptr));  // one round: one poll gets both
+      std::vector<RestoreEvent> others;
+      std::optional<RestoreEvent> failed = WaitEventAbout(w, rt, 2, others);
+      ASSERT_TRUE(failed.has_value());
+      EXPECT_EQ(failed->kind, RestoreEvent::Kind::kFailed) << failed->error;
+      EXPECT_EQ(refusals.Load(), 0) << "both assignments of the step were refused";
+      bool step_failed = false;
+      for (const RestoreEvent& e : others) {
+        step_failed |= e.kind == RestoreEvent::Kind::kWarning && absl::IsUnavailable(e.error);
+      }
+      EXPECT_TRUE(step_failed) << "the step failed after it applied 0_1's batch";
+      EXPECT_EQ(rt.StandbyRecordsUpdated(), 20) << "0_1's store holds 20 records";
+      ASSERT_TRUE(rt.Shutdown(10 * kSecond).ok());
+    }, seed, FullTrace());
+    ExpectOk(r, seed);
+    EXPECT_THAT(fakes::MarkTexts(*r.sim),
+                Contains("cover/a failed restore step that did work handled as a step"));
   }
 }
 

@@ -52,7 +52,9 @@ void ChangelogReader::Unregister(const std::vector<TopicPartition>& changelogs,
     RS_OBSERVE(OnUnregistered, config_.name, tp, c.owner);
     changelogs_.erase(it);
   }
-  (void)UpdateAssignment();  // only misuse can fail, and it would show at the next step
+  // A refused assignment (the real client's Assign reads metadata) is tried again by the
+  // step's last UpdateAssignment, and by every step after.
+  (void)UpdateAssignment();
 }
 
 bool ChangelogReader::IsRegistered(const TopicPartition& changelog) const {
@@ -331,8 +333,24 @@ absl::Status ChangelogReader::RefreshEndOffsets() {
 
 absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
   RestoreStep step;
+  failed_step_.reset();
   if (refresh_pending_) (void)RefreshEndOffsets();
-  if (absl::Status s = Step(step); !s.ok()) return s;  // corruption found stays for the next
+  if (absl::Status s = Step(step); !s.ok()) {
+    // Its batches are in the stores and its reports stand: kept for TakeFailedStep (and the
+    // reports for the next step, if nobody takes them).
+    failed_step_ = std::move(step);
+    return s;
+  }
+  return WithReports(std::move(step));
+}
+
+RestoreStep ChangelogReader::TakeFailedStep() {
+  RestoreStep step = std::move(failed_step_).value_or(RestoreStep{});
+  failed_step_.reset();
+  return WithReports(std::move(step));
+}
+
+RestoreStep ChangelogReader::WithReports(RestoreStep step) {
   step.corrupted = std::move(corrupted_);
   corrupted_.clear();
   step.failed = std::move(failed_);
@@ -341,6 +359,8 @@ absl::StatusOr<RestoreStep> ChangelogReader::Restore() {
     step.stalled.erase(who);
     step.progressed.erase(who);
   }
+  RS_CHECK(corrupted_.empty() && failed_.empty(), "reader '{}' kept reports it returned",
+           config_.name);
   return step;
 }
 

@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -105,8 +106,13 @@ class ChangelogReader {
 
   // One step: prepares new changelogs, polls once, applies what came, completes actives.
   // Retryable transport errors leave the step empty (the next step retries); other errors are
-  // returned.
+  // returned — also after the step applied batches, completed changelogs or marked owners
+  // failed or corrupted (a seek back or an assignment that failed late): TakeFailedStep then
+  // gives what it did.
   absl::StatusOr<RestoreStep> Restore();
+  // After Restore returned an error: what that step did before it failed, with every failure
+  // and corruption report not yet returned (as a step returns them); empty otherwise.
+  RestoreStep TakeFailedStep();
   // After a checkpoint's restore: re-reads the end offset of every restoring active changelog
   // (the broker may have moved on while the process was frozen). On failure the next Restore
   // step tries again before it fetches.
@@ -161,11 +167,14 @@ class ChangelogReader {
   absl::Status Apply(PartitionRecords& records, RestoreStep& step);
   absl::Status CheckCompletion(const TopicPartition& tp, Changelog& c, RestoreStep& step);
   absl::Status Step(RestoreStep& step);
-  // Unregisters the owners' changelogs and keeps the report until a step returns: a step that
-  // fails after finding corruption must not lose it (the task would never come back).
+  // Moves the reports not yet returned into `step`.
+  RestoreStep WithReports(RestoreStep step);
+  // Unregisters the owners' changelogs and keeps the report until a step returns (or
+  // TakeFailedStep takes it): a step that fails after finding corruption must not lose it (the
+  // task would never come back).
   void MarkCorrupted(const std::vector<TopicPartition>& partitions);
   // A task-scoped failure of `tp`'s owner: unregisters every changelog of it and keeps the
-  // report until a step returns (as corruption).
+  // report until a step returns or TakeFailedStep takes it (as corruption).
   void MarkFailed(const TopicPartition& tp, const absl::Status& error);
   // A store error on `tp`: a retryable one stalls its owner, any other fails it.
   void StoreError(const TopicPartition& tp, const absl::Status& error, RestoreStep& step);
@@ -182,6 +191,7 @@ class ChangelogReader {
   int64_t standby_updated_ = 0;
   std::map<TaskIncarnation, std::set<TopicPartition>> corrupted_;  // not yet reported
   std::map<TaskIncarnation, absl::Status> failed_;                 // not yet reported
+  std::optional<RestoreStep> failed_step_;  // the last Restore's, when it failed
   ReaderMode reported_mode_ = ReaderMode::kStandbyUpdating;  // last told to observers
   bool refresh_pending_ = false;  // RefreshEndOffsets failed: retried at the next step
 };

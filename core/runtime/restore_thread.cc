@@ -152,15 +152,7 @@ void RestoreThread::Run() {
     if (stop_.Load()) break;
     absl::StatusOr<RestoreStep> step = reader_->Restore();
     if (!step.ok()) {
-      // A fatal error of the step (the broker refuses, a topic is gone, a bug) is task-less and
-      // fails every task it owns; anything else — retryable, or a transient state of the
-      // restore consumer (FAILED_PRECONDITION: a position not known yet after a failed seek) —
-      // is a warning, retried after a backoff as Kafka retries a TimeoutException.
-      if (!IsFatalStepError(step.status())) {
-        Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .error = step.status()});
-      } else {
-        failures_.FailAllOwned(step.status());
-      }
+      HandleFailedStep(step.status());
       MeasuredErrorBackoff();
       EndIterationMetrics();
       continue;
@@ -178,6 +170,34 @@ void RestoreThread::Run() {
   MutexLock lock(done_mu_);
   done_ = true;
   done_cv_.NotifyAll();
+}
+
+// A fatal error of the step (the broker refuses, a topic is gone, a bug) is task-less and fails
+// every task it owns; anything else — retryable, or a transient state of the restore consumer
+// (FAILED_PRECONDITION: a position not known yet after a failed seek) — is a warning, retried
+// after a backoff as Kafka retries a TimeoutException. A step can fail after it did work (the
+// seek back after a store error, an assignment refused after an unregister or at the step's
+// end): its batches are in the stores, its completions and failures stand, so it is handled as
+// a step — after the warning — or, after a fatal error, only published. Found by
+// FailureModelTest.AStepFailingAfterItAppliedBatchesPublishesTheirStandbyProgress: a task
+// failed in such a step stayed held with nothing registered until a later step returned
+// (registration, "held unpaused ... not registered"), and the standby progress lagged.
+void RestoreThread::HandleFailedStep(const absl::Status& error) {
+  RestoreStep partial = reader_->TakeFailedStep();
+  const bool did_work = partial.records > 0 || !partial.completed.empty() ||
+                        !partial.failed.empty() || !partial.corrupted.empty();
+  if (IsFatalStepError(error)) {
+    failures_.FailAllOwned(error);  // its reports name tasks failed now
+    RS_CHECK(tasks_.empty(), "restore thread '{}' kept tasks after a fatal step", config_.name);
+    if (partial.records > 0) snapshots_.Publish(*reader_, tasks_, partial.records);
+    return;
+  }
+  Emit(RestoreEvent{.kind = RestoreEvent::Kind::kWarning, .error = error});
+  if (!did_work) return;  // (as before: a step that did nothing is retried after the backoff)
+  TraceMark("cover", "a failed restore step that did work handled as a step");
+  metrics_.RecordRestoreCall(partial.records);
+  failures_.HandleFailures(partial);
+  HandleStep(partial);
 }
 
 // Nothing to restore or update: wait for work instead of polling nothing.

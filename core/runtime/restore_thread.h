@@ -152,6 +152,8 @@ class RestoreThread {
   void NoteSameTaskCloseAndCreate(const std::vector<TaskItem>& items);
   void CreateItem(TaskItem& item);
   void HandleStep(RestoreStep& step);
+  // After a step that returned `error` (what it did before it failed is the reader's).
+  void HandleFailedStep(const absl::Status& error);
   void HandOverRestored();
   // Waits for the next round while there is nothing to do; returns what it got.
   void IdleWait(std::vector<std::vector<TaskItem>>& rounds);
