@@ -120,9 +120,10 @@ class Checker {
   virtual void OnRestoreStopped(std::string_view restore_thread) {}
 
   // ---- the stream thread (on the stream thread) ----
-  // The assignment its task manager now works to (after each rebalance callback).
+  // The assignment its task manager now works to (after each rebalance callback);
+  // `revocation`: the partial view of a revocation callback, the rebalance's assignment to come.
   virtual void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                            const std::set<TaskId>& standby) {}
+                            const std::set<TaskId>& standby, bool revocation) {}
   // A decision about one incarnation (see TaskDecision), taken against that assignment.
   virtual void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                           TaskDecision decision, TaskType type) {}

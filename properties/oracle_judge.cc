@@ -138,7 +138,7 @@ struct Oracle::Judge {
   }
   void operator()(const AssignmentChanged& e) {
     Each<&Checker::OnAssignment>([&](Checker& c) {
-      c.OnAssignment(e.stream_thread, e.active, e.standby);
+      c.OnAssignment(e.stream_thread, e.active, e.standby, e.revocation);
     });
     o.ledger_.OnAssignment(e.stream_thread, e.active, e.standby);
   }

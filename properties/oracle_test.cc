@@ -730,3 +730,41 @@ TEST(OracleTest, ATaskTransitionFromAStateItWasNotInIsCaught) {
 
 }  // namespace
 }  // namespace restoresim::properties
+
+namespace restoresim::properties {
+namespace {
+
+// no_wasted_work at a rebalance: a running active closed on a revocation's partial view is
+// judged by the assignment that completes the rebalance — not wanted there, it passes; wanted
+// there (here as a standby: it should have been recycled in place), it is thrown-away work.
+void RunningActiveClosedAtARevocation(bool wanted_after) {
+  RuntimeWorld w(/*faults=*/false);
+  auto task = w.NewTask(2, TaskType::kActive);
+  const TaskIncarnation who = task->incarnation();
+  task->TransitionTo(TaskState::kRestoring);
+  task->TransitionTo(TaskState::kRunning);
+  const std::set<TaskId> none;
+  RS_OBSERVE(OnAssignment, "app-StreamThread-1", std::set<TaskId>{who.id}, none, false);
+  RS_OBSERVE(OnAssignment, "app-StreamThread-1", none, none, /*revocation=*/true);
+  RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kClose, TaskType::kActive);
+  task->TransitionTo(TaskState::kSuspended);
+  task->TransitionTo(TaskState::kClosed);
+  const std::set<TaskId> standby = wanted_after ? std::set<TaskId>{who.id} : none;
+  RS_OBSERVE(OnAssignment, "app-StreamThread-1", none, standby, /*revocation=*/false);
+}
+
+TEST(OracleTest, ARunningActiveClosedAtARevocationAndNotWantedAfterItPasses) {
+  auto r = RunSim([] { RunningActiveClosedAtARevocation(/*wanted_after=*/false); });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(OracleTest, ARunningActiveClosedAtARevocationThatItsRebalanceWantsAgainIsWastedWork) {
+  auto r = RunSim([] { RunningActiveClosedAtARevocation(/*wanted_after=*/true); });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:no_wasted_work]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("app-StreamThread-1 closes it while the assignment "
+                                           "completing its rebalance wants it as standby"));
+}
+
+}  // namespace
+}  // namespace restoresim::properties

@@ -67,6 +67,8 @@ const std::vector<BugProgram>& Table() {
        {"client_close"}},
       {Mutation::kCloseSentThenStarted, "scenario.restoring_task_moves_and_comes_back",
        {"dead_incarnation"}},
+      {Mutation::kRevokedClosedAtRevocation, "scenario.close_and_create_same_round",
+       {"no_wasted_work"}},
   };
   return *table;
 }

@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 3;
+inline constexpr int kEventFormatVersion = 4;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -131,8 +131,9 @@ struct RestoreShutdownRequested { RS_EVENT(RestoreShutdownRequested, "restore_sh
 struct RestoreStopped { RS_EVENT(RestoreStopped, "restore_stopped");
   Name restore_thread; RS_FIELDS(v("restore_thread", restore_thread)) };
 struct AssignmentChanged { RS_EVENT(AssignmentChanged, "assignment");
-  Name stream_thread; std::set<TaskId> active; std::set<TaskId> standby;
-  RS_FIELDS(v("stream_thread", stream_thread); v("active", active); v("standby", standby)) };
+  Name stream_thread; std::set<TaskId> active; std::set<TaskId> standby; bool revocation = false;
+  RS_FIELDS(v("stream_thread", stream_thread); v("active", active); v("standby", standby);
+            v("revocation", revocation)) };
 struct DecisionTaken { RS_EVENT(DecisionTaken, "decision"); Name stream_thread;
   TaskIncarnation who; TaskDecision decision{}; TaskType type{};
   RS_FIELDS(v("stream_thread", stream_thread); v("who", who); v("decision", decision);

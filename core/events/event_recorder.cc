@@ -215,10 +215,10 @@ void EventRecorder::OnRestoreStopped(std::string_view restore_thread) {
 // ---- the stream thread ----
 
 void EventRecorder::OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                                 const std::set<TaskId>& standby) {
+                                 const std::set<TaskId>& standby, bool revocation) {
   RecorderLock lock(mu_);
-  Emit(AssignmentChanged{
-      .stream_thread = Name(stream_thread), .active = active, .standby = standby});
+  Emit(AssignmentChanged{.stream_thread = Name(stream_thread), .active = active,
+                         .standby = standby, .revocation = revocation});
 }
 
 void EventRecorder::OnDecision(std::string_view stream_thread, const TaskIncarnation& who,

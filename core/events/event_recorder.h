@@ -73,7 +73,7 @@ class EventRecorder final : public RuntimeObserver {
   void OnRestoreShutdownRequested(std::string_view restore_thread) override;
   void OnRestoreStopped(std::string_view restore_thread) override;
   void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                    const std::set<TaskId>& standby) override;
+                    const std::set<TaskId>& standby, bool revocation) override;
   void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                   TaskDecision decision, TaskType type) override;
   void OnTaskFailed(std::string_view stream_thread, const TaskIncarnation& who,

@@ -136,8 +136,10 @@ class RuntimeObserver {
 
   // ---- the stream thread (on the stream thread) ----
   // The assignment its task manager now works to (after each rebalance callback).
+  // `revocation`: reported by a revocation callback, whose view is partial — the rebalance's
+  // own assignment (Kafka's onPartitionsAssigned, or a loss) is still to come.
   virtual void OnAssignment(std::string_view stream_thread, const std::set<TaskId>& active,
-                            const std::set<TaskId>& standby) {}
+                            const std::set<TaskId>& standby, bool revocation) {}
   // A decision about one incarnation (see TaskDecision), taken against that assignment.
   virtual void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                           TaskDecision decision, TaskType type) {}

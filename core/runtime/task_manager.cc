@@ -118,7 +118,7 @@ void TaskManager::OnPartitionsRevoked(const std::vector<TopicPartition>& partiti
     revoked_running_[id] = s.ok();
     TraceMark("task", "revoked " + it->second->incarnation().ToString());
   }
-  ReportAssignment();
+  ReportAssignment(/*revocation=*/true);
   in_revocation_ = true;
   Reconcile();  // everything else now; the revoked running tasks at the assignment
   in_revocation_ = false;
@@ -167,7 +167,12 @@ void TaskManager::Reconcile() {
         break;
       case Place::kRunning:
         // A revoked running task waits for the assignment of its rebalance.
-        if (!(in_revocation_ && revoked_running_.contains(id))) ReconcileRunning(id, want);
+        // Mutation revoked-closed-at-revocation (KAFKA-7672's eager close): decided on the
+        // revocation's partial view, before the assignment that may want it again.
+        if (!(in_revocation_ && revoked_running_.contains(id)) ||
+            RS_MUTANT(kRevokedClosedAtRevocation)) {
+          ReconcileRunning(id, want);
+        }
         break;
       case Place::kPendingInit: ReconcilePendingInit(id, want); break;
       case Place::kInRestore: ReconcileInRestore(id, want); break;

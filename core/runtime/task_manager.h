@@ -176,7 +176,8 @@ class TaskManager final : public RebalanceListener {
   void CloseRestored(TaskId id);
   TopicPartition InputOf(TaskId id) const { return factory_.InputOf(id); }
   // Observation: the assignment, a decision, every task held (no-ops without an observer).
-  void ReportAssignment() const;
+  // `revocation`: from a revocation callback (the rebalance's assignment still to come).
+  void ReportAssignment(bool revocation = false) const;
   void Decided(const TaskIncarnation& who, TaskDecision decision, TaskType type) const;
   void ReportView() const;
 

@@ -23,8 +23,8 @@ bool TaskManager::AllAssignedActivesRunning() const {
   return true;
 }
 
-void TaskManager::ReportAssignment() const {
-  RS_OBSERVE(OnAssignment, config_.thread_name, wanted_active_, wanted_standby_);
+void TaskManager::ReportAssignment(bool revocation) const {
+  RS_OBSERVE(OnAssignment, config_.thread_name, wanted_active_, wanted_standby_, revocation);
 }
 
 void TaskManager::Decided(const TaskIncarnation& who, TaskDecision decision,

@@ -104,3 +104,7 @@ RESTORESIM_MUTATION(kCloseTimeoutNotRunning, "close-timeout-not-running", "resto
 RESTORESIM_MUTATION(kCloseSentThenStarted, "close-sent-then-started", "KAFKA-16077",
     "a restored task whose CLOSE was already sent starts running when the assignment wants it "
     "again: the close pending for it is forgotten, as a later assignment overwrote it")
+RESTORESIM_MUTATION(kRevokedClosedAtRevocation, "revoked-closed-at-revocation", "KAFKA-7672",
+    "a running active whose partition is revoked is closed at the revocation, on its partial "
+    "view, instead of when the rebalance's assignment says what becomes of it (kept, recycled "
+    "to a standby, or closed)")
