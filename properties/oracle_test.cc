@@ -626,13 +626,18 @@ TEST(OracleTest, ActiveRecordsPublishedAsStandbyProgressAreCaught) {
 
 // dead_incarnation: an incarnation whose CLOSE was sent is dead to its stream thread until the
 // restore thread applied that CLOSE and handed it back removed.
+// Hands `task` to the restore thread "restore" and has its stream thread send its CLOSE.
+void HandOverAndSendClose(const Task& task) {
+  HandToTheRestoreThread(task);
+  RS_OBSERVE(OnDecision, "app-StreamThread-1", task.incarnation(), TaskDecision::kSendClose,
+             TaskType::kActive);
+}
+
 TEST(OracleTest, AResumeOfAnIncarnationWhoseCloseIsInFlightIsCaught) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);
     auto task = w.NewTask(2, TaskType::kActive);
-    HandToTheRestoreThread(*task);
-    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kSendClose,
-               TaskType::kActive);
+    HandOverAndSendClose(*task);
     RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kResume,
                TaskType::kActive);
     ADD_FAILURE() << "not caught";
@@ -659,9 +664,7 @@ TEST(OracleTest, ARestoredHandBackAfterTheCloseWasAppliedIsCaught) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);
     auto task = w.NewTask(2, TaskType::kActive);
-    HandToTheRestoreThread(*task);
-    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kSendClose,
-               TaskType::kActive);
+    HandOverAndSendClose(*task);
     RS_OBSERVE(OnCloseApplied, "restore", task->incarnation());
     HandBack(task, RestoreEvent::Kind::kRestored);  // as if it had been restored after all
     ADD_FAILURE() << "not caught";
@@ -679,9 +682,7 @@ TEST(OracleTest, AResumeAfterTheCloseCameBackPassesButADecisionAfterTheCloseDoes
     RuntimeWorld w(/*faults=*/false);
     auto task = w.NewTask(2, TaskType::kActive);
     const TaskIncarnation who = task->incarnation();
-    HandToTheRestoreThread(*task);
-    RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kSendClose,
-               TaskType::kActive);
+    HandOverAndSendClose(*task);
     RS_OBSERVE(OnCloseApplied, "restore", who);
     HandBack(task, RestoreEvent::Kind::kRemoved);
     RS_OBSERVE(OnDecision, "app-StreamThread-1", who, TaskDecision::kResume, TaskType::kActive);
