@@ -71,6 +71,34 @@ TEST(PausedOracleTest, APauseNotTakenUpAtTheNextIterationIsCaught) {
                                            "paused"));
 }
 
+// KIP-834: a task added while its topology is paused is added paused. Here the thread took
+// the pause up and paused what it held, then received a new task and never parked it: nothing
+// is restored into it, yet it is held unpaused at the next iteration (seen on the mutant
+// 5d998ecc7219, CreateItem without its Park, before the runtime's own check at the resume).
+TEST(PausedOracleTest, ATaskReceivedUnderThePauseAndNotParkedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(1, 20);
+    w.WriteChangelog(2, 20);
+    auto held = w.NewTask(1, TaskType::kStandby);
+    RegisterInTheRestoreThread(*held);
+    RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"restore"});
+    RS_OBSERVE(OnRestoreLoop, "restore");
+    RS_OBSERVE(OnTaskPaused, "restore", held->incarnation(), true);
+    RS_OBSERVE(OnRestoreLoop, "restore");  // fine: everything held is paused
+    auto late = w.NewTask(2, TaskType::kStandby);
+    RS_OBSERVE(OnHandOff, "restore", late->incarnation(), TaskHolder::kStreamThread,
+               TaskHolder::kToRestore);
+    RS_OBSERVE(OnHandOff, "restore", late->incarnation(), TaskHolder::kToRestore,
+               TaskHolder::kRestoreThread);
+    RS_OBSERVE(OnRestoreLoop, "restore");
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("0_2#"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("holds it unpaused at the start of an iteration"));
+}
+
 TEST(PausedOracleTest, BatchesAfterTheResumeAreFine) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);

@@ -7,8 +7,14 @@
 //   * and a pause is taken up at once: a thread named by the pause (OnTopologyPause) that
 //     began a loop iteration after it restores nothing and processes nothing until the
 //     topology is resumed — so a thread that never pauses its tasks is caught too;
+//   * a pause holds from the moment each task arrives (KIP-834: a task added to the state
+//     updater while its topology is paused is added paused): once a restore thread took up
+//     the pause (an iteration began after it), every task it holds at the start of its next
+//     iteration is one it reported paused — the tasks it held then and those it received since;
 //   * pause and resume reports pair: a task is not paused twice by one holder, nor resumed
 //     by a holder that did not pause it.
+#include <set>
+
 #include <fmt/format.h>
 
 #include "properties/checker.h"
@@ -52,7 +58,11 @@ class PausedTasksChecker final : public Checker {
     paused_by_.erase(it);
   }
 
-  void OnRestoreLoop(std::string_view rt) override { loop_seq_[Str(rt)] = ++seq_; }
+  void OnRestoreLoop(std::string_view rt) override {
+    const std::string thread = Str(rt);
+    if (HeldToPause(thread)) CheckAllPaused(thread);  // the iteration that ends took it up
+    loop_seq_[thread] = ++seq_;
+  }
   void OnStreamLoop(std::string_view st, std::string_view) override {
     loop_seq_[Str(st)] = ++seq_;
     processing_.clear();
@@ -93,7 +103,9 @@ class PausedTasksChecker final : public Checker {
 
   // A pause ends when its holder lets the task go.
   void OnHandOff(std::string_view rt, const TaskIncarnation& who, TaskHolder from,
-                 TaskHolder) override {
+                 TaskHolder to) override {
+    if (to == TaskHolder::kRestoreThread) held_[Str(rt)].insert(who);
+    if (from == TaskHolder::kRestoreThread) held_[Str(rt)].erase(who);
     auto it = paused_by_.find(who);
     if (from == TaskHolder::kRestoreThread && it != paused_by_.end() && it->second == rt) {
       paused_by_.erase(it);
@@ -102,9 +114,26 @@ class PausedTasksChecker final : public Checker {
   void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState) override {
     if (from == TaskState::kRunning) paused_by_.erase(task.who);
   }
-  void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_by_.erase(who); }
+  void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override {
+    paused_by_.erase(who);
+    for (auto& [thread, tasks] : held_) tasks.erase(who);
+  }
 
  private:
+  // Called at the start of an iteration of `thread` after one that began under the pause.
+  void CheckAllPaused(const std::string& thread) {
+    auto held = held_.find(thread);
+    if (held == held_.end()) return;
+    for (const TaskIncarnation& who : held->second) {
+      auto it = paused_by_.find(who);
+      if (it != paused_by_.end() && it->second == thread) continue;
+      Violation(who.ToString(),
+                fmt::format("{} holds it unpaused at the start of an iteration, after an "
+                            "iteration that began under its topology's pause",
+                            thread));
+    }
+  }
+
   // Whether `thread` began its current iteration after a pause that still holds.
   bool HeldToPause(const std::string& thread) const {
     auto paused = pause_seq_.find(thread);
@@ -118,6 +147,7 @@ class PausedTasksChecker final : public Checker {
   std::map<std::string, uint64_t> loop_seq_;   // per thread: when its last iteration began
   std::string processing_;                     // the stream thread processing now
   std::map<TaskIncarnation, std::string> paused_by_;  // task paused -> the holder that did it
+  std::map<std::string, std::set<TaskIncarnation>> held_;  // restore thread -> the tasks it holds
 };
 
 RESTORESIM_CHECKER(180, PausedTasksChecker);
