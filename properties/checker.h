@@ -219,6 +219,7 @@ class Checker {
   virtual void OnCheckpointWritten(const events::StateInfo& state,
                                    const CheckpointOffsets& offsets) {}
   virtual void OnCheckpointResult(const events::StateInfo& state, bool written) {}
+  virtual void OnCheckpointDecision(const events::CheckpointDecided& decision) {}
   virtual void OnWiped(const events::StateInfo& state) {}
   virtual void OnCheckpointDeleted(const events::StateInfo& state) {}
   // Under exactly-once, a store found with data but no checkpoint was wiped as it opened.

@@ -328,6 +328,9 @@ struct Oracle::Judge {
       c.OnThreadReplacement(e.instance, e.thread, e.done);
     });
   }
+  void operator()(const CheckpointDecided& e) {
+    Each<&Checker::OnCheckpointDecision>([&](Checker& c) { c.OnCheckpointDecision(e); });
+  }
   void operator()(const StandbyProgressPublished& e) {
     Each<&Checker::OnStandbyProgressPublished>([&](Checker& c) {
       c.OnStandbyProgressPublished(e.restore_thread, e.records);

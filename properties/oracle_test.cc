@@ -316,6 +316,64 @@ TEST(OracleTest, ACheckpointReportedAfterACrashIsNotAHighMark) {
   EXPECT_THAT(r.outcome.message, ::testing::Not(HasSubstr("no_wasted_work")));
 }
 
+// checkpoint_delta: the state manager's own decisions, measured from the checkpoint it wrote.
+TEST(OracleTest, RealCheckpointDecisionsPass) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(3, 8);
+    auto task = w.NewTask(3, TaskType::kActive);
+    StateManager& sm = task->state_manager();
+    w.RestoreInto(sm, 3, 5);
+    sm.Advance(Changelog(3), 5);
+    EXPECT_TRUE(sm.CheckpointNeeded(/*enforce=*/false, /*delta_min=*/0));
+    EXPECT_FALSE(sm.CheckpointNeeded(/*enforce=*/false, /*delta_min=*/5));
+    ASSERT_TRUE(sm.Flush().ok());
+    ASSERT_TRUE(sm.Checkpoint().ok());
+    EXPECT_FALSE(sm.CheckpointNeeded(/*enforce=*/false, /*delta_min=*/0));  // nothing moved
+    EXPECT_TRUE(sm.CheckpointNeeded(/*enforce=*/true, /*delta_min=*/0));
+    ASSERT_TRUE(sm.Close(/*clean=*/false).ok());
+  });
+  EXPECT_THAT(r.outcome.message, ::testing::Not(HasSubstr("checkpoint_delta")));
+}
+
+// Measured from the wrong checkpoint (the second campaign's 9de1258fd53c): a checkpoint file
+// rewritten at a commit although nothing moved since the last one.
+TEST(OracleTest, AnUnforcedCheckpointWithNothingMovedIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(3, 5);
+    auto task = w.NewTask(3, TaskType::kActive);
+    StateManager& sm = task->state_manager();
+    w.RestoreInto(sm, 3, 5);
+    sm.Advance(Changelog(3), 5);
+    ASSERT_TRUE(sm.Flush().ok());
+    ASSERT_TRUE(sm.Checkpoint().ok());
+    RS_OBSERVE(OnCheckpointDecision, sm, /*enforced=*/false, /*delta_min=*/0,
+               /*standby_without_checkpoint=*/false, /*needed=*/true);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:checkpoint_delta]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("an unforced checkpoint taken with its stores 0 "
+                                           "records past the last checkpoint written"));
+}
+
+TEST(OracleTest, AnUnforcedCheckpointSkippedPastTheThresholdIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    w.WriteChangelog(3, 5);
+    auto task = w.NewTask(3, TaskType::kActive);
+    StateManager& sm = task->state_manager();
+    w.RestoreInto(sm, 3, 5);
+    sm.Advance(Changelog(3), 5);
+    RS_OBSERVE(OnCheckpointDecision, sm, /*enforced=*/false, /*delta_min=*/2,
+               /*standby_without_checkpoint=*/false, /*needed=*/false);
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:checkpoint_delta]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("skipped with its stores 5 records past the last "
+                                           "checkpoint written (threshold 2)"));
+}
+
 TEST(OracleTest, OpenTaskAtTheEndIsReported) {
   auto r = RunSim([] {
     RuntimeWorld w(/*faults=*/false);

@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 4;
+inline constexpr int kEventFormatVersion = 5;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -223,6 +223,13 @@ struct CheckpointWritten { RS_EVENT(CheckpointWritten, "checkpoint_written"); St
   CheckpointOffsets offsets; RS_FIELDS(v("state", state); v("offsets", offsets)) };
 struct CheckpointResult { RS_EVENT(CheckpointResult, "checkpoint_result"); StateInfo state;
   bool written = false; RS_FIELDS(v("state", state); v("written", written)) };
+// CheckpointNeeded's answer for a registered state manager, with the offsets it judged.
+struct CheckpointDecided { RS_EVENT(CheckpointDecided, "checkpoint_decision"); StateInfo state;
+  CheckpointOffsets pending; bool enforced = false; int64_t delta_min = 0;
+  bool standby_without_checkpoint = false; bool needed = false;
+  RS_FIELDS(v("state", state); v("pending", pending); v("enforced", enforced);
+            v("delta_min", delta_min);
+            v("standby_without_checkpoint", standby_without_checkpoint); v("needed", needed)) };
 struct Wiped { RS_EVENT(Wiped, "wiped"); StateInfo state; RS_FIELDS(v("state", state)) };
 // The task directory's checkpoint file is gone (deleted, or there was none): under exactly-once
 // at load and before the task processes.
@@ -284,7 +291,7 @@ using EventBody = std::variant<
     ReaderModeChanged, StoresRegistered, StoresReleased, StoresClosing, Advanced, Flushed,
     CheckpointWritten, CheckpointResult, Wiped, CheckpointDeleted, StoreWipedOnOpen,
     CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished, ClientClosed,
-    ClientCloseCalled, ThreadReplacing, StandbyProgressPublished>;
+    ClientCloseCalled, ThreadReplacing, StandbyProgressPublished, CheckpointDecided>;
 
 struct Event {
   EventHeader header;

@@ -124,6 +124,8 @@ class EventRecorder final : public RuntimeObserver {
   void OnFlushed(const StateManager& state) override;
   void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) override;
   void OnCheckpointResult(const StateManager& state, bool written) override;
+  void OnCheckpointDecision(const StateManager& state, bool enforced, int64_t delta_min,
+                            bool standby_without_checkpoint, bool needed) override;
   void OnWiped(const StateManager& state) override;
   void OnCheckpointDeleted(const StateManager& state) override;
   void OnStoreWipedOnOpen(const StateManager& state, const TopicPartition& changelog) override;

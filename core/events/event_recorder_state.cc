@@ -118,6 +118,18 @@ void EventRecorder::OnCheckpointResult(const StateManager& state, bool written) 
   Emit(CheckpointResult{.state = Snapshot(state, false), .written = written});
 }
 
+void EventRecorder::OnCheckpointDecision(const StateManager& state, bool enforced,
+                                         int64_t delta_min, bool standby_without_checkpoint,
+                                         bool needed) {
+  RecorderLock lock(mu_);
+  Emit(CheckpointDecided{.state = Snapshot(state, false),
+                         .pending = state.pending_offsets(),
+                         .enforced = enforced,
+                         .delta_min = delta_min,
+                         .standby_without_checkpoint = standby_without_checkpoint,
+                         .needed = needed});
+}
+
 void EventRecorder::OnWiped(const StateManager& state) {
   RecorderLock lock(mu_);
   Emit(Wiped{.state = Snapshot(state, false)});

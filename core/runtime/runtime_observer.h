@@ -238,6 +238,10 @@ class RuntimeObserver {
   // A checkpoint of `offsets` is about to be written (the claim), and whether it was.
   virtual void OnCheckpointWritten(const StateManager& state, const CheckpointOffsets& offsets) {}
   virtual void OnCheckpointResult(const StateManager& state, bool written) {}
+  // A checkpoint decision (CheckpointNeeded) and its answer: `enforced` (a close, recycle or end
+  // of restoration), the threshold, the exactly-once standby without one on disk.
+  virtual void OnCheckpointDecision(const StateManager& state, bool enforced, int64_t delta_min,
+                                    bool standby_without_checkpoint, bool needed) {}
   virtual void OnWiped(const StateManager& state) {}
   // The task directory's checkpoint file is gone (deleted, or there was none): under
   // exactly-once at load and before the task processes.

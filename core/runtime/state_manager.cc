@@ -331,6 +331,15 @@ void StateManager::Clear() {
   last_checkpoint_.clear();
 }
 
+bool StateManager::CheckpointNeeded(bool enforce, int64_t delta_min) const {
+  RS_CHECK(delta_min >= 0, "task {}: checkpoint threshold {}", id_.ToString(), delta_min);
+  if (!registered()) return false;
+  const bool needed =
+      enforce || OffsetDeltaSinceCheckpoint() > delta_min || StandbyWithoutCheckpoint();
+  RS_OBSERVE(OnCheckpointDecision, *this, enforce, delta_min, StandbyWithoutCheckpoint(), needed);
+  return needed;
+}
+
 int64_t StateManager::OffsetDeltaSinceCheckpoint() const {
   int64_t delta = 0;
   for (const auto& [changelog, next] : pending_) {

@@ -104,10 +104,8 @@ class StateManager {
   // Under exactly-once a standby whose checkpoint was deleted at load needs one too, whatever
   // it restored since: a caught-up standby that receives nothing would otherwise have none on
   // disk (a restoresim departure, docs/DESIGN.md: the harness and the offset sums read it).
-  bool CheckpointNeeded(bool enforce, int64_t delta_min) const {
-    return registered() &&
-           (enforce || OffsetDeltaSinceCheckpoint() > delta_min || StandbyWithoutCheckpoint());
-  }
+  // Observed (OnCheckpointDecision): the oracle's checkpoint_delta recomputes the answer.
+  bool CheckpointNeeded(bool enforce, int64_t delta_min) const;
   bool StandbyWithoutCheckpoint() const {
     return config_.exactly_once && type_ == TaskType::kStandby && !checkpoint_on_disk_;
   }
