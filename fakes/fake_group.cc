@@ -298,6 +298,7 @@ bool GroupCoordinator::Acknowledge(const std::string& member_id) {
   auto it = members_.find(member_id);
   if (it == members_.end()) return ReleaseHeld();
   it->second.delivered = it->second.taken;
+  it->second.unacknowledged = false;
   return ReleaseHeld();
 }
 
@@ -314,6 +315,10 @@ std::vector<RebalanceEvent> GroupCoordinator::TakeEvents(const std::string& memb
   if (it == members_.end()) return {};
   *must_rejoin = it->second.lost;
   std::vector<RebalanceEvent> events = std::exchange(it->second.pending, {});
+  // Until Acknowledge: a generation that changes only the user data (standbys) leaves `taken`
+  // equal to `delivered`, and the member still acts on the one before (seed 145, the test
+  // AGenerationChangingOnlyUserDataIsUnsettledUntilAcknowledged).
+  if (!events.empty()) it->second.unacknowledged = true;
   for (const RebalanceEvent& e : events) {
     it->second.taken = e.kind == RebalanceEvent::Kind::kLost ? std::vector<TopicPartition>()
                                                             : e.assigned.partitions;
@@ -328,7 +333,7 @@ bool GroupCoordinator::HasEvents(const std::string& member_id) const {
 
 bool GroupCoordinator::Settled() const {
   for (const auto& [id, m] : members_) {
-    if (!m.pending.empty() || m.taken != m.delivered) return false;
+    if (!m.pending.empty() || m.unacknowledged || m.taken != m.delivered) return false;
     if (!m.lost && m.owned != m.target.partitions) return false;
   }
   return true;

@@ -116,6 +116,7 @@ class GroupCoordinator {
     Assignment target;                  // the latest assignment asked for (may be held back)
     std::vector<TopicPartition> taken;      // what the member owns after the events it took
     std::vector<TopicPartition> delivered;  // ... and has acknowledged: what it really holds
+    bool unacknowledged = false;  // took events whose callbacks have not returned yet
     std::vector<RebalanceEvent> pending;
     bool lost = false;  // awaiting its lost event's delivery and rejoin
     GroupAssignor* assignor = nullptr;  // offered at Join (not owned)
