@@ -71,6 +71,9 @@ struct DirRecord {
   std::map<TopicPartition, int64_t> compacted_below;
   std::optional<CleanClose> clean_close;  // the last close, when clean and nothing since
   bool wiped = false;                     // wiped, not opened since
+  // Under exactly-once, an open deletes the checkpoint it read before it registers: the state
+  // manager that did, until it registers or lets the stores go (then the checkpoint is gone).
+  std::optional<uint64_t> deleted_at_load_by;
 };
 
 struct Wanted {
@@ -185,6 +188,7 @@ class Ledger final {
   void OnReaderDestroyed(std::string_view reader);
   void OnStoresRegistered(const events::StateInfo& state);
   void OnStoresReleased(const events::StateInfo& state);
+  void OnCheckpointDeleted(const events::StateInfo& state);
   void OnStoresClosing(const events::StateInfo& state, bool clean);
   void OnAdvance(const events::StateInfo& state, const TopicPartition& changelog,
                  int64_t next_offset);

@@ -296,6 +296,7 @@ struct Oracle::Judge {
   }
   void operator()(const CheckpointDeleted& e) {
     Each<&Checker::OnCheckpointDeleted>([&](Checker& c) { c.OnCheckpointDeleted(e.state); });
+    o.ledger_.OnCheckpointDeleted(e.state);
   }
   void operator()(const StoreWipedOnOpen& e) {
     Each<&Checker::OnStoreWipedOnOpen>([&](Checker& c) {

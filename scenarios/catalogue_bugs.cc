@@ -69,6 +69,8 @@ const std::vector<BugProgram>& Table() {
        {"dead_incarnation"}},
       {Mutation::kRevokedClosedAtRevocation, "scenario.close_and_create_same_round",
        {"no_wasted_work"}},
+      {Mutation::kRestoreBatchRecordByRecord, "scenario.storage_faults_on_a_live_instance",
+       {"eos_restored_batch", "checkpoint"}},
   };
   return *table;
 }

@@ -381,6 +381,7 @@ absl::Status ChangelogReader::Step(RestoreStep& step) {
       // after a crash left a restored store without the failed batch). A non-retryable error
       // fails the task instead (its changelogs are unregistered).
       if (IsRetryable(s)) {
+        TraceMark("cover", "restored batch's write failed: seek back to the store");
         auto it = changelogs_.find(batch.partition);
         if (absl::Status seek = consumer_.Seek(it->first, it->second.position); !seek.ok()) {
           return seek;

@@ -82,6 +82,8 @@ class LogStore final : public KeyValueStore {
   absl::Status FlushRecording(std::optional<int64_t> offset);
   std::string ManifestPath() const;
   absl::Status Append(std::string_view key, const std::string_view* value);
+  absl::Status WriteRecords(std::string_view records);  // one append, accounted
+  void ApplyInMemory(std::string_view key, const std::string_view* value);
   absl::Status Compact();
   absl::Status CheckOpen() const;
   std::string SegmentPath(uint32_t number) const;

@@ -108,3 +108,7 @@ RESTORESIM_MUTATION(kRevokedClosedAtRevocation, "revoked-closed-at-revocation", 
     "a running active whose partition is revoked is closed at the revocation, on its partial "
     "view, instead of when the rebalance's assignment says what becomes of it (kept, recycled "
     "to a standby, or closed)")
+RESTORESIM_MUTATION(kRestoreBatchRecordByRecord, "restore-batch-record-by-record", "restoresim",
+    "the log store writes a restored batch one record at a time, so a write failing part-way "
+    "leaves the batch's first records applied though the batch failed (the store before issue "
+    "23's fifth bug fix; KeyValueStore::RestoreBatch is all or nothing)")
