@@ -16,6 +16,7 @@
 #define RESTORESIM_PROPERTIES_CHECKER_H_
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -163,6 +164,8 @@ class Checker {
   virtual void OnThreadReplacement(std::string_view instance, std::string_view thread,
                                    bool done) {}
   virtual void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) {}
+  virtual void OnOffsetSumsReported(std::string_view stream_thread,
+                                    const std::map<TaskId, int64_t>& sums) {}
   virtual void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                               const std::vector<std::string>& threads) {}
 

@@ -332,6 +332,11 @@ struct Oracle::Judge {
   void operator()(const CheckpointDecided& e) {
     Each<&Checker::OnCheckpointDecision>([&](Checker& c) { c.OnCheckpointDecision(e); });
   }
+  void operator()(const OffsetSumsReported& e) {
+    Each<&Checker::OnOffsetSumsReported>([&](Checker& c) {
+      c.OnOffsetSumsReported(e.stream_thread, e.sums);
+    });
+  }
   void operator()(const StandbyProgressPublished& e) {
     Each<&Checker::OnStandbyProgressPublished>([&](Checker& c) {
       c.OnStandbyProgressPublished(e.restore_thread, e.records);

@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+
 #include "core/runtime/restore_thread.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
@@ -372,6 +375,77 @@ TEST(OracleTest, AnUnforcedCheckpointSkippedPastTheThresholdIsCaught) {
   EXPECT_THAT(r.outcome.message, StartsWith("[invariant:checkpoint_delta]"));
   EXPECT_THAT(r.outcome.message, HasSubstr("skipped with its stores 5 records past the last "
                                            "checkpoint written (threshold 2)"));
+}
+
+// offset_sums: a task of "app-StreamThread-1" restored to 5 and closed clean (its checkpoint
+// written); then its thread reports sums_of(what that checkpoint names) for the assignor.
+void CloseCheckpointedThenReport(
+    const std::function<std::map<TaskId, int64_t>(int64_t named)>& sums_of) {
+  RuntimeWorld w(/*faults=*/false);
+  w.WriteChangelog(3, 5);
+  auto task = w.NewTask(3, TaskType::kActive);
+  RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kCreate,
+             TaskType::kActive);
+  StateManager& sm = task->state_manager();
+  w.RestoreInto(sm, 3, 5);
+  ASSERT_TRUE(sm.Close(/*clean=*/true).ok());
+  int64_t named = 0;
+  for (const auto& [changelog, offset] : sm.last_checkpoint()) named += offset;
+  ASSERT_GT(named, 0);
+  sm.Clear();
+  task->TransitionTo(TaskState::kClosed);
+  RS_OBSERVE(OnOffsetSumsReported, "app-StreamThread-1", sums_of(named));
+  w.oracle.CheckFinal();
+}
+
+TEST(OracleTest, TheCheckpointedSumOfADirectoryHeldNoMorePasses) {
+  auto r = RunSim([] {
+    CloseCheckpointedThenReport([](int64_t named) {
+      return std::map<TaskId, int64_t>{{TaskId{0, 3}, named}};
+    });
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+// The campaign's c614c8c47514: the sums forget the tasks a thread held before.
+TEST(OracleTest, ACheckpointedDirectoryLeftOutOfTheOffsetSumsIsCaught) {
+  auto r = RunSim([] {
+    CloseCheckpointedThenReport([](int64_t) { return std::map<TaskId, int64_t>{}; });
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:offset_sums]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("app-StreamThread-1 leaves out of its offset sums the "
+                                           "task directory /state/app/0_3"));
+}
+
+// What the runtime did before NoteClosed: the sum it reported while the task restored.
+TEST(OracleTest, AStaleSumForADirectoryHeldNoMoreIsCaught) {
+  auto r = RunSim([] {
+    CloseCheckpointedThenReport([](int64_t named) {
+      return std::map<TaskId, int64_t>{{TaskId{0, 3}, named - 1}};
+    });
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:offset_sums]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("for the task directory /state/app/0_3 it holds "
+                                           "nothing of, whose checkpoint names"));
+}
+
+TEST(OracleTest, ARunningActiveNotReportedLatestIsCaught) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    auto task = w.NewTask(2, TaskType::kActive);
+    RS_OBSERVE(OnDecision, "app-StreamThread-1", task->incarnation(), TaskDecision::kCreate,
+               TaskType::kActive);
+    task->TransitionTo(TaskState::kRestoring);
+    task->TransitionTo(TaskState::kRunning);
+    RS_OBSERVE(OnOffsetSumsReported, "app-StreamThread-1", std::map<TaskId, int64_t>{
+                                                               {TaskId{0, 2}, 7}});
+  });
+  ASSERT_FALSE(r.outcome.ok());
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:offset_sums]"));
+  EXPECT_THAT(r.outcome.message, HasSubstr("app-StreamThread-1 runs it but reports the offset "
+                                           "sum 7"));
 }
 
 TEST(OracleTest, OpenTaskAtTheEndIsReported) {

@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 5;
+inline constexpr int kEventFormatVersion = 6;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -276,6 +276,11 @@ struct ThreadReplacing { RS_EVENT(ThreadReplacing, "thread_replacement"); Name i
 struct StandbyProgressPublished { RS_EVENT(StandbyProgressPublished, "standby_progress");
   Name restore_thread; int64_t records = 0;
   RS_FIELDS(v("restore_thread", restore_thread); v("records", records)) };
+// The task offset sums a stream thread reports in its subscription for the Streams assignor
+// (Kafka's TaskManager.getTaskOffsetSums): -2 (LATEST) for a running active.
+struct OffsetSumsReported { RS_EVENT(OffsetSumsReported, "offset_sums"); Name stream_thread;
+  std::map<TaskId, int64_t> sums;
+  RS_FIELDS(v("stream_thread", stream_thread); v("sums", sums)) };
 
 #undef RS_EVENT
 #undef RS_FIELDS
@@ -291,7 +296,8 @@ using EventBody = std::variant<
     ReaderModeChanged, StoresRegistered, StoresReleased, StoresClosing, Advanced, Flushed,
     CheckpointWritten, CheckpointResult, Wiped, CheckpointDeleted, StoreWipedOnOpen,
     CheckpointClaimDropped, Appended, Aborted, FsCrashed, RunFinished, ClientClosed,
-    ClientCloseCalled, ThreadReplacing, StandbyProgressPublished, CheckpointDecided>;
+    ClientCloseCalled, ThreadReplacing, StandbyProgressPublished, CheckpointDecided,
+    OffsetSumsReported>;
 
 struct Event {
   EventHeader header;

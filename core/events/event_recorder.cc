@@ -306,6 +306,12 @@ void EventRecorder::OnStandbyProgressPublished(std::string_view restore_thread,
   Emit(StandbyProgressPublished{.restore_thread = Name(restore_thread), .records = records});
 }
 
+void EventRecorder::OnOffsetSumsReported(std::string_view stream_thread,
+                                         const std::map<TaskId, int64_t>& sums) {
+  RecorderLock lock(mu_);
+  Emit(OffsetSumsReported{.stream_thread = Name(stream_thread), .sums = sums});
+}
+
 // ---- transport clients, checkpoint/restore ----
 
 void EventRecorder::OnClientOwner(std::string_view client_id, std::string_view thread) {

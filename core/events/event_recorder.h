@@ -94,6 +94,8 @@ class EventRecorder final : public RuntimeObserver {
   void OnThreadReplacement(std::string_view instance, std::string_view thread,
                            bool done) override;
   void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) override;
+  void OnOffsetSumsReported(std::string_view stream_thread,
+                            const std::map<TaskId, int64_t>& sums) override;
   void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                       const std::vector<std::string>& threads) override;
   void OnClientOwner(std::string_view client_id, std::string_view thread) override;

@@ -6,8 +6,9 @@
 //                                    incarnation, so a stale entry is never taken), else its
 //                                    sum when it was handed over, until the thread publishes;
 //   any other task it holds   what its registered stores hold;
-//   task directories it holds nothing of   the checkpoint read at ScanStateDirectory, or the
-//                                    sum the task had when this thread last held it.
+//   task directories it holds nothing of   what their checkpoint names: read at
+//                                    ScanStateDirectory, or noted when this thread closed
+//                                    their task without wiping it (NoteClosed).
 // Kafka pins an overflowing sum to Long.MAX_VALUE; so does this.
 //
 // Thread-safety: its stream thread only (the restore thread's sums come through a snapshot).
@@ -29,8 +30,12 @@ class OffsetSums {
  public:
   // A task goes to the restore thread: its sum now, until the restore thread publishes one.
   void NoteHandedOver(const Task& task);
-  // The sums to report now (and remembers them as the last known of their directories).
+  // The sums to report now.
   std::map<TaskId, int64_t> Compute(const TasksRegistry& tasks, const RestoreThread& restore);
+  // A task whose stores it closes without wiping them: from now on its directory's sum is
+  // what the checkpoint on disk names (Kafka reads that file for a directory it holds no task
+  // of), not what it reported while the task restored. REQUIRES: registered, not yet cleared.
+  void NoteClosed(const StateManager& state);
   // The task's directory was wiped: no sum of its is known any more.
   void Forget(TaskId id) {
     last_known_.erase(id);

@@ -21,6 +21,7 @@
 #define RESTORESIM_CORE_RUNTIME_RUNTIME_OBSERVER_H_
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -224,6 +225,9 @@ class RuntimeObserver {
   // After a step, what its restore thread published as records written to standby stores so
   // far (UpdaterSnapshots: what the stream thread reads as standby progress).
   virtual void OnStandbyProgressPublished(std::string_view restore_thread, int64_t records) {}
+  // The task offset sums a stream thread reports in its subscription (offset_sums.h).
+  virtual void OnOffsetSumsReported(std::string_view stream_thread,
+                                    const std::map<TaskId, int64_t>& sums) {}
 
   // ---- state managers (on the thread that holds the task) ----
   virtual void OnStoresRegistered(const StateManager& state) {}

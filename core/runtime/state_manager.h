@@ -94,6 +94,11 @@ class StateManager {
   void Advance(const TopicPartition& changelog, int64_t next_offset);
   const CheckpointOffsets& pending_offsets() const { return pending_; }
   const CheckpointOffsets& flushed_offsets() const { return flushed_; }
+  // What the checkpoint file names, as far as this state manager knows: the one read at
+  // registration (claims the stores do not back dropped) or the last it wrote; and whether the
+  // file is there (false once exactly-once deleted it).
+  const CheckpointOffsets& last_checkpoint() const { return last_checkpoint_; }
+  bool checkpoint_on_disk() const { return checkpoint_on_disk_; }
   // How far the stores moved since the last checkpoint written (or, before the first, since
   // registration): the sum over changelogs of pending minus what that checkpoint named.
   // Kafka's StateManagerUtil.checkpointNeeded compares it with the 10 000-record threshold

@@ -104,6 +104,7 @@ absl::Status StreamThread::ReportSubscription() {
            config_.name);
   SubscriptionInfo info{.process_id = config_.process_id,
                         .task_offset_sums = tasks_->TaskOffsetSums()};
+  RS_OBSERVE(OnOffsetSumsReported, config_.name, info.task_offset_sums);
   return consumer_->SetSubscriptionUserData(info.Encode());
 }
 
