@@ -71,6 +71,7 @@ const std::vector<BugProgram>& Table() {
        {"no_wasted_work"}},
       {Mutation::kRestoreBatchRecordByRecord, "scenario.storage_faults_on_a_live_instance",
        {"eos_restored_batch", "checkpoint"}},
+      {Mutation::kOffsetSumsStale, "scenario.standbys_placed_by_assignor", {"offset_sums"}},
   };
   return *table;
 }

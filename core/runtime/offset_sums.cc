@@ -5,6 +5,7 @@
 #include "core/runtime/assignment_info.h"
 #include "core/state/checkpoint_file.h"
 #include "core/util/check.h"
+#include "core/util/run_context.h"
 
 namespace restoresim {
 namespace {
@@ -32,6 +33,8 @@ void OffsetSums::NoteClosed(const StateManager& state) {
   // Without a file (exactly-once deleted it and no clean close wrote one) Kafka reports
   // nothing. At-least-once with no file ever read or written reports 0: the assignor takes it
   // as it takes no sum, the whole changelog to restore.
+  // Mutation offset-sums-stale: the sum reported while the task was held stays.
+  if (RS_MUTANT(kOffsetSumsStale)) return;
   if (state.checkpoint_on_disk()) {
     last_known_[state.id()] = SumOf(state.last_checkpoint());
   } else {
@@ -76,6 +79,11 @@ std::map<TaskId, int64_t> OffsetSums::Compute(const TasksRegistry& tasks,
   // noted when this thread closed their task (NoteClosed). It used to remember the sums it
   // reported here, which understated a task that ran after (offset_sums, random seed 1 of
   // scenario.standbys_placed_by_assignor: 90 reported, 132 in the checkpoint).
+  if (RS_MUTANT(kOffsetSumsStale)) {
+    for (const auto& [id, sum] : sums) {
+      if (sum != kLatestOffset) last_known_[id] = sum;
+    }
+  }
   for (const auto& [id, sum] : last_known_) sums.emplace(id, sum);
   RS_CHECK_LE(sums.size(), SubscriptionInfo::kTasksMax, "{} tasks to report", sums.size());
   return sums;

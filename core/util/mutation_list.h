@@ -112,3 +112,8 @@ RESTORESIM_MUTATION(kRestoreBatchRecordByRecord, "restore-batch-record-by-record
     "the log store writes a restored batch one record at a time, so a write failing part-way "
     "leaves the batch's first records applied though the batch failed (the store before issue "
     "23's fifth bug fix; KeyValueStore::RestoreBatch is all or nothing)")
+RESTORESIM_MUTATION(kOffsetSumsStale, "offset-sums-stale", "restoresim",
+    "a stream thread reports, for a task directory it no longer holds, the offset sum it last "
+    "reported while it held the task, not what the directory's checkpoint names: a task that "
+    "ran and closed clean since looks far behind its state to the assignor (the sums before "
+    "issue 23's offset_sums invariant)")
