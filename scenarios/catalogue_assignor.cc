@@ -291,9 +291,9 @@ void EosCorruptedActiveMovesToItsStandby(RunEnv& env) {
   // may balance it back before it runs there, to the instance whose standby, restored since the
   // wipe, is caught up too (pos seed 764: b restored it for 300 ms, a restore poll of 100 ms per
   // task, and the probing rebalance 300 ms after the corruption moved it back to a).
-  auto moved = [&] {
-    return ActiveAndStandbyOf(fleet, id).first == standby ||
-           fleet.thread(standby).task_manager().wanted_active().contains(id);
+  auto moved = [&fleet, &id, to = standby] {  // a structured binding: captured by value
+    return ActiveAndStandbyOf(fleet, id).first == to ||
+           fleet.thread(to).task_manager().wanted_active().contains(id);
   };
   while (!moved() && w.clock.NowNs() < deadline) w.clock.SleepFor(5 * kMillisecond);
   if (rot.rotted() == 0 || !moved()) {
