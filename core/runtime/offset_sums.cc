@@ -40,8 +40,6 @@ void OffsetSums::NoteClosed(const StateManager& state) {
   } else {
     last_known_.erase(state.id());
   }
-  RS_CHECK(!last_known_.contains(state.id()) || last_known_.at(state.id()) >= 0,
-           "task {}: closed at a negative sum", state.id().ToString());
 }
 
 void OffsetSums::NoteHandedOver(const Task& task) {

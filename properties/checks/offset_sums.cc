@@ -8,9 +8,7 @@
 // them to the oracle. Without it the campaign's survivor c614c8c47514 (the sums forgot the tasks
 // a thread held before) changed placements that nothing judged (docs/MUTATION_SCORE.md).
 #include <map>
-#include <set>
 #include <string>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,24 +23,17 @@ class OffsetSumsChecker final : public Checker {
   explicit OffsetSumsChecker(OracleContext& c) : Checker(c, "offset_sums") {}
 
   // A checkpoint on disk now names what its task's stores hold: the thread whose task wrote it
-  // must report the directory once it no longer holds the task.
-  void OnCheckpointWritten(const events::StateInfo& state,
-                           const CheckpointOffsets& offsets) override {
-    claims_[state.state_id] = offsets;
-  }
+  // must report the directory once it no longer holds the task. The ledger holds the write's
+  // claim (OnCheckpointWritten) until it takes this result in.
   void OnCheckpointResult(const events::StateInfo& state, bool written) override {
-    auto claim = claims_.find(state.state_id);
-    if (claim == claims_.end()) return;  // failed at the flush: nothing was claimed
-    const CheckpointOffsets offsets = std::move(claim->second);
-    claims_.erase(claim);
     if (!written) return;  // the file on disk is the one before
     const TaskIncarnation* who = ledger().OwnerOf(state);
-    if (who == nullptr) return;
-    auto record = ledger().open.find(*who);
-    if (record == ledger().open.end() || record->second.stream_thread.empty()) return;
-    on_disk_[state.task_dir] = OnDisk{record->second.stream_thread, who->id, SumOf(offsets)};
+    const std::string* thread = StreamThreadOf(state);
+    if (thread == nullptr || thread->empty()) return;
+    auto dir = ledger().dirs.find(state.task_dir);
+    if (dir == ledger().dirs.end()) return;  // a result without its write (an event file's)
+    on_disk_[state.task_dir] = OnDisk{*thread, who->id, SumOf(dir->second.checkpointed)};
   }
-  void OnStoresReleased(const events::StateInfo& state) override { claims_.erase(state.state_id); }
   void OnCheckpointDeleted(const events::StateInfo& state) override {
     on_disk_.erase(state.task_dir);
   }
@@ -51,11 +42,9 @@ class OffsetSumsChecker final : public Checker {
   // own: the checkpoint as read, a claim the stores do not back dropped from the file already.
   void OnStoresRegistered(const events::StateInfo& state) override {
     auto it = on_disk_.find(state.task_dir);
-    if (it == on_disk_.end()) return;
-    const TaskIncarnation* who = ledger().OwnerOf(state);
-    if (who == nullptr) return;
-    auto record = ledger().open.find(*who);
-    if (record != ledger().open.end() && record->second.stream_thread != it->second.thread) {
+    if (it == on_disk_.end() || ledger().OwnerOf(state) == nullptr) return;
+    const std::string* thread = StreamThreadOf(state);
+    if (thread != nullptr && *thread != it->second.thread) {
       on_disk_.erase(it);
     } else {
       it->second.sum = SumOf(state.flushed);
@@ -68,7 +57,7 @@ class OffsetSumsChecker final : public Checker {
     CheckRunningAreLatest(thread, sums);
     for (const auto& [id, sum] : sums) {
       if (sum == kLatestOffset) {
-        if (!HoldsActive(thread, id)) {
+        if (!Holds(thread, id, /*active_only=*/true)) {
           Violation(id.ToString(), fmt::format("{} reports LATEST for a task it holds no active "
                                                "of",
                                                thread));
@@ -87,7 +76,7 @@ class OffsetSumsChecker final : public Checker {
                               thread, dir));
       }
       // A directory it holds no task of: what its checkpoint names, as Kafka reads the file.
-      if (!HoldsAny(thread, disk.task) && it->second != disk.sum) {
+      if (!Holds(thread, disk.task, /*active_only=*/false) && it->second != disk.sum) {
         Violation(disk.task.ToString(),
                   fmt::format("{} reports the offset sum {} for the task directory {} it holds "
                               "nothing of, whose checkpoint names {}",
@@ -122,15 +111,18 @@ class OffsetSumsChecker final : public Checker {
                                              : fmt::format("the offset sum {}", it->second)));
     }
   }
-  bool HoldsAny(const std::string& thread, const TaskId& id) const {
-    for (const auto& [who, record] : ledger().open) {
-      if (who.id == id && record.stream_thread == thread) return true;
-    }
-    return false;
+  // The stream thread whose task manager made the open task these stores belong to.
+  const std::string* StreamThreadOf(const events::StateInfo& state) const {
+    const TaskIncarnation* who = ledger().OwnerOf(state);
+    if (who == nullptr) return nullptr;
+    auto record = ledger().open.find(*who);
+    return record == ledger().open.end() ? nullptr : &record->second.stream_thread;
   }
-  bool HoldsActive(const std::string& thread, const TaskId& id) const {
+  // Whether `thread` holds an open incarnation of `id` (an active one, with active_only).
+  bool Holds(const std::string& thread, const TaskId& id, bool active_only) const {
     for (const auto& [who, record] : ledger().open) {
-      if (who.id == id && record.stream_thread == thread && record.type == TaskType::kActive) {
+      if (who.id == id && record.stream_thread == thread &&
+          (!active_only || record.type == TaskType::kActive)) {
         return true;
       }
     }
@@ -138,7 +130,6 @@ class OffsetSumsChecker final : public Checker {
   }
 
   std::map<std::string, OnDisk> on_disk_;  // task directory -> who wrote its checkpoint
-  std::map<uint64_t, CheckpointOffsets> claims_;  // per state manager: a write in flight
 };
 
 RESTORESIM_CHECKER(270, OffsetSumsChecker);
