@@ -193,11 +193,13 @@ class Checker {
   virtual void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
                                const TaskIncarnation& owner, TaskType type,
                                int64_t next_offset, int64_t records) {}
-  // The same batch under exactly once, with the owner's state manager after it (`state`, its
-  // stores when read) and the changelog's log start then (-1: unknown). After OnRestoredBatch.
+  // The same batch with the owner's state manager after it (`state`, its stores when read),
+  // the changelog's log start then (-1: unknown) and the owner's processing guarantee. After
+  // OnRestoredBatch; not called when the recorder had no open state manager of the owner.
   virtual void OnRestoredBatchState(std::string_view reader, const TopicPartition& changelog,
                                     const TaskIncarnation& owner, int64_t next_offset,
-                                    int64_t log_start, const events::StateInfo& state) {}
+                                    int64_t log_start, bool exactly_once,
+                                    const events::StateInfo& state) {}
   virtual void OnCompleted(std::string_view reader, const TopicPartition& changelog,
                            const TaskIncarnation& owner, int64_t position,
                            int64_t end_offset) {}

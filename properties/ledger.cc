@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/runtime/count_topology.h"
 
 namespace restoresim::properties {
@@ -159,6 +161,22 @@ void Ledger::OnRegistered(const events::Registered& e) {
 void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
                             const TaskIncarnation& owner) {
   registered.erase(ReaderKey{Str(reader), changelog});
+}
+
+int64_t Ledger::CompactedBelow(std::string_view reader, const TopicPartition& changelog,
+                              const std::string& task_dir, int64_t log_start) const {
+  int64_t below = 0;
+  if (auto dir = dirs.find(task_dir); dir != dirs.end()) {
+    if (auto b = dir->second.compacted_below.find(changelog);
+        b != dir->second.compacted_below.end()) {
+      below = b->second;
+    }
+  }
+  auto reg = registered.find(ReaderKey{std::string(reader), changelog});
+  if (reg != registered.end() && reg->second.from_scratch && !reg->second.scratch_noted) {
+    below = std::max(below, log_start);
+  }
+  return below;
 }
 
 void Ledger::OnRestoredBatch(const events::BatchRestored& e) {

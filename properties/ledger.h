@@ -114,6 +114,12 @@ class Ledger final {
   void SetCurrent(const events::EventHeader* header) { current_ = header; }
 
   const TaskRecord* Find(const TaskIncarnation& who) const;
+  // For a batch restored into `task_dir`'s store of `changelog` by `reader`: below which offset
+  // a key may be missing from it (what the directory's earlier from-scratch restorations found
+  // removed, and, for this registration's first batch from scratch, `log_start` now: the ledger
+  // notes it only after that batch's event).
+  int64_t CompactedBelow(std::string_view reader, const TopicPartition& changelog,
+                         const std::string& task_dir, int64_t log_start) const;
   // The open task whose state manager this is (null: none, e.g. a test's own state manager).
   const TaskIncarnation* OwnerOf(const events::StateInfo& state) const;
 

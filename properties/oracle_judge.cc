@@ -234,7 +234,7 @@ struct Oracle::Judge {
     if (e.state.has_value()) {
       Each<&Checker::OnRestoredBatchState>([&](Checker& c) {
         c.OnRestoredBatchState(e.reader, e.changelog, e.owner, e.next_offset, e.log_start,
-                               *e.state);
+                               e.exactly_once, *e.state);
       });
     }
     o.ledger_.OnRestoredBatch(e);

@@ -186,8 +186,9 @@ TEST(OracleTest, StoreThatDiffersFromItsChangelogIsCaught) {
     }
   });
   ASSERT_FALSE(r.outcome.ok());
-  // The checkpoint forced before the restored task is handed back sees it first.
-  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:checkpoint]"));
+  // The first batch restored over it sees it (before it, the checkpoint forced when the
+  // restored task is handed back did).
+  EXPECT_THAT(r.outcome.message, StartsWith("[invariant:restored_batch]"));
   EXPECT_THAT(r.outcome.message, HasSubstr("ghost: expected nothing, found 1"));
 }
 
@@ -651,6 +652,65 @@ TEST(EosOracleTest, RestoredBatchesOfTheCommittedRecordsPass) {
   EXPECT_THAT(missed.outcome.message, HasSubstr("k1: expected 1, found nothing"));
 }
 
+// An at-least-once task restoring a changelog whose key k1 was written three times (offsets
+// 0-2: "1", "2", "3") and k2 once (3: "4"), registered from the log start.
+struct ThreeWritesOfOneKey {
+  explicit ThreeWritesOfOneKey(RuntimeWorld& w) {
+    for (int i = 0; i < 3; ++i) {
+      RS_CHECK(w.broker.Append(Changelog(0), "k1", std::to_string(i + 1), 0).ok());
+    }
+    RS_CHECK(w.broker.Append(Changelog(0), "k2", "4", 0).ok());
+    task = w.NewTask(0, TaskType::kActive);
+    task->TransitionTo(TaskState::kRestoring);
+    HandToTheRestoreThread(*task);
+    RS_OBSERVE(OnRegistered, "restore", Changelog(0), task->incarnation(), TaskType::kActive);
+  }
+  void Restore(std::vector<KeyValueWrite> writes, int64_t next_offset) {
+    const int64_t count = static_cast<int64_t>(writes.size());
+    StateManager& sm = task->state_manager();
+    RS_CHECK(sm.StoreForChangelog(Changelog(0))->RestoreBatch(std::move(writes)).ok());
+    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(0), task->incarnation(), TaskType::kActive,
+               next_offset, count);
+  }
+  std::unique_ptr<Task> task;
+};
+
+// restored_batch: under at-least-once a store may run ahead of a batch's position per key (it
+// opened with data flushed past its checkpoint: k1 at "3" while the batch reached offset 2), and
+// that passes; a store behind it (k1 still "1" after a batch up to offset 2, whose fold says
+// "2") or missing a key the position covers (k2 after offset 4) is caught at that batch.
+TEST(OracleTest, AnAtLeastOnceStoreAheadOfItsBatchPasses) {
+  auto r = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ThreeWritesOfOneKey story(w);
+    story.Restore({{"k1", "3"}}, 2);  // what a store flushed before a crash may hold
+    story.Restore({{"k1", "3"}}, 3);
+    story.Restore({{"k2", "4"}}, 4);
+  });
+  EXPECT_TRUE(r.outcome.ok()) << r.outcome.message;
+}
+
+TEST(OracleTest, AnAtLeastOnceStoreBehindItsBatchIsCaught) {
+  auto behind = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ThreeWritesOfOneKey story(w);
+    story.Restore({{"k1", "1"}}, 2);  // the batch's second record not applied
+    story.Restore({{"k1", "3"}}, 3);  // right again: no later check would see it
+  });
+  ASSERT_FALSE(behind.outcome.ok());
+  EXPECT_THAT(behind.outcome.message, StartsWith("[invariant:restored_batch]"));
+  EXPECT_THAT(behind.outcome.message, HasSubstr("behind its position or holds"));
+  EXPECT_THAT(behind.outcome.message, HasSubstr("k1: expected 2, found 1"));
+  auto missing = RunSim([] {
+    RuntimeWorld w(/*faults=*/false);
+    ThreeWritesOfOneKey story(w);
+    story.Restore({{"k1", "1"}, {"k1", "2"}, {"k1", "3"}}, 4);  // k2's record dropped
+  });
+  ASSERT_FALSE(missing.outcome.ok());
+  EXPECT_THAT(missing.outcome.message, StartsWith("[invariant:restored_batch]"));
+  EXPECT_THAT(missing.outcome.message, HasSubstr("k2: expected 4, found nothing"));
+}
+
 // commit_checkpoint: a running active that processed the changelog's six records (its own
 // writes, acknowledged) and checkpoints them all passes; one whose checkpoint names only the
 // first three (the producer's acknowledgement recorded on another task: mutant 128393a7d0e4 of
@@ -723,11 +783,13 @@ TEST(OracleTest, StandbyProgressPublishedBehindTheStandbyRecordsRestoredIsCaught
     RS_OBSERVE(OnRegistered, "restore", Changelog(3), active->incarnation(), TaskType::kActive);
     RS_OBSERVE(OnRegistered, "restore", Changelog(2), standby->incarnation(),
                TaskType::kStandby);
+    w.ApplyBatch(active->state_manager(), Changelog(active->id().partition), 0, 5);
     RS_OBSERVE(OnRestoredBatch, "restore", Changelog(3), active->incarnation(),
                TaskType::kActive, /*next_offset=*/5, /*records=*/5);
     RS_OBSERVE(OnStandbyProgressPublished, "restore", 0);  // fine: active records only
     RS_OBSERVE(OnCompleted, "restore", Changelog(3), active->incarnation(), /*position=*/5,
                /*end_offset=*/5);
+    w.ApplyBatch(standby->state_manager(), Changelog(standby->id().partition), 0, 1);
     RS_OBSERVE(OnRestoredBatch, "restore", Changelog(2), standby->incarnation(),
                TaskType::kStandby, /*next_offset=*/1, /*records=*/1);
     RS_OBSERVE(OnStandbyProgressPublished, "restore", 0);
@@ -746,6 +808,7 @@ TEST(OracleTest, ActiveRecordsPublishedAsStandbyProgressAreCaught) {
     auto active = w.NewTask(3, TaskType::kActive);
     HandToTheRestoreThread(*active);
     RS_OBSERVE(OnRegistered, "restore", Changelog(3), active->incarnation(), TaskType::kActive);
+    w.ApplyBatch(active->state_manager(), Changelog(active->id().partition), 0, 2);
     RS_OBSERVE(OnRestoredBatch, "restore", Changelog(3), active->incarnation(),
                TaskType::kActive, /*next_offset=*/2, /*records=*/2);
     RS_OBSERVE(OnStandbyProgressPublished, "restore", 2);

@@ -31,7 +31,11 @@ void RegisterInTheRestoreThread(Task& task) {
              task.type());
 }
 
-void Batch(const Task& task, int64_t next_offset, int64_t records) {
+// A batch of `records` ending at `next_offset`, written into the task's store (the batch's
+// records of the world's changelog) and reported as the reader does.
+void Batch(RuntimeWorld& w, Task& task, int64_t next_offset, int64_t records) {
+  w.ApplyBatch(task.state_manager(), Changelog(task.id().partition), next_offset - records,
+               next_offset);
   RS_OBSERVE(OnRestoredBatch, "restore", Changelog(task.id().partition), task.incarnation(),
              task.type(), next_offset, records);
 }
@@ -42,9 +46,9 @@ TEST(PausedOracleTest, ABatchRestoredIntoAPausedTaskIsCaught) {
     w.WriteChangelog(1, 20);
     auto task = w.NewTask(1, TaskType::kStandby);
     RegisterInTheRestoreThread(*task);
-    Batch(*task, 5, 5);  // fine: not paused
+    Batch(w, *task, 5, 5);  // fine: not paused
     RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), true);
-    Batch(*task, 10, 5);
+    Batch(w, *task, 10, 5);
   });
   ASSERT_FALSE(r.outcome.ok());
   EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
@@ -61,9 +65,9 @@ TEST(PausedOracleTest, APauseNotTakenUpAtTheNextIterationIsCaught) {
     RegisterInTheRestoreThread(*task);
     RS_OBSERVE(OnRestoreLoop, "restore");
     RS_OBSERVE(OnTopologyPause, "", true, std::vector<std::string>{"restore"});
-    Batch(*task, 5, 5);  // fine: the iteration began before the pause
+    Batch(w, *task, 5, 5);  // fine: the iteration began before the pause
     RS_OBSERVE(OnRestoreLoop, "restore");
-    Batch(*task, 10, 5);  // the thread never paused its task
+    Batch(w, *task, 10, 5);  // the thread never paused its task
   });
   ASSERT_FALSE(r.outcome.ok());
   EXPECT_THAT(r.outcome.message, StartsWith("[invariant:paused_tasks]"));
@@ -111,7 +115,7 @@ TEST(PausedOracleTest, BatchesAfterTheResumeAreFine) {
     RS_OBSERVE(OnTopologyPause, "", false, std::vector<std::string>{"restore"});
     RS_OBSERVE(OnRestoreLoop, "restore");
     RS_OBSERVE(OnTaskPaused, "restore", task->incarnation(), false);
-    Batch(*task, 5, 5);
+    Batch(w, *task, 5, 5);
     RS_OBSERVE(OnUnregistered, "restore", Changelog(1), task->incarnation());
     RS_OBSERVE(OnHandOff, "restore", task->incarnation(), TaskHolder::kRestoreThread,
                TaskHolder::kFromRestore);

@@ -170,6 +170,20 @@ struct RuntimeWorld {
     }
   }
 
+  // Writes changelog `tp`'s records [from, to) into `sm`'s store of it, as a restored batch
+  // would (the position is not advanced: tests report the batch themselves).
+  void ApplyBatch(StateManager& sm, const TopicPartition& tp, int64_t from, int64_t to) {
+    RS_CHECK(from >= 0 && from <= to, "batch [{}, {})", from, to);
+    KeyValueStore* store = sm.StoreForChangelog(tp);
+    RS_CHECK(store != nullptr, "no store of {}", tp.ToString());
+    absl::StatusOr<std::vector<ConsumerRecord>> records =
+        broker.ReadLog(tp, from, static_cast<size_t>(to - from));
+    RS_CHECK(records.ok(), "{}", records.status().ToString());
+    std::vector<KeyValueWrite> writes;
+    for (const ConsumerRecord& record : *records) writes.push_back({record.key, record.value});
+    RS_CHECK(store->RestoreBatch(std::move(writes)).ok());
+  }
+
   std::map<std::string, std::string> Fold(int32_t partition) {
     return FoldChangelog(*broker.ReadLog(Changelog(partition), 0, 1'000'000));
   }

@@ -32,7 +32,7 @@
 namespace restoresim::events {
 
 // The text format's version (event_codec.h); bump it on any change of a kind or a field.
-inline constexpr int kEventFormatVersion = 6;
+inline constexpr int kEventFormatVersion = 7;
 
 struct EventHeader {
   Name thread;    // the emitting thread's name ("" outside any named thread)
@@ -193,10 +193,11 @@ struct Unregistered { RS_EVENT(Unregistered, "unregistered"); Name reader;
 // stores when read): what eos_restored_batch compares with the committed history.
 struct BatchRestored { RS_EVENT(BatchRestored, "restored_batch"); Name reader;
   TopicPartition changelog; TaskIncarnation owner; TaskType type{}; int64_t next_offset = 0;
-  int64_t records = 0; int64_t log_start = -1; std::optional<StateInfo> state;
+  int64_t records = 0; int64_t log_start = -1; bool exactly_once = false;
+  std::optional<StateInfo> state;
   RS_FIELDS(v("reader", reader); v("changelog", changelog); v("owner", owner); v("type", type);
             v("next_offset", next_offset); v("records", records); v("log_start", log_start);
-            v("state", state)) };
+            v("exactly_once", exactly_once); v("state", state)) };
 struct Completed { RS_EVENT(Completed, "completed"); Name reader;
   TopicPartition changelog; TaskIncarnation owner; int64_t position = 0; int64_t end_offset = 0;
   int64_t log_start = -1;

@@ -41,10 +41,11 @@ void EventRecorder::OnRestoredBatch(std::string_view reader, const TopicPartitio
                   .next_offset = next_offset,
                   .records = records,
                   .log_start = LogStart(changelog)};
-  // Under exactly once the stores after every batch (the restore thread holds the task now):
-  // eos_restored_batch holds them to the committed history at batch granularity.
-  if (auto it = open_.find(owner);
-      it != open_.end() && it->second != nullptr && it->second->exactly_once()) {
+  // The stores after every batch (the restore thread holds the task now): eos_restored_batch
+  // (exactly once) and restored_batch (at least once) hold them to the changelog's history at
+  // batch granularity.
+  if (auto it = open_.find(owner); it != open_.end() && it->second != nullptr) {
+    e.exactly_once = it->second->exactly_once();
     e.state = Snapshot(*it->second, /*full=*/true);
   }
   Emit(std::move(e));

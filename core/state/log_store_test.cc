@@ -157,6 +157,25 @@ TEST_F(LogStoreTest, ACutTailStaysHarmlessOverLaterRestarts) {
   EXPECT_EQ(store->NumEntries(), 4u);  // a, c0, c1, c2
 }
 
+// A segment newer than the manifest lists (a crash after its file was created, before the
+// manifest named it) is dropped whole and counted, and only it: the second mutation campaign's
+// de8f60031f83 counted the last listed segment's bytes instead (docs/MUTATION_SCORE.md).
+TEST_F(LogStoreTest, AnUnlistedNewerSegmentIsDroppedAndCountedExactly) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->Put("a", "1").ok());
+    ASSERT_TRUE(store->Flush().ok());
+    ASSERT_TRUE(store->Close().ok());
+  }
+  const std::string unlisted = dir_ + "/store/segment-00000009.log";
+  WriteRaw(unlisted, std::string(17, 'x'));
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->tail_bytes_dropped(), 17u);
+  EXPECT_EQ(*store->ReadAll(), (std::map<std::string, std::string>{{"a", "1"}}));
+  EXPECT_FALSE(std::filesystem::exists(unlisted));
+}
+
 // Issue 12's second defect: a flipped byte in the last segment silently dropped every later
 // flushed record (3 of 10 kept) while the checkpoint still claimed all 10.
 TEST_F(LogStoreTest, AFlippedByteInFlushedDataIsDataLoss) {

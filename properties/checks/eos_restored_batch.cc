@@ -12,8 +12,6 @@
 // exact: each key as its last committed record below the offset has it.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "properties/checker.h"
 
 namespace restoresim::properties {
@@ -25,7 +23,8 @@ class EosRestoredBatchChecker final : public Checker {
 
   void OnRestoredBatchState(std::string_view reader, const TopicPartition& tp,
                             const TaskIncarnation& owner, int64_t next_offset, int64_t log_start,
-                            const events::StateInfo& state) override {
+                            bool exactly_once, const events::StateInfo& state) override {
+    if (!exactly_once) return;  // at least once: restored_batch
     if (!state.stores_read) {
       ++context().counts().store_checks_skipped;  // not recorded
       return;
@@ -41,35 +40,14 @@ class EosRestoredBatchChecker final : public Checker {
     static const ChangelogHistory kNone;
     const ChangelogHistory& committed =
         history == ledger().history.end() ? kNone : history->second;
-    const std::string diff = DiffFromHistory(committed, next_offset,
-                                             CompactedBelow(reader, tp, state, log_start),
-                                             store->data);
+    const int64_t below = ledger().CompactedBelow(reader, tp, state.task_dir, log_start);
+    const std::string diff = DiffFromHistory(committed, next_offset, below, store->data);
     if (diff.empty()) return;
     Violation(owner.ToString(),
               fmt::format("store '{}' after a batch restored from {} up to {} ({} entries) is "
                           "not the fold of its committed records ({} aborted left out):{}",
                           store->name, tp.ToString(), next_offset, store->data.size(),
                           committed.aborted(), diff));
-  }
-
- private:
-  // Below which offset a record's key may be missing from the store: what the directory's
-  // earlier from-scratch restorations found removed, and, for this registration's first batch
-  // from scratch, the log start now (the ledger notes it only after this event).
-  int64_t CompactedBelow(std::string_view reader, const TopicPartition& tp,
-                         const events::StateInfo& state, int64_t log_start) const {
-    int64_t below = 0;
-    if (auto dir = ledger().dirs.find(state.task_dir); dir != ledger().dirs.end()) {
-      if (auto b = dir->second.compacted_below.find(tp); b != dir->second.compacted_below.end()) {
-        below = b->second;
-      }
-    }
-    auto reg = ledger().registered.find(Ledger::ReaderKey{std::string(reader), tp});
-    if (reg != ledger().registered.end() && reg->second.from_scratch &&
-        !reg->second.scratch_noted) {
-      below = std::max(below, log_start);
-    }
-    return below;
   }
 };
 
