@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "core/util/check.h"
 
@@ -83,23 +84,52 @@ void KillRunningCommand() {
   if (group > 0) kill(-group, SIGTERM);
 }
 
+// The command's peak RSS as restoresim-rss-wrap wrote it to `path` (-1: none written, e.g. the
+// command was killed with its wrapper).
+int64_t ReadRssFigure(const std::string& path) {
+  std::ifstream in(path);
+  int64_t bytes = -1;
+  if (!(in >> bytes) || bytes < 0) bytes = -1;
+  std::remove(path.c_str());
+  return bytes;
+}
+
 int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
                int64_t* max_rss_bytes) {
   if (max_rss_bytes != nullptr) *max_rss_bytes = -1;
   const std::string full =
       stderr_path.empty() ? command : command + " 2>>" + ShellQuote(stderr_path);
+  // Measured through the wrapper (rss_wrap.cc: wait4's own figure would be at least this
+  // process's peak). Without the wrapper built, no figure rather than a wrong one.
+  const std::string wrapper = BuildRoot() + "/bench/restoresim-rss-wrap";
+  std::string rss_path;
+  if (max_rss_bytes != nullptr && access(wrapper.c_str(), X_OK) == 0) {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "restoresim-rss-XXXXXX").string();
+    const int fd = mkstemp(pattern.data());
+    if (fd >= 0) {
+      close(fd);
+      rss_path = pattern;
+    }
+  }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return -1;
   const pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    if (!rss_path.empty()) std::remove(rss_path.c_str());
     return -1;
   }
   if (pid == 0) {  // the child: a process group of its own, stdout into the pipe, the shell
     setpgid(0, 0);
     dup2(fds[1], STDOUT_FILENO);
-    execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    if (!rss_path.empty()) {
+      execl(wrapper.c_str(), "restoresim-rss-wrap", rss_path.c_str(), "--", "/bin/sh", "-c",
+            full.c_str(), static_cast<char*>(nullptr));
+    } else {
+      execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
+    }
     _exit(127);
   }
   setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a kill
@@ -108,18 +138,18 @@ int RunCommand(const std::string& command, const std::string& stderr_path, std::
   ReadUntilClosed(fds[0], pid, out);
   close(fds[0]);
   int status = 0;
-  rusage usage{};
   bool waited = true;
-  while (wait4(pid, &status, 0, &usage) < 0) {
+  while (waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) {
       waited = false;
       break;
     }
   }
   RS_CHECK(g_running_group.exchange(0) == pid, "RunCommand's group changed under it");
+  const int64_t rss = rss_path.empty() ? -1 : ReadRssFigure(rss_path);
   if (!waited) return -1;
   // The shell's and every descendant it waited for (the JVM it ran): the largest of them.
-  if (max_rss_bytes != nullptr) *max_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;
+  if (max_rss_bytes != nullptr) *max_rss_bytes = rss;
   return WIFEXITED(status) ? WEXITSTATUS(status)
                            : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }

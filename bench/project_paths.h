@@ -15,10 +15,12 @@ std::string BuildRoot();
 // Runs `command` with /bin/sh, returning its exit status and what it printed on stdout (its
 // stderr goes to `stderr_path`, or is inherited when empty). `max_rss_bytes`, when given,
 // receives the peak resident set of the largest of the shell and the descendants it waited for
-// (wait4's ru_maxrss; -1 when the command could not run). The command runs in a process group
-// of its own: once the flag given to SetCommandStop is set, the whole group gets SIGTERM (and
-// SIGKILL about 5 s later), so an interrupted benchmark leaves no JVM behind; RunCommand then
-// returns the command's status (128 + the signal). One command at a time (not reentrant).
+// (measured by <build>/bench/restoresim-rss-wrap, bench/rss_wrap.cc; -1 when the command could
+// not run, was killed with the wrapper, or the wrapper is not built). The command runs in a
+// process group of its own: once the flag given to SetCommandStop is set, the whole group gets
+// SIGTERM (and SIGKILL about 5 s later), so an interrupted benchmark leaves no JVM behind;
+// RunCommand then returns the command's status (128 + the signal). One command at a time (not
+// reentrant).
 int RunCommand(const std::string& command, const std::string& stderr_path, std::string* out,
                int64_t* max_rss_bytes = nullptr);
 // The flag RunCommand polls (every 100 ms) while a command runs; null: none.

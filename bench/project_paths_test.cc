@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace restoresim::bench {
 namespace {
@@ -68,6 +69,27 @@ TEST(RunCommand, AStopEndsTheCommandAndWhatItStarted) {
   }
   if (!ended) kill(background, SIGKILL);
   EXPECT_TRUE(ended) << "the command's background process " << background << " outlived it";
+}
+
+// The peak resident set RunCommand reports is the command's, not the benchmark's: a child
+// forked from a large process inherits that process's high-water mark, which exec records as
+// the child's ru_maxrss (found in the 2026-12-06 bench run: ours in its own process and Kafka
+// Streams' JVM reported byte-identical peaks, the benchmark process's own). The test makes its
+// own process large first; `true` must still measure small, and a command that holds 64 MB
+// must measure at least that.
+TEST(RunCommand, ThePeakResidentSetIsTheCommandsNotTheCallers) {
+  std::vector<char> ballast(256 << 20);
+  for (size_t i = 0; i < ballast.size(); i += 4096) ballast[i] = 1;  // resident, all of it
+  int64_t small = 0;
+  ASSERT_EQ(RunCommand("true", "", nullptr, &small), 0);
+  EXPECT_GT(small, 0);
+  EXPECT_LT(small, 64 << 20) << "the caller's 256 MB counted as the command's";
+  int64_t large = 0;
+  ASSERT_EQ(RunCommand("head -c 67108864 /dev/zero | tail -n 1 > /dev/null", "", nullptr,
+                       &large), 0);
+  EXPECT_GE(large, 60 << 20) << "tail held the 64 MB line (no newline in it)";
+  EXPECT_LT(large, 200 << 20);
+  EXPECT_EQ(ballast[4096], 1);
 }
 
 }  // namespace

@@ -258,7 +258,7 @@ absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::
   m.bytes = c.bytes;
   m.seconds = j.value("seconds", 0.0);
   m.cpu_seconds = j.value("cpu_seconds", 0.0);
-  m.peak_rss_bytes = peak;  // the child's whole life (wait4), as Kafka Streams' JVM
+  m.peak_rss_bytes = peak;  // the child's whole life (RunCommand), as Kafka Streams' JVM
   // The path first: OverlappedLimitOf reads it.
   m.note = j.value("note", std::string()) +
            "; a process of its own (contents checked by the in-process cases)";

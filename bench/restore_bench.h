@@ -88,7 +88,7 @@ struct RestoreBenchOptions {
 // PATH default or writebatch, BULK_MIN -1 for the store's default):
 // our runtime restores the application's changelog from scratch into `state_dir`, alone in
 // this process, and prints one JSON line (records, seconds, cpu_seconds, the process's peak
-// RSS). The parent takes the peak from wait4 (the child's whole life), like Kafka Streams'.
+// RSS). The parent takes the peak of the child's whole life (RunCommand), like Kafka Streams'.
 // Returns 0, 2 (a bad spec) or 3 (the restoration failed).
 int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
                     const std::string& state_dir);
