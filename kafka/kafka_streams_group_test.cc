@@ -1,22 +1,28 @@
 // A streams group (KIP-1071, issue 26) on the local Kafka 4.4 broker, spoken to through the
-// project's own protocol codec and connection (kafka/kafka_protocol_connection.h): two members
-// join one group with a one-subtopology topology (input topic of two partitions, one store and
-// its changelog), heartbeat at the interval the broker gives, report as owned what the broker
-// last assigned, and the broker's sticky task assignor gives each an active task and the other's
-// task as a standby (tools/kafka/broker sets group.streams.num.standby.replicas=1); then one
-// leaves and the other's standby becomes its active task. A first step of the member's side: no
-// reconciliation beyond echoing the assignment, no runtime attached, so the promotion is the
-// broker's assignment only (no store restored). About 4 s (heartbeats every second).
+// project's own protocol codec and connection (kafka/kafka_protocol_connection.h) by the
+// project's member (core/transport/streams_group_member.h): members join one group with a
+// one-subtopology topology (input topic of two partitions, one store and its changelog),
+// heartbeat when the member says, and run each reconciliation it asks for at once (the callbacks
+// are recorded, no runtime attached: nothing is restored). Kafka's sticky task assignor
+// (tools/kafka/broker sets group.streams.num.standby.replicas=1) gives each of two members an
+// active task and the other's task as a standby; when one leaves, the other's standby becomes its
+// active task. A member that joins a group where another holds both tasks gets one only after
+// the other revoked it. About 10 s (heartbeats every second).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "core/port/system_clock.h"
+#include "core/transport/streams_group_member.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
 #include "kafka/kafka_env.h"
@@ -29,15 +35,82 @@ namespace kp = restoresim::kafka_protocol;
 
 constexpr auto kDeadline = std::chrono::seconds(60);
 
-struct Member {
-  std::string member_id;
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A member, its connection, and what its reconciliations did, in order.
+struct Driven {
+  StreamsGroupMember member;
   KafkaProtocolConnection connection;
-  int32_t epoch = 0;
-  std::vector<kp::TaskIds> active;
-  std::vector<kp::TaskIds> standby;
-  std::vector<kp::TaskIds> warmup;
-  int32_t interval_ms = 1000;
+  std::vector<std::string> log;  // "revoke 0_1", "assign active 0_0 standby 0_1"
 };
+
+std::string Names(const StreamsTaskSet& tasks) {
+  std::string out;
+  for (const StreamsTaskId& t : tasks) out += (out.empty() ? "" : ",") + t.ToString();
+  return out.empty() ? "-" : out;
+}
+
+// One round: the heartbeat if due, then the reconciliation it asks for, run at once.
+absl::Status Step(Driven& d) {
+  const int64_t now = NowMs();
+  if (d.member.HeartbeatDue(now)) {
+    const kp::StreamsGroupHeartbeatRequest req = d.member.BuildHeartbeat(now);
+    absl::StatusOr<kp::StreamsGroupHeartbeatResponse> resp = d.connection.Heartbeat(req);
+    if (!resp.ok()) {
+      d.member.OnRequestFailed(NowMs());
+      return resp.status();
+    }
+    const StreamsHeartbeatResult result = d.member.OnResponse(*resp, NowMs());
+    // A coordinator still loading __consumer_offsets on a new cluster answers a retriable
+    // error (seen on 2026-12-04); the member retries after its backoff. The coordinator was
+    // found through the same broker a moment ago, so it is not looked up again here.
+    if (result == StreamsHeartbeatResult::kFatal || result == StreamsHeartbeatResult::kReported) {
+      return rdkafka::KafkaErrorToStatus(resp->error_code, resp->error_message,
+                                         "heartbeat of " + d.member.member_id());
+    }
+    if (result == StreamsHeartbeatResult::kFenced) d.log.push_back("lost");
+  }
+  if (d.member.lost_pending()) d.member.LostHandled();
+  if (std::optional<StreamsReconciliation> r = d.member.StartReconciliation()) {
+    if (!r->revoke.empty()) d.log.push_back("revoke " + Names(r->revoke));
+    d.log.push_back("assign active " + Names(r->assign.active) + " standby " +
+                    Names(r->assign.standby));
+    d.member.FinishReconciliation(true);
+  }
+  return absl::OkStatus();
+}
+
+// Steps every member until `done` holds or the deadline passes.
+absl::Status StepUntil(std::vector<Driven*> members, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    for (Driven* d : members) {
+      if (absl::Status s = Step(*d); !s.ok()) return s;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done() ? absl::OkStatus() : absl::DeadlineExceededError("not settled in 60 s");
+}
+
+std::set<int32_t> Partitions(const StreamsTaskSet& tasks) {
+  std::set<int32_t> out;
+  for (const StreamsTaskId& t : tasks) out.insert(t.partition);
+  return out;
+}
+
+// Each member one active task and the other's as a standby, acknowledged (STABLE).
+bool Settled(const Driven& a, const Driven& b) {
+  const StreamsAssignment& x = a.member.current();
+  const StreamsAssignment& y = b.member.current();
+  return a.member.state() == StreamsMemberState::kStable &&
+         b.member.state() == StreamsMemberState::kStable && x.active.size() == 1 &&
+         y.active.size() == 1 && x.active != y.active && x.standby == y.active &&
+         y.standby == x.active;
+}
 
 kp::Topology OneSubtopology(const std::string& input, const std::string& changelog) {
   kp::Subtopology s{.subtopology_id = "0", .source_topics = {input}};
@@ -45,125 +118,176 @@ kp::Topology OneSubtopology(const std::string& input, const std::string& changel
   return kp::Topology{.epoch = 0, .subtopologies = {s}};
 }
 
-// One heartbeat: a join (epoch 0, with the topology) or a steady one reporting what it owns.
-absl::Status Beat(Member& m, const std::string& group, const kp::Topology& topology) {
-  kp::StreamsGroupHeartbeatRequest req{.group_id = group, .member_id = m.member_id,
-                                       .member_epoch = m.epoch};
-  if (m.epoch == 0) {
-    req.rebalance_timeout_ms = 30000;
-    req.topology = topology;
-    req.process_id = m.member_id + "-process";
-    req.client_tags = std::vector<kp::KeyValue>{};
-  }
-  req.active_tasks = m.active;
-  req.standby_tasks = m.standby;
-  req.warmup_tasks = m.warmup;
-  absl::StatusOr<kp::StreamsGroupHeartbeatResponse> resp = m.connection.Heartbeat(req);
-  if (!resp.ok()) return resp.status();
-  // A coordinator still loading its partition of __consumer_offsets (a cluster just started:
-  // seen twice in `tools/test --suite kafka` on 2026-12-04, the first heartbeat after
-  // FindCoordinator failed, once with NOT_COORDINATOR on the only broker) answers a retriable
-  // coordinator error; Kafka's member finds the coordinator again and retries. Here the
-  // coordinator was found through the same broker a moment ago, so the round is beaten again,
-  // nothing changed; the loop's deadline bounds it.
-  if (RetriableCoordinatorError(resp->error_code)) return absl::OkStatus();
-  if (absl::Status s = rdkafka::KafkaErrorToStatus(resp->error_code, resp->error_message,
-                                                   "heartbeat of " + m.member_id);
+struct Group {
+  std::string bootstrap;
+  std::string id;
+  kp::Topology topology;
+};
+
+absl::StatusOr<Group> NewGroup(const char* env) {
+  absl::StatusOr<std::string> bootstrap = Bootstrap(env);
+  if (!bootstrap.ok()) return bootstrap.status();
+  Group g{.bootstrap = *bootstrap, .id = UniqueName("streams-group"), .topology = {}};
+  rdkafka::RdKafkaOptions options;
+  options.bootstrap_servers = g.bootstrap;
+  rdkafka::RdKafkaTransport transport(options, *SystemClock::Default());
+  if (absl::Status s = transport.NewAdmin("streams-group-admin")->CreateTopic(g.id + "-input", 2);
       !s.ok()) {
     return s;
   }
-  m.epoch = resp->member_epoch;
-  m.interval_ms = resp->heartbeat_interval_ms;
-  if (resp->active_tasks) m.active = *resp->active_tasks;
-  if (resp->standby_tasks) m.standby = *resp->standby_tasks;
-  if (resp->warmup_tasks) m.warmup = *resp->warmup_tasks;
-  return absl::OkStatus();
+  g.topology = OneSubtopology(g.id + "-input", g.id + "-store-changelog");
+  return g;
 }
 
-std::set<int32_t> Partitions(const std::vector<kp::TaskIds>& tasks) {
-  std::set<int32_t> out;
-  for (const kp::TaskIds& t : tasks) out.insert(t.partitions.begin(), t.partitions.end());
-  return out;
+absl::StatusOr<std::unique_ptr<Driven>> NewMember(const Group& g, const std::string& id) {
+  absl::StatusOr<KafkaProtocolConnection> c =
+      KafkaProtocolConnection::OpenToCoordinator(g.bootstrap, g.id, id);
+  if (!c.ok()) return c.status();
+  if (c->heartbeat_version() < 0) return absl::UnimplementedError("no StreamsGroupHeartbeat");
+  auto d = std::make_unique<Driven>(Driven{
+      .member = StreamsGroupMember({.group_id = g.id, .member_id = id,
+                                    .process_id = id + "-process", .instance_id = std::nullopt,
+                                    .rebalance_timeout_ms = 30'000, .topology = g.topology,
+                                    .client_tags = {}}),
+      .connection = *std::move(c),
+      .log = {}});
+  d->member.Join();
+  return d;
 }
 
-// Each member one active task and the other's as a standby.
-bool Settled(const Member& a, const Member& b) {
-  const std::set<int32_t> a_active = Partitions(a.active), b_active = Partitions(b.active);
-  return a_active.size() == 1 && b_active.size() == 1 && a_active != b_active &&
-         Partitions(a.standby) == b_active && Partitions(b.standby) == a_active;
-}
-
-// member-b leaves: the broker moves its active task to member-a, where it was a standby.
-void ExpectTheStandbyPromotedWhenBLeaves(std::vector<Member>& members, const std::string& group,
-                                         const kp::Topology& topology) {
-  const int32_t promoted = *Partitions(members[0].standby).begin();
-  members[1].epoch = -1;
-  ASSERT_TRUE(Beat(members[1], group, topology).ok());
-  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  while (Partitions(members[0].active).size() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(members[0].interval_ms));
-    ASSERT_TRUE(Beat(members[0], group, topology).ok());
-  }
-  EXPECT_EQ(Partitions(members[0].active), (std::set<int32_t>{0, 1}));
-  EXPECT_TRUE(Partitions(members[0].active).contains(promoted)) << "the standby promoted";
-  EXPECT_TRUE(Partitions(members[0].standby).empty()) << "no other member to hold one";
+// member-b leaves (its actives revoked first, then epoch -1): the broker moves its active task
+// to member-a, where it was a standby.
+void ExpectTheStandbyPromotedWhenBLeaves(Driven& a, Driven& b) {
+  const std::set<int32_t> promoted = Partitions(a.member.current().standby);
+  b.member.Leave();
+  EXPECT_EQ(b.member.LeaveRevocation(), b.member.current().active);
+  b.member.LeaveRevoked();
+  ASSERT_TRUE(Step(b).ok());
+  EXPECT_EQ(b.member.state(), StreamsMemberState::kUnsubscribed);
+  const absl::Status s = StepUntil({&a}, [&] {
+    return a.member.state() == StreamsMemberState::kStable &&
+           a.member.current().active.size() == 2;
+  });
+  ASSERT_TRUE(s.ok()) << s << "; member-a's log: " << absl::StrJoin(a.log, " | ");
+  EXPECT_EQ(Partitions(a.member.current().active), (std::set<int32_t>{0, 1}));
+  EXPECT_TRUE(std::includes(Partitions(a.member.current().active).begin(),
+                            Partitions(a.member.current().active).end(), promoted.begin(),
+                            promoted.end()))
+      << "the standby promoted";
+  EXPECT_TRUE(a.member.current().standby.empty()) << "no other member to hold one";
 }
 
 // On the one-node cluster, and on the three-node one (each member finds its coordinator).
 class KafkaStreamsGroup : public testing::TestWithParam<const char*> {};
 
 TEST_P(KafkaStreamsGroup, TwoMembersGetActiveAndStandbyTasksThenALeaverPromotesAStandby) {
-  absl::StatusOr<std::string> bootstrap = Bootstrap(GetParam());
-  ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
-  const std::string group = UniqueName("streams-group");
-  const std::string input = group + "-input";
-  {
-    rdkafka::RdKafkaOptions options;
-    options.bootstrap_servers = *bootstrap;
-    rdkafka::RdKafkaTransport transport(options, *SystemClock::Default());
-    ASSERT_TRUE(transport.NewAdmin("streams-group-admin")->CreateTopic(input, 2).ok());
-  }
-  const kp::Topology topology = OneSubtopology(input, group + "-store-changelog");
-  std::vector<Member> members;
-  for (const char* id : {"member-a", "member-b"}) {
-    absl::StatusOr<KafkaProtocolConnection> c =
-        KafkaProtocolConnection::OpenToCoordinator(*bootstrap, group, id);
-    ASSERT_TRUE(c.ok()) << c.status();
-    EXPECT_GE(c->heartbeat_version(), 0) << "Kafka 4.4 offers StreamsGroupHeartbeat";
-    members.push_back(Member{.member_id = id, .connection = *std::move(c)});
-  }
-  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  int rounds = 0;
-  while (!Settled(members[0], members[1]) && std::chrono::steady_clock::now() < deadline) {
-    for (Member& m : members) {
-      const absl::Status beat = Beat(m, group, topology);
-      ASSERT_TRUE(beat.ok()) << "round " << rounds << ": " << beat;
-    }
-    ++rounds;
-    std::this_thread::sleep_for(std::chrono::milliseconds(members[0].interval_ms));
-  }
-  ASSERT_TRUE(Settled(members[0], members[1]))
-      << "after " << rounds << " rounds: a active " << Partitions(members[0].active).size()
-      << " standby " << Partitions(members[0].standby).size() << "; b active "
-      << Partitions(members[1].active).size() << " standby "
-      << Partitions(members[1].standby).size();
+  absl::StatusOr<Group> g = NewGroup(GetParam());
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::unique_ptr<Driven>> a = NewMember(*g, "member-a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<std::unique_ptr<Driven>> b = NewMember(*g, "member-b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  const absl::Status s = StepUntil({a->get(), b->get()}, [&] { return Settled(**a, **b); });
+  ASSERT_TRUE(s.ok()) << s << "; a: " << absl::StrJoin((*a)->log, " | ")
+                      << "; b: " << absl::StrJoin((*b)->log, " | ");
   absl::StatusOr<kp::StreamsGroupDescribeResponse> described =
-      members[0].connection.Describe({.group_ids = {group}});
+      (*a)->connection.Describe({.group_ids = {g->id}});
   ASSERT_TRUE(described.ok()) << described.status();
   ASSERT_EQ(described->groups.size(), 1u);
   EXPECT_EQ(described->groups[0].error_code, 0);
   EXPECT_EQ(described->groups[0].members.size(), 2u);
   for (const kp::DescribedMember& d : described->groups[0].members) {
-    EXPECT_EQ(Partitions(d.assignment.active_tasks).size(), 1u) << d.member_id;
-    EXPECT_EQ(Partitions(d.assignment.standby_tasks).size(), 1u) << d.member_id;
+    const Driven& mine = d.member_id == "member-a" ? **a : **b;
+    EXPECT_EQ(d.member_epoch, mine.member.epoch()) << d.member_id;
+    EXPECT_EQ(d.assignment.active_tasks.size(), 1u) << d.member_id;
   }
-  std::printf("settled after %d rounds: member-a active %d standby %d, member-b active %d "
-              "standby %d, group epoch %d\n", rounds, *Partitions(members[0].active).begin(),
-              *Partitions(members[0].standby).begin(), *Partitions(members[1].active).begin(),
-              *Partitions(members[1].standby).begin(), described->groups[0].group_epoch);
-  ExpectTheStandbyPromotedWhenBLeaves(members, group, topology);
-  members[0].epoch = -1;  // leave
-  EXPECT_TRUE(Beat(members[0], group, topology).ok());
+  std::printf("settled: member-a epoch %d active %s standby %s, member-b epoch %d active %s "
+              "standby %s\n", (*a)->member.epoch(), Names((*a)->member.current().active).c_str(),
+              Names((*a)->member.current().standby).c_str(), (*b)->member.epoch(),
+              Names((*b)->member.current().active).c_str(),
+              Names((*b)->member.current().standby).c_str());
+  ExpectTheStandbyPromotedWhenBLeaves(**a, **b);
+  (*a)->member.Leave();
+  (*a)->member.LeaveRevoked();
+  EXPECT_TRUE(Step(**a).ok());
+}
+
+// A heartbeat with an epoch the broker never gave (a zombie's: the member was replaced while it
+// paused) is fenced: the member loses its tasks, rejoins at epoch 0 with the same member id, and
+// gets tasks again at a new epoch.
+TEST_P(KafkaStreamsGroup, AFencedMemberLosesItsTasksAndRejoins) {
+  absl::StatusOr<Group> g = NewGroup(GetParam());
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::unique_ptr<Driven>> a = NewMember(*g, "member-a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  Driven& m = **a;
+  auto both = [&] {
+    return m.member.state() == StreamsMemberState::kStable && m.member.current().active.size() == 2;
+  };
+  absl::Status s = StepUntil({&m}, both);
+  ASSERT_TRUE(s.ok()) << s << "; " << absl::StrJoin(m.log, " | ");
+  const int32_t epoch = m.member.epoch();
+  while (!m.member.HeartbeatDue(NowMs())) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kp::StreamsGroupHeartbeatRequest stale = m.member.BuildHeartbeat(NowMs());
+  stale.member_epoch = epoch + 10;
+  absl::StatusOr<kp::StreamsGroupHeartbeatResponse> resp = m.connection.Heartbeat(stale);
+  ASSERT_TRUE(resp.ok()) << resp.status();
+  EXPECT_EQ(resp->error_code, 110) << "FENCED_MEMBER_EPOCH";
+  EXPECT_EQ(m.member.OnResponse(*resp, NowMs()), StreamsHeartbeatResult::kFenced);
+  ASSERT_TRUE(m.member.lost_pending());
+  m.log.push_back("lost");
+  m.member.LostHandled();
+  s = StepUntil({&m}, both);
+  ASSERT_TRUE(s.ok()) << s << "; " << absl::StrJoin(m.log, " | ");
+  EXPECT_GT(m.member.epoch(), 0);
+  EXPECT_EQ(m.log.back(), "assign active 0_0,0_1 standby -") << absl::StrJoin(m.log, " | ");
+  m.member.Leave();
+  m.member.LeaveRevoked();
+  EXPECT_TRUE(Step(m).ok());
+}
+
+// member-a alone holds both active tasks; member-b joins. The broker takes one from member-a
+// (its reconciliation revokes it) and gives it to member-b only after member-a acknowledged the
+// revocation: at no step do both own it as active.
+TEST_P(KafkaStreamsGroup, AJoinerGetsATaskOnlyAfterItsOwnerRevokedIt) {
+  absl::StatusOr<Group> g = NewGroup(GetParam());
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::unique_ptr<Driven>> a = NewMember(*g, "member-a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  Driven& first = **a;
+  absl::Status s = StepUntil({&first}, [&] {
+    return first.member.state() == StreamsMemberState::kStable &&
+           first.member.current().active.size() == 2;
+  });
+  ASSERT_TRUE(s.ok()) << s << "; " << absl::StrJoin(first.log, " | ");
+  absl::StatusOr<std::unique_ptr<Driven>> b = NewMember(*g, "member-b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  Driven& second = **b;
+  bool overlapped = false;
+  s = StepUntil({&first, &second}, [&] {
+    for (const StreamsTaskId& t : second.member.current().active) {
+      overlapped = overlapped || first.member.current().active.contains(t);
+    }
+    return Settled(first, second);
+  });
+  ASSERT_TRUE(s.ok()) << s << "; a: " << absl::StrJoin(first.log, " | ")
+                      << "; b: " << absl::StrJoin(second.log, " | ");
+  EXPECT_FALSE(overlapped) << "an active task owned by both members at once";
+  // member-a's reconciliations: ... both actives, then one revoked before the rest assigned
+  // (seen: "assign active 0_0,0_1 standby - | revoke 0_1 | assign active 0_0 standby 0_1").
+  auto revoke = std::find_if(first.log.begin(), first.log.end(),
+                             [](const std::string& e) { return e.starts_with("revoke "); });
+  ASSERT_NE(revoke, first.log.end()) << "member-a revoked nothing: "
+                                     << absl::StrJoin(first.log, " | ");
+  ASSERT_NE(std::next(revoke), first.log.end());
+  EXPECT_TRUE(std::next(revoke)->starts_with("assign active ")) << *std::next(revoke);
+  for (Driven* d : {&first, &second}) {
+    d->member.Leave();
+    d->member.LeaveRevoked();
+    EXPECT_TRUE(Step(*d).ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Clusters, KafkaStreamsGroup,
