@@ -417,6 +417,12 @@ std::vector<Ratio> Ratios(const BenchResults& results) {
        "ours.checkpoint.writebatch", 0},
       {"Kafka Streams / overlapped limit (WriteBatch)", "peer.scratch", "limit.overlap.writebatch",
        0},
+      // The library apart from the loop: the same WriteBatches through our RocksDB and through
+      // Kafka Streams' rocksdbjni in its JVM (--peer only).
+      {"WriteBatch alone: our RocksDB / Kafka Streams' (Java)", "limit.write.writebatch",
+       "limit.write.writebatch.java", 0},
+      {"Kafka Streams / its own WriteBatch limit (Java)", "peer.scratch",
+       "limit.write.writebatch.java", 0},
       {"WriteBatch path, the oracle on / off", "ours.scratch.writebatch.oracle",
        "ours.scratch.writebatch", 0.95},
       // --guarantee exactly_once_v2: the transactional changelog (committed records per

@@ -287,6 +287,29 @@ TEST(BenchReport, JsonHasEveryCaseRatioAndTarget) {
   EXPECT_TRUE(met_checked);
 }
 
+// --peer: the WriteBatch write alone through Kafka Streams' rocksdbjni in its JVM, beside ours
+// (the library apart from the loop), and Kafka Streams' restoration against it.
+TEST(BenchReport, TheJavaWriteLimitSeparatesTheLibraryFromTheLoop) {
+  BenchResults r = SampleResults();
+  std::map<std::string, Ratio> by_name;
+  for (const Ratio& ratio : Ratios(r)) by_name[ratio.name] = ratio;
+  EXPECT_FALSE(by_name["WriteBatch alone: our RocksDB / Kafka Streams' (Java)"].available);
+  r.cases.push_back({"limit.write.writebatch", "wb alone", 1'000'000,
+                     {Rate(700e3), Rate(720e3), Rate(710e3)}});
+  r.cases.push_back({"limit.write.writebatch.java", "wb alone, java", 1'000'000,
+                     {Rate(1e6), Rate(900e3), Rate(800e3)}});
+  by_name.clear();
+  for (const Ratio& ratio : Ratios(r)) by_name[ratio.name] = ratio;
+  const Ratio& library = by_name["WriteBatch alone: our RocksDB / Kafka Streams' (Java)"];
+  ASSERT_TRUE(library.available);
+  EXPECT_NEAR(library.per_round.min, 0.7, 1e-9);   // round 1: 700k / 1M
+  EXPECT_NEAR(library.per_round.max, 710.0 / 800, 1e-9);
+  EXPECT_EQ(library.target, 0);
+  const Ratio& loop = by_name["Kafka Streams / its own WriteBatch limit (Java)"];
+  ASSERT_TRUE(loop.available);
+  EXPECT_EQ(loop.numerator, "peer.scratch");
+}
+
 // --guarantee exactly_once_v2: ours against Kafka Streams on the transactional changelog (the
 // issue's target, 1.15, as under at-least-once), and each against its at-least-once run of the
 // same rounds (the cost of markers and aborted records).

@@ -84,6 +84,7 @@ class Bench {
   void AddOwnProcessCases(const Changelog& c);
   absl::StatusOr<Measurement> RunOwnProcess(const Changelog& c, const std::string& path,
                                             const std::string& dir);
+  void AddLimitCases();
   void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
@@ -475,18 +476,9 @@ absl::Status Bench::SetUpProcessing() {
   return absl::OkStatus();
 }
 
-absl::Status Bench::SetUp() {
-  results_.process_records = o_.process_records > 0
-                                 ? o_.process_records
-                                 : std::max<int64_t>(20'000, o_.spec.records / 2);
-  if (!o_.peer.empty()) {
-    Say("building the Kafka Streams peer (tools/kafka/peer build) ...");
-    if (absl::Status s = BuildStreamsPeer(Log("kafka-streams-build")); !s.ok()) return s;
-  }
-  Say(fmt::format("producing the changelogs ({}) ...", o_.spec.Describe()));
-  absl::StatusOr<Changelog> main = MakeChangelog("main", o_.spec, &main_records_);
-  if (!main.ok()) return main.status();
-  main_ = std::move(*main);
+// The machine's limits on the main changelog: raw consumption, each write path alone and
+// overlapped with fetching, and (--peer) the WriteBatch write alone in Kafka Streams' JVM.
+void Bench::AddLimitCases() {
   const std::string& topic = main_.app.Changelog();
   const int32_t partitions = o_.spec.partitions;
   const LimitConfig limit{.batch_records = o_.restore_max_poll_records};
@@ -512,6 +504,31 @@ absl::Status Bench::SetUp() {
               return MeasureOverlapped(*backend_, topic, partitions, path, c, main_.expected);
             });
   }
+  if (!o_.peer.empty()) {
+    // The same write alone through Kafka Streams' RocksDB (rocksdbjni) in its JVM: the library
+    // apart from the loop (issue 27).
+    AddCase("limit.write.writebatch.java", "WriteBatch alone, from memory, Kafka Streams' JVM",
+            main_.records, [this, limit](const std::string& dir) {
+              return RunJavaWriteLimit(main_records_, limit.batch_records,
+                                       work_dir_ + "/java-limit-records", dir, main_.expected,
+                                       Log("java-write-limit"), nullptr);
+            });
+  }
+}
+
+absl::Status Bench::SetUp() {
+  results_.process_records = o_.process_records > 0
+                                 ? o_.process_records
+                                 : std::max<int64_t>(20'000, o_.spec.records / 2);
+  if (!o_.peer.empty()) {
+    Say("building the Kafka Streams peer (tools/kafka/peer build) ...");
+    if (absl::Status s = BuildStreamsPeer(Log("kafka-streams-build")); !s.ok()) return s;
+  }
+  Say(fmt::format("producing the changelogs ({}) ...", o_.spec.Describe()));
+  absl::StatusOr<Changelog> main = MakeChangelog("main", o_.spec, &main_records_);
+  if (!main.ok()) return main.status();
+  main_ = std::move(*main);
+  AddLimitCases();
   AddRestoreCases(main_, "scratch", ", from scratch");
   if (o_.guarantee == "exactly_once_v2") {
     if (Stopping()) return Interrupted();

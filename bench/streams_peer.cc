@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "bench/project_paths.h"
@@ -109,6 +113,102 @@ absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootst
     run.processed.emplace_back(sample[0].get<double>(), sample[1].get<int64_t>());
   }
   return run;
+}
+
+namespace {
+
+void PutInt32(std::ofstream& out, int32_t v) {
+  const uint32_t u = static_cast<uint32_t>(v);
+  const char bytes[4] = {static_cast<char>(u >> 24), static_cast<char>(u >> 16),
+                         static_cast<char>(u >> 8), static_cast<char>(u)};
+  out.write(bytes, 4);
+}
+
+// p<N>.bin per partition, as WriteBatchLimit.java reads them; written once per run.
+absl::Status WriteLimitRecords(const std::vector<std::vector<KeyValueWrite>>& changelog,
+                               const std::string& dir) {
+  if (std::filesystem::exists(dir + "/complete")) return absl::OkStatus();
+  std::filesystem::create_directories(dir);
+  for (size_t p = 0; p < changelog.size(); ++p) {
+    std::ofstream out(fmt::format("{}/p{}.bin", dir, p), std::ios::binary | std::ios::trunc);
+    for (const KeyValueWrite& w : changelog[p]) {
+      PutInt32(out, static_cast<int32_t>(w.key.size()));
+      out.write(w.key.data(), static_cast<std::streamsize>(w.key.size()));
+      PutInt32(out, w.value ? static_cast<int32_t>(w.value->size()) : -1);
+      if (w.value) out.write(w.value->data(), static_cast<std::streamsize>(w.value->size()));
+    }
+    if (!out.flush()) {
+      return absl::UnavailableError(fmt::format("could not write the Java limit's records in {}",
+                                                dir));
+    }
+  }
+  std::ofstream(dir + "/complete") << "ok\n";
+  return absl::OkStatus();
+}
+
+// The stores WriteBatchLimit reported, against what they must hold.
+absl::Status CheckJavaStores(const nlohmann::json& result,
+                             const std::vector<StoreDigest>& expected) {
+  size_t checked = 0;
+  for (const auto& store : result["stores"]) {
+    const auto p = store.value("partition", -1);
+    if (p < 0 || static_cast<size_t>(p) >= expected.size()) continue;
+    StoreDigest got;
+    got.entries = store.value("entries", int64_t{-1});
+    got.hash = std::stoull(store.value("hash", std::string("0")), nullptr, 16);
+    if (!(got == expected[static_cast<size_t>(p)])) {
+      return absl::DataLossError(fmt::format("the Java write limit's store {} holds {}, not {}",
+                                             p, got.ToString(),
+                                             expected[static_cast<size_t>(p)].ToString()));
+    }
+    ++checked;
+  }
+  if (checked != expected.size()) {
+    return absl::DataLossError(fmt::format("the Java write limit reported {} of {} stores",
+                                           checked, expected.size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Measurement> RunJavaWriteLimit(
+    const std::vector<std::vector<KeyValueWrite>>& changelog, int32_t batch_records,
+    const std::string& records_dir, const std::string& dir,
+    const std::vector<StoreDigest>& expected, const std::string& log_path,
+    std::string* rocksdb_version) {
+  if (absl::Status s = WriteLimitRecords(changelog, records_dir); !s.ok()) return s;
+  std::filesystem::create_directories(dir + "/db");
+  const std::string command = fmt::format(
+      "{} write-limit --records-dir {} --partitions {} --db-dir {} --batch-records {}",
+      PeerScript(), ShellQuote(records_dir), changelog.size(), ShellQuote(dir + "/db"),
+      batch_records);
+  std::string out;
+  int64_t peak_rss = -1;
+  const int rc = RunCommand(command, log_path, &out, &peak_rss);
+  const size_t brace = out.rfind('{', out.find("\"records\""));
+  const std::string line = brace == std::string::npos ? out : out.substr(brace);
+  nlohmann::json result = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (rc != 0 || result.is_discarded() || !result.contains("seconds")) {
+    return absl::UnavailableError(fmt::format("the Java write limit failed (exit {}): {}; its "
+                                              "log is {}", rc, line.substr(0, 300), log_path));
+  }
+  if (absl::Status s = CheckJavaStores(result, expected); !s.ok()) return s;
+  if (rocksdb_version != nullptr) *rocksdb_version = result.value("rocksdb_version", "?");
+  Measurement m;
+  m.peak_rss_bytes = peak_rss;
+  m.records = result.value("records", int64_t{0});
+  m.seconds = result.value("seconds", 0.0);
+  m.cpu_seconds = result.value("cpu_seconds", 0.0);
+  for (const auto& p : changelog) {
+    for (const KeyValueWrite& w : p) {
+      m.bytes += static_cast<int64_t>(w.key.size() + (w.value ? w.value->size() : 0));
+    }
+  }
+  m.note = fmt::format("WriteBatch of {} records, rocksdbjni {} (Kafka Streams' RocksDB) with "
+                       "its RocksDBStore options, in the peer's JVM", batch_records,
+                       result.value("rocksdb_version", "?"));
+  return m;
 }
 
 }  // namespace restoresim::bench

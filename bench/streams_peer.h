@@ -42,6 +42,19 @@ absl::StatusOr<ProcessingRun> RunStreamsPeerProcessing(const std::string& bootst
                                                        const std::string& state_dir,
                                                        const std::string& log_path);
 
+// The Java write limit (tools/kafka/streams-peer/.../WriteBatchLimit.java): the records of
+// `changelog` written in WriteBatches of `batch_records` with Kafka Streams' RocksDB options,
+// through the rocksdbjni Kafka Streams bundles, in the peer's JVM; beside limit.write.writebatch
+// it separates the RocksDB library from the restore loop (issue 27). The records go to files
+// under `records_dir` first (untimed; written once, kept for the next round), the stores to
+// `dir`/db; each store is checked against `expected`. `rocksdb_version` receives the
+// library's version.
+absl::StatusOr<Measurement> RunJavaWriteLimit(
+    const std::vector<std::vector<KeyValueWrite>>& changelog, int32_t batch_records,
+    const std::string& records_dir, const std::string& dir,
+    const std::vector<StoreDigest>& expected, const std::string& log_path,
+    std::string* rocksdb_version);
+
 }  // namespace restoresim::bench
 
 #endif  // RESTORESIM_BENCH_STREAMS_PEER_H_
