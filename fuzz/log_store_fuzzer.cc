@@ -7,8 +7,8 @@
 //   * segment files without a manifest, more segment files than segments_max, a manifest that
 //     does not decode, a listed segment with flushed bytes that is missing or shorter than
 //     them, a record below the flushed length that does not decode (with the salt the
-//     manifest gives its segment; version 1 manifests give none), or a segment numbered 2^32-1
-//     (listed or on disk: no number is left for the one an open starts): kDataLoss;
+//     manifest gives its segment; version 1 manifests give none): kDataLoss (a segment
+//     numbered in the upper half of the range is no damage: the open renumbers);
 //   * otherwise the store holds exactly the fold of the records below each listed segment's
 //     flushed length, in order; nothing else (unflushed tails, unlisted segments, strays: a
 //     file is a segment only under the name LogStore gives it, "segment-00000007.log").
@@ -76,11 +76,6 @@ Expected Model(const std::vector<ArchiveFile>& files) {
       DecodeLogStoreManifest(*manifest, kOptions.segments_max);
   if (!decoded.ok()) return loss;
   const std::vector<LogSegmentEntry>* listed = &decoded->segments;
-  // Each open starts a segment numbered after every one there is: none is left after 2^32-1.
-  constexpr uint32_t kLast = UINT32_MAX;
-  if (segments.contains(kLast) || (!listed->empty() && listed->back().number == kLast)) {
-    return loss;
-  }
   Expected want;
   for (const LogSegmentEntry& e : *listed) {
     const auto it = segments.find(e.number);

@@ -16,6 +16,8 @@
 namespace restoresim {
 namespace {
 
+// Segment numbers from here on are renumbered at open (LogStore::Renumber).
+constexpr uint32_t kRenumberAt = uint32_t{1} << 31;
 constexpr std::string_view kSegmentPrefix = "segment-";
 constexpr std::string_view kSegmentSuffix = ".log";
 
@@ -179,13 +181,7 @@ absl::Status LogStore::Recover() {
   }
   manifest_ = std::move(kept);
   const uint32_t highest = std::max(last_listed, on_disk.empty() ? 0u : *on_disk.rbegin());
-  if (highest == std::numeric_limits<uint32_t>::max()) {
-    // Numbers only grow (by one per open or compaction), so this is a damaged manifest or a
-    // foreign file, and there is no number left for the new segment.
-    return absl::DataLossError(fmt::format(
-        "store '{}' in {}: segment number {} leaves no number for a new segment", name_, dir_,
-        highest));
-  }
+  if (highest >= kRenumberAt) return Renumber(on_disk);
   if (absl::Status s = StartSegment(highest + 1); !s.ok()) return s;
   // Segments no longer listed (empty ones, those a compaction replaced, unlisted older ones)
   // go once the new manifest is durable.
@@ -203,6 +199,46 @@ absl::Status LogStore::Recover() {
   // Each open adds a segment: fold them into one before they pile up.
   if (manifest_.size() > options_.segments_compact_at) return Compact();
   return absl::OkStatus();
+}
+
+// Numbers only grow, by one per open or compaction, so one in the upper half of the range came
+// from damage or a foreign file. Refusing it (DataLoss) was not enough: the fuzzer found a
+// stray segment-4294967294.log that the open accepted, starting segment 2^32-1, after which
+// the next open had no number left and failed a store that had opened and closed cleanly
+// (fuzz/log_store_fuzzer, CI of 2026-12-06). Whatever refusal threshold, the segment an open
+// starts may land on it; so the open writes the live entries (replayed from what the manifest
+// lists) as one segment under the lowest number not on disk, which the manifest then lists
+// alone, and deletes the rest. A crash before the manifest names the new segment leaves it
+// unlisted, and the next open deletes it; after, the old segments are unlisted and go.
+absl::Status LogStore::Renumber(const std::set<uint32_t>& on_disk) {
+  RS_CHECK(file_ == nullptr, "store '{}': renumbered with a segment open", name_);
+  uint32_t number = 1;
+  while (on_disk.contains(number)) ++number;
+  const uint64_t salt = SegmentSalt(number);
+  absl::StatusOr<std::unique_ptr<WritableFile>> file = fs_.NewWritableFile(SegmentPath(number));
+  if (!file.ok()) return Annotate(file.status(), fmt::format("store '{}'", name_));
+  std::string records;
+  for (const auto& [key, value] : data_) {
+    const std::string_view v = value;
+    AppendLogRecord(records, key, &v, salt);
+  }
+  if (!records.empty()) {
+    if (absl::Status s = (*file)->Append(records); !s.ok()) return Annotate(s, "renumbering");
+  }
+  if (absl::Status s = (*file)->Sync(); !s.ok()) return Annotate(s, "renumbering");
+  if (absl::Status s = WriteManifest({{number, records.size(), false, salt}}); !s.ok()) return s;
+  file_ = std::move(*file);
+  segment_ = number;
+  segment_salt_ = salt;
+  segment_bytes_ = log_bytes_ = records.size();
+  for (uint32_t old : on_disk) {
+    if (absl::Status s = fs_.DeleteFile(SegmentPath(old)); !s.ok() && !absl::IsNotFound(s)) {
+      return Annotate(s, fmt::format("store '{}'", name_));
+    }
+  }
+  RS_CHECK(manifest_.size() == 1 && manifest_.back().number == number, "store '{}' renumbered",
+           name_);
+  return Annotate(fs_.SyncDir(dir_), "renumbering");
 }
 
 absl::Status LogStore::ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt) {

@@ -14,10 +14,14 @@
 //   * every kind of damage to what was flushed is kDataLoss with the reason — a record that
 //     does not decode or whose checksum fails below the flushed length (a flipped bit, a zeroed
 //     sector, a cut), a segment shorter than its flushed length, a listed segment missing,
-//     segment files without a manifest, a damaged manifest, a segment numbered 2^32-1 (no
-//     number is left for the next). The caller wipes the store and restores it from its
-//     changelog. Only names of the form above ("segment-00000007.log") are segments: other
-//     files in the directory, look-alikes such as "segment-7.log" included, are left alone;
+//     segment files without a manifest, a damaged manifest. The caller wipes the store and
+//     restores it from its changelog. Only names of the form above ("segment-00000007.log")
+//     are segments: other files in the directory, look-alikes such as "segment-7.log"
+//     included, are left alone;
+//   * numbers only grow (one per open or compaction), so a segment numbered in the upper half
+//     of the range came from damage or a foreign file: that open writes the live entries as
+//     one segment under the lowest free number and lists it alone (Renumber), so every number
+//     an open starts leaves one for the next;
 //   * a directory with neither manifest nor segments is a new store (created_on_open());
 //   * Commit(offset) is a Flush that also records, in the same manifest write, the changelog
 //     offset the flushed contents reach (CommittedOffset(), read back at Open);
@@ -32,6 +36,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -77,6 +82,7 @@ class LogStore final : public KeyValueStore {
   absl::Status Recover();
   absl::Status ReplaySegment(uint32_t number, uint64_t flushed_bytes, uint64_t salt);
   absl::Status StartSegment(uint32_t number);
+  absl::Status Renumber(const std::set<uint32_t>& on_disk);
   absl::Status WriteManifest(std::vector<LogSegmentEntry> next);
   absl::Status WriteManifest(std::vector<LogSegmentEntry> next, std::optional<int64_t> offset);
   absl::Status FlushRecording(std::optional<int64_t> offset);
