@@ -50,4 +50,20 @@ std::vector<std::unique_ptr<Checker>> AllCheckers(OracleContext& context) {
   return all;
 }
 
+const events::StoreSnapshot* Checker::StoreToCheck(const events::StateInfo& state,
+                                                   const TopicPartition& changelog) {
+  if (!state.stores_read) {
+    ++context().counts().store_checks_skipped;
+    return nullptr;
+  }
+  const events::StoreSnapshot* store = state.StoreFor(changelog);
+  if (store == nullptr) return nullptr;
+  if (!store->readable) {
+    ++context().counts().store_checks_skipped;
+    return nullptr;
+  }
+  ++context().counts().store_checks;
+  return store;
+}
+
 }  // namespace restoresim::properties

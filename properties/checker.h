@@ -242,6 +242,11 @@ class Checker {
   [[noreturn]] void Violation(std::string_view who, std::string detail) {
     context_.Violation(invariant_, who, std::move(detail));
   }
+  // The store of `state` that holds `changelog`, to compare with the changelog's history, and
+  // counted as a store check; null when there is none to compare: not recorded or unreadable
+  // (counted as skipped; an unreadable store fails its task), or no store holds it.
+  const events::StoreSnapshot* StoreToCheck(const events::StateInfo& state,
+                                            const TopicPartition& changelog);
 
  private:
   OracleContext& context_;

@@ -28,6 +28,12 @@ std::optional<TaskType> Wanted::Of(TaskId id) const {
   return std::nullopt;
 }
 
+const ChangelogHistory& Ledger::HistoryOf(const TopicPartition& changelog) const {
+  static const ChangelogHistory kNone;
+  auto it = history.find(changelog);
+  return it == history.end() ? kNone : it->second;
+}
+
 const TaskRecord* Ledger::Find(const TaskIncarnation& who) const {
   auto it = open.find(who);
   return it == open.end() ? nullptr : &it->second;

@@ -114,6 +114,8 @@ class Ledger final {
   void SetCurrent(const events::EventHeader* header) { current_ = header; }
 
   const TaskRecord* Find(const TaskIncarnation& who) const;
+  // Every record appended to `changelog` (empty for one nothing was appended to).
+  const ChangelogHistory& HistoryOf(const TopicPartition& changelog) const;
   // For a batch restored into `task_dir`'s store of `changelog` by `reader`: below which offset
   // a key may be missing from it (what the directory's earlier from-scratch restorations found
   // removed, and, for this registration's first batch from scratch, `log_start` now: the ledger

@@ -585,6 +585,16 @@ TEST(EosOracleTest, AnAbortedRecordRestoredIntoAStoreIsCaught) {
   EXPECT_THAT(r.outcome.message, HasSubstr("found aborted"));
 }
 
+// A batch of `writes` ending at `next_offset`, written to `task`'s store of changelog 0 and
+// reported as the reader does (its Advance, which only the restore thread may make, left out).
+void RestoreBatchInto(Task& task, std::vector<KeyValueWrite> writes, int64_t next_offset) {
+  const int64_t count = static_cast<int64_t>(writes.size());
+  RS_CHECK(task.state_manager().StoreForChangelog(Changelog(0))->RestoreBatch(std::move(writes))
+               .ok());
+  RS_OBSERVE(OnRestoredBatch, "restore", Changelog(0), task.incarnation(), task.type(),
+             next_offset, count);
+}
+
 // A changelog whose key k1 has a committed record (offset 0), an aborted one (1, its abort
 // marker 2) and a committed one again (3); a task restoring it, registered from the log start.
 struct AbortedInTheMiddle {
@@ -603,14 +613,8 @@ struct AbortedInTheMiddle {
     HandToTheRestoreThread(*task);
     RS_OBSERVE(OnRegistered, "restore", Changelog(0), task->incarnation(), TaskType::kActive);
   }
-  // A batch of `writes` ending at `next_offset`, written to the store and reported as the
-  // reader does (its Advance, which only the restore thread may make, left out).
   void Restore(std::vector<KeyValueWrite> writes, int64_t next_offset) {
-    const int64_t count = static_cast<int64_t>(writes.size());
-    StateManager& sm = task->state_manager();
-    RS_CHECK(sm.StoreForChangelog(Changelog(0))->RestoreBatch(std::move(writes)).ok());
-    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(0), task->incarnation(), TaskType::kActive,
-               next_offset, count);
+    RestoreBatchInto(*task, std::move(writes), next_offset);
   }
   std::unique_ptr<Task> task;
 };
@@ -666,11 +670,7 @@ struct ThreeWritesOfOneKey {
     RS_OBSERVE(OnRegistered, "restore", Changelog(0), task->incarnation(), TaskType::kActive);
   }
   void Restore(std::vector<KeyValueWrite> writes, int64_t next_offset) {
-    const int64_t count = static_cast<int64_t>(writes.size());
-    StateManager& sm = task->state_manager();
-    RS_CHECK(sm.StoreForChangelog(Changelog(0))->RestoreBatch(std::move(writes)).ok());
-    RS_OBSERVE(OnRestoredBatch, "restore", Changelog(0), task->incarnation(), TaskType::kActive,
-               next_offset, count);
+    RestoreBatchInto(*task, std::move(writes), next_offset);
   }
   std::unique_ptr<Task> task;
 };

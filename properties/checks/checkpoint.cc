@@ -88,22 +88,11 @@ class CheckpointChecker final : public Checker {
  private:
   void CheckContents(const events::StateInfo& state, const DirRecord& dir, const TopicPartition& tp,
                      int64_t offset, std::string_view when) {
-    if (!state.stores_read) {
-      ++context().counts().store_checks_skipped;  // not recorded
-      return;
-    }
-    const events::StoreSnapshot* store = state.StoreFor(tp);
+    const events::StoreSnapshot* store = StoreToCheck(state, tp);
     if (store == nullptr) return;
-    if (!store->readable) {
-      ++context().counts().store_checks_skipped;
-      return;
-    }
-    ++context().counts().store_checks;
-    auto history = ledger().history.find(tp);
-    static const ChangelogHistory kNone;
     auto below = dir.compacted_below.find(tp);
     const std::string diff =
-        DiffFromHistory(history == ledger().history.end() ? kNone : history->second, offset,
+        DiffFromHistory(ledger().HistoryOf(tp), offset,
                         below == dir.compacted_below.end() ? 0 : below->second, store->data,
                         /*or_later=*/true);
     if (diff.empty()) return;

@@ -29,23 +29,11 @@ class RestoredBatchChecker final : public Checker {
                             const TaskIncarnation& owner, int64_t next_offset, int64_t log_start,
                             bool exactly_once, const events::StateInfo& state) override {
     if (exactly_once) return;  // eos_restored_batch
-    if (!state.stores_read) {
-      ++context().counts().store_checks_skipped;  // not recorded
-      return;
-    }
-    const events::StoreSnapshot* store = state.StoreFor(tp);
+    const events::StoreSnapshot* store = StoreToCheck(state, tp);
     if (store == nullptr) return;
-    if (!store->readable) {
-      ++context().counts().store_checks_skipped;  // an unreadable store fails the task
-      return;
-    }
-    ++context().counts().store_checks;
-    auto history = ledger().history.find(tp);
-    static const ChangelogHistory kNone;
-    const ChangelogHistory& log = history == ledger().history.end() ? kNone : history->second;
     const int64_t below = ledger().CompactedBelow(reader, tp, state.task_dir, log_start);
-    const std::string diff = DiffFromHistory(log, next_offset, below, store->data,
-                                             /*or_later=*/true);
+    const std::string diff = DiffFromHistory(ledger().HistoryOf(tp), next_offset, below,
+                                             store->data, /*or_later=*/true);
     if (diff.empty()) return;
     Violation(owner.ToString(),
               fmt::format("store '{}' after a batch restored from {} up to {} ({} entries) is "

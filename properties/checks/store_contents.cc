@@ -23,26 +23,14 @@ class StoreContentsChecker final : public Checker {
     for (const TopicPartition& tp : event.task->changelogs) {
       auto position = sm.pending.find(tp);
       const int64_t upto = position == sm.pending.end() ? 0 : position->second;
-      if (!sm.stores_read) {
-        ++context().counts().store_checks_skipped;  // not recorded
-        continue;
-      }
-      const events::StoreSnapshot* store = sm.StoreFor(tp);
+      const events::StoreSnapshot* store = StoreToCheck(sm, tp);
       if (store == nullptr) continue;
-      if (!store->readable) {
-        ++context().counts().store_checks_skipped;  // an unreadable store fails the task
-        continue;
-      }
-      ++context().counts().store_checks;
       int64_t below = 0;
       if (dir_it != ledger().dirs.end()) {
         auto b = dir_it->second.compacted_below.find(tp);
         if (b != dir_it->second.compacted_below.end()) below = b->second;
       }
-      auto history = ledger().history.find(tp);
-      static const ChangelogHistory kNone;
-      const std::string diff = DiffFromHistory(
-          history == ledger().history.end() ? kNone : history->second, upto, below, store->data);
+      const std::string diff = DiffFromHistory(ledger().HistoryOf(tp), upto, below, store->data);
       if (!diff.empty()) {
         Violation(event.incarnation.ToString(),
                   fmt::format("store '{}' differs from the fold of {} up to {} ({} entries):{}",
