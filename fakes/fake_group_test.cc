@@ -48,6 +48,20 @@ void PollOnce(MainConsumer& consumer) {
   EXPECT_TRUE(result.ok()) << result.status();
 }
 
+TEST(FakeGroupTest, AStreamsGroupMemberIsRefusedClearlyUntilTheFakeHasAStreamsCoordinator) {
+  WithBroker([](FakeBroker& broker) {
+    ConsumerConfig config = Config("a");
+    config.group_protocol = GroupProtocol::kStreams;
+    config.process_id = "p";
+    TextListener events;
+    auto consumer = broker.NewMainConsumer("g", config);
+    absl::Status s = consumer->Subscribe({"t"}, &events);
+    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(std::string(s.message()), HasSubstr("no streams-group coordinator"));
+    EXPECT_THAT(broker.Members("g"), IsEmpty()) << "nothing joined";
+  });
+}
+
 TEST(FakeGroupTest, DefaultAssignorSplitsRoundRobinAndTheFirstMemberSeesRevokedThenAssigned) {
   WithBroker([](FakeBroker& broker) {
     TextListener first_events;

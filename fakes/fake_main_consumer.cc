@@ -18,7 +18,8 @@ FakeMainConsumer::FakeMainConsumer(FakeBroker& broker, std::string group,
       client_id_(config.client_id.empty() ? "consumer" : config.client_id),
       config_status_(ValidateConsumerConfig(config)),
       fetcher_(broker, config),
-      assignor_(config.assignor) {}
+      assignor_(config.assignor),
+      group_protocol_(config.group_protocol) {}
 
 FakeMainConsumer::~FakeMainConsumer() {
   SimNoAbortScope no_abort;  // Close is a scheduling point; a destructor must not throw
@@ -40,6 +41,11 @@ absl::Status FakeMainConsumer::Subscribe(const std::vector<std::string>& topics,
                                          RebalanceListener* listener) {
   if (absl::Status s = Enter("main.subscribe"); !s.ok()) return s;
   if (topics.empty()) return absl::InvalidArgumentError("subscribe: empty topic list");
+  if (group_protocol_ == GroupProtocol::kStreams) {
+    return absl::UnimplementedError(
+        "subscribe: the fake broker has no streams-group coordinator (KIP-1071) yet: "
+        "restoresim.group.protocol=streams runs against a real broker only");
+  }
   if (!member_id_.empty()) {
     return absl::FailedPreconditionError(fmt::format(
         "subscribe: {} is already subscribed (the fake does not resubscribe)", member_id_));

@@ -1,6 +1,7 @@
 // Fuzzes the Kafka protocol codec's decoders (core/transport/kafka_protocol_messages.h, issue
 // 26): what a broker sends back must never crash the member. The input's first byte picks the
-// message and version (bits 0-2: the message, bit 3: the version), the rest is its body. The
+// message and version (bits 0-2: the message, bit 3: the version; with bit 4 set, bit 0 picks
+// OffsetCommit v9's response or request), the rest is its body. The
 // contract checked:
 //   * a failure is kDataLoss (malformed or truncated) with a message;
 //   * a success re-encodes to bytes no longer than the body (nested tagged fields are dropped,
@@ -46,6 +47,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   const int16_t v = (data[0] >> 3) & 1;
+  if ((data[0] & 16) != 0) {  // the second table: OffsetCommit v9
+    if ((data[0] & 1) == 0) Check(body, int16_t{9}, DecodeOffsetCommitResponse);
+    if ((data[0] & 1) == 1) Check(body, int16_t{9}, DecodeOffsetCommitRequest);
+    return 0;
+  }
   switch (data[0] & 7) {
     case 0: Check(body, v, DecodeStreamsGroupHeartbeatResponse); break;
     case 1: Check(body, v, DecodeStreamsGroupHeartbeatRequest); break;

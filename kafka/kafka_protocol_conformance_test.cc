@@ -4,7 +4,8 @@
 // encodes them, and decodes ours. Each case checks both ways: our bytes equal Kafka's, Kafka's
 // class decodes ours to its own message, and our decoder reads Kafka's bytes back to ours. The
 // cases cover nested structs, nulls (nullable strings, arrays and structs), an unknown tagged
-// field at the top, both versions of each streams message, a v1-only field, and FindCoordinator.
+// field at the top, both versions of each streams message, a v1-only field, FindCoordinator, and
+// OffsetCommit v9.
 // Needs java and the jars (suite kafka), not a running broker: about 3 s, most of it the JVM.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -99,6 +100,20 @@ StreamsGroupDescribeResponse Described() {
   return StreamsGroupDescribeResponse{0, {g}, {}};
 }
 
+// OffsetCommit v9 (a streams member's commit): the same messages as OffsetCommitCases in
+// ProtocolConformance.java.
+void AddOffsetCommitCases(std::map<std::string, Case>& c) {
+  OffsetCommitRequest commit{.group_id = "app", .generation_id_or_member_epoch = 5,
+                             .member_id = "member-1", .group_instance_id = "instance-1"};
+  commit.topics = {{"app-input", {{0, 42}, {3, int64_t{1} << 40, 7, std::nullopt}}}, {"x", {}}};
+  c["offset_commit_request_v9"] = Make(commit, 9, DecodeOffsetCommitRequest);
+  c["offset_commit_defaults_v9"] = Make(OffsetCommitRequest{.group_id = "g"}, 9,
+                                        DecodeOffsetCommitRequest);
+  c["offset_commit_response_v9"] = Make(
+      OffsetCommitResponse{3, {{"app-input", {{0, 0}, {3, 113}}}}, {}}, 9,
+      DecodeOffsetCommitResponse);
+}
+
 std::map<std::string, Case> Cases() {
   std::map<std::string, Case> c;
   c["heartbeat_join_v1"] = Make(Join(), 1, DecodeStreamsGroupHeartbeatRequest);
@@ -130,6 +145,7 @@ std::map<std::string, Case> Cases() {
       FindCoordinatorResponse{0, {{"app", 1, "127.0.0.1", 9092},
                                   {"other", -1, "", -1, 15, "not available"}}, {}},
       4, DecodeFindCoordinatorResponse);
+  AddOffsetCommitCases(c);
   return c;
 }
 

@@ -64,16 +64,7 @@ class KafkaRuntimeTest : public ::testing::Test {
   // The counts each partition must hold: its first `initial` changelog records folded, then
   // every input record processed once.
   void ExpectCounts(const AppTopics& app, size_t initial) {
-    for (int32_t p = 0; p < app.partitions; ++p) {
-      absl::StatusOr<std::vector<ConsumerRecord>> changelog = world_->ReadAll(app.Changelog(p));
-      absl::StatusOr<std::vector<ConsumerRecord>> input = world_->ReadAll(app.Input(p));
-      ASSERT_TRUE(changelog.ok() && input.ok());
-      ASSERT_GE(changelog->size(), initial);
-      const auto initial_end = changelog->begin() + static_cast<ptrdiff_t>(initial);
-      const std::vector<ConsumerRecord> before(changelog->begin(), initial_end);
-      EXPECT_EQ(FoldChangelog(*changelog), ReferenceCounts(*input, FoldChangelog(before)))
-          << "partition " << p;
-    }
+    world_->ExpectCountsOfTheReference(app, initial);
   }
 
   std::unique_ptr<KafkaWorld> world_;

@@ -1,9 +1,10 @@
 // A streams group (KIP-1071, issue 26) on the local Kafka 4.4 broker, spoken to through the
-// project's own protocol codec and connection (kafka/kafka_protocol_connection.h) by the
-// project's member (core/transport/streams_group_member.h): members join one group with a
-// one-subtopology topology (input topic of two partitions, one store and its changelog),
-// heartbeat when the member says, and run each reconciliation it asks for at once (the callbacks
-// are recorded, no runtime attached: nothing is restored). Kafka's sticky task assignor
+// project's own protocol codec and connection (core/transport/rdkafka/
+// kafka_protocol_connection.h) by the project's member (core/transport/streams_group_member.h):
+// members join one group with a one-subtopology topology (input topic of two partitions, one
+// store and its changelog), heartbeat when the member says, and run each reconciliation it asks
+// for at once (the callbacks are recorded, no runtime attached: nothing is restored;
+// kafka_streams_runtime_test attaches the runtime). Kafka's sticky task assignor
 // (tools/kafka/broker sets group.streams.num.standby.replicas=1) gives each of two members an
 // active task and the other's task as a standby; when one leaves, the other's standby becomes its
 // active task. A member that joins a group where another holds both tasks gets one only after
@@ -26,10 +27,10 @@
 #include "core/util/check.h"
 #include "core/port/system_clock.h"
 #include "core/transport/streams_group_member.h"
+#include "core/transport/rdkafka/kafka_protocol_connection.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
 #include "kafka/kafka_env.h"
-#include "kafka/kafka_protocol_connection.h"
 
 namespace restoresim::kafka_test {
 namespace {
@@ -47,7 +48,7 @@ int64_t NowMs() {
 // A member, its connection, and what its reconciliations did, in order.
 struct Driven {
   StreamsGroupMember member;
-  KafkaProtocolConnection connection;
+  rdkafka::KafkaProtocolConnection connection;
   std::vector<std::string> log;  // "revoke 0_1", "assign active 0_0 standby 0_1"
 };
 
@@ -151,8 +152,9 @@ absl::StatusOr<Group> NewGroup(const char* env) {
 }
 
 absl::StatusOr<std::unique_ptr<Driven>> NewMember(const Group& g, const std::string& id) {
-  absl::StatusOr<KafkaProtocolConnection> c =
-      KafkaProtocolConnection::OpenToCoordinator(g.bootstrap, g.id, id);
+  absl::StatusOr<rdkafka::KafkaProtocolConnection> c =
+      rdkafka::KafkaProtocolConnection::OpenToCoordinator(g.bootstrap, g.id, id,
+                                                          *SystemClock::Default());
   if (!c.ok()) return c.status();
   if (c->heartbeat_version() < 0) return absl::UnimplementedError("no StreamsGroupHeartbeat");
   auto d = std::make_unique<Driven>(Driven{

@@ -184,6 +184,20 @@ RuntimeConfig KafkaWorld::Config(const AppTopics& app, const std::string& state_
   return config;
 }
 
+void KafkaWorld::ExpectCountsOfTheReference(const AppTopics& app, size_t initial,
+                                            IsolationLevel isolation) {
+  for (int32_t p = 0; p < app.partitions; ++p) {
+    absl::StatusOr<std::vector<ConsumerRecord>> changelog = ReadAll(app.Changelog(p), isolation);
+    absl::StatusOr<std::vector<ConsumerRecord>> input = ReadAll(app.Input(p), isolation);
+    ASSERT_TRUE(changelog.ok() && input.ok());
+    ASSERT_GE(changelog->size(), initial);
+    const auto initial_end = changelog->begin() + static_cast<ptrdiff_t>(initial);
+    const std::vector<ConsumerRecord> before(changelog->begin(), initial_end);
+    EXPECT_EQ(FoldChangelog(*changelog), ReferenceCounts(*input, FoldChangelog(before)))
+        << "partition " << p;
+  }
+}
+
 absl::StatusOr<std::map<std::string, std::string>> KafkaWorld::ReadStore(
     const std::string& state_dir, const AppTopics& app, int32_t partition) {
   const std::string dir = fmt::format("{}/{}/0_{}/{}", state_dir, app.app_id, partition,

@@ -116,6 +116,12 @@ class KafkaWorld {
   std::vector<int32_t> ExpectStoresEqualChangelogs(const std::string& state_dir,
                                                    const AppTopics& app, bool at_end = true);
 
+  // Records test failures unless each partition's counts (its changelog folded) equal its first
+  // `initial` changelog records folded, then every input record processed once; the logs read
+  // as a consumer of `isolation` reads them (read_committed under exactly once).
+  void ExpectCountsOfTheReference(const AppTopics& app, size_t initial,
+                                  IsolationLevel isolation = IsolationLevel::kReadUncommitted);
+
   // The node id leading `partition` (librdkafka metadata).
   absl::StatusOr<int32_t> Leader(const TopicPartition& partition);
 

@@ -273,8 +273,7 @@ class CrashStory {
   // (its records then stay in the changelogs, aborted when the restart initialises the id).
   void NoteOpenTransactions(Runtime& runtime) {
     for (size_t i = 0; i < runtime.thread_count(); ++i) {
-      const std::string id = config_.application_id + "-" + runtime.thread(i).name();
-      const auto txn = w_.broker.Transaction(id);
+      const auto txn = w_.broker.Transaction(runtime.thread(i).TransactionalId());
       if (txn.has_value() && txn->ongoing) TraceMark("cover", "crash with a transaction open");
     }
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/runtime/count_topology.h"
 #include "core/runtime/hold_point.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/suspendable_transport.h"
@@ -89,6 +90,10 @@ Runtime::~Runtime() {
 // instance of a world, stable across restarts).
 std::string Runtime::AssignorProcessId() const {
   if (!checkpoint_.process_id.empty()) return checkpoint_.process_id;
+  return StateDirProcessId();
+}
+
+std::string Runtime::StateDirProcessId() const {
   std::string id = config_.application_id + "-" + config_.state_dir;
   for (char& ch : id) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '.' && ch != '-') ch = '_';
@@ -96,9 +101,24 @@ std::string Runtime::AssignorProcessId() const {
   return id.substr(0, 200);
 }
 
+// Kafka Streams' (exactly_once_v2) is "<application.id>-<process id>-<thread index>", its process
+// id kept in the state directory: live instances never share one, and a restart over the same
+// state directory fences its predecessor's producer. An instance with a label (checkpoint/restore
+// on: the simulator's instances) keeps "<application.id>-<thread name>", its thread names carrying
+// the label, which stands for the process (so the simulated stories run as before); an instance
+// without one puts its state directory in the process id's place. Found on 2026-12-06
+// (KafkaEosTest.TwoInstancesNeverFenceEachOtherAndHandATaskOverCleanly): an unlabelled instance's
+// id was "<application.id>-<application.id>-StreamThread-<n>", the same in every instance of an
+// application, so two live instances on a real broker fenced each other while both lived.
+std::string Runtime::TransactionalId(int32_t index) const {
+  if (!checkpoint_.instance.empty()) return config_.application_id + "-" + ThreadName(index);
+  return fmt::format("{}-{}-{}", config_.application_id, StateDirProcessId(), index + 1);
+}
+
 std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
   StreamThreadConfig c;
   c.name = ThreadName(index);
+  c.transactional_id = TransactionalId(index);
   c.group = config_.application_id;
   c.poll_timeout_ns = config_.poll_ms * kMillisecond;
   c.commit_interval_ns = config_.commit_interval_ms * kMillisecond;
@@ -129,6 +149,16 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
         .probing_rebalance_interval_ms = config_.probing_rebalance_interval_ms};
     if (!config_.store_names.empty()) c.streams_assignor->store_names = config_.store_names;
     c.process_id = AssignorProcessId();
+  }
+  if (config_.streams_group()) {
+    c.group_protocol = GroupProtocol::kStreams;
+    c.process_id = AssignorProcessId();
+    const std::vector<std::string> stores =
+        config_.store_names.empty() ? std::vector<std::string>{std::string(kCountsStoreName)}
+                                    : config_.store_names;
+    for (const std::string& store : stores) {
+      c.changelog_topics.push_back(ChangelogTopic(config_.application_id, store));
+    }
   }
   c.restore.reader.standby_listener = standby_listener_;
   c.tasks.pause = &pause_;

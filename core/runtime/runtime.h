@@ -164,6 +164,10 @@ class Runtime {
   // runtime_lifecycle.cc: the state machine and the handler.
   std::unique_ptr<StreamThread> NewThread(int32_t index);
   std::string AssignorProcessId() const;
+  // application.id and state.dir, made a process id (what Kafka keeps in its state directory).
+  std::string StateDirProcessId() const;
+  // The transactional.id of stream thread `index` under exactly once (runtime.cc).
+  std::string TransactionalId(int32_t index) const;
   void SetStateLocked(RuntimeState next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Close's work, by `deadline` (runtime.cc).
   absl::Status CloseUntil(TimeNs deadline, TimeNs timeout_ns, RuntimeState& at_return);

@@ -80,6 +80,16 @@ absl::Status RuntimeConfig::Validate() const {
     return absl::InvalidArgumentError(fmt::format(
         "restoresim.group.assignor: '{}' is not default or streams", group_assignor));
   }
+  if (group_protocol != "classic" && group_protocol != "streams") {
+    return absl::InvalidArgumentError(fmt::format(
+        "restoresim.group.protocol: '{}' is not classic or streams", group_protocol));
+  }
+  if (streams_group() && streams_assignor()) {
+    return absl::InvalidArgumentError(
+        "restoresim.group.protocol=streams places tasks on the broker, so "
+        "restoresim.group.assignor must stay default (streams runs the assignor on a classic "
+        "group's leader)");
+  }
   if (!topology_name.empty() && !ValidName(topology_name)) {
     return absl::InvalidArgumentError(fmt::format(
         "topology name '{}' must be empty (the unnamed topology) or 1-200 characters of "
@@ -139,6 +149,7 @@ const std::map<std::string_view, Setter>& Setters() {
       {"acceptable.recovery.lag", SetInt<&RuntimeConfig::acceptable_recovery_lag>},
       {"probing.rebalance.interval.ms", SetInt<&RuntimeConfig::probing_rebalance_interval_ms>},
       {"restoresim.group.assignor", SetText<&RuntimeConfig::group_assignor>},
+      {"restoresim.group.protocol", SetText<&RuntimeConfig::group_protocol>},
   };
   return *setters;
 }
@@ -226,6 +237,7 @@ std::vector<std::pair<std::string, std::string>> RuntimeConfig::ToProperties() c
       {"acceptable.recovery.lag", std::to_string(acceptable_recovery_lag)},
       {"probing.rebalance.interval.ms", std::to_string(probing_rebalance_interval_ms)},
       {"restoresim.group.assignor", group_assignor},
+      {"restoresim.group.protocol", group_protocol},
   };
 }
 

@@ -39,6 +39,13 @@ struct RuntimeConfig {
   // client-side assignors: the fake broker, not librdkafka); "default" (the default) leaves
   // the assignment to the group (round-robin, or a scenario's), as before.
   std::string group_assignor = "default";
+  // Not under Kafka's name (Kafka Streams' group.protocol, 4.1+): "classic" (the default) joins
+  // the application's group as a consumer group; "streams" joins it as a streams group
+  // (KIP-1071), whose broker-side coordinator places active, standby and warm-up tasks (the
+  // group's num.standby.replicas is a broker setting then: group.streams.num.standby.replicas).
+  // Needs a broker with streams groups (Kafka 4.2+; the fake broker has none yet) and the
+  // default assignor.
+  std::string group_protocol = "classic";
   // Not a Kafka setting: the topology's name, for pause/resume (Runtime::PauseTopology; Kafka
   // names topologies only through its internal NamedTopology API). Empty: the unnamed topology.
   std::string topology_name;
@@ -54,6 +61,7 @@ struct RuntimeConfig {
 
   bool exactly_once() const { return processing_guarantee == "exactly_once_v2"; }
   bool streams_assignor() const { return group_assignor == "streams"; }
+  bool streams_group() const { return group_protocol == "streams"; }
   absl::Status Validate() const;
   // Builds a config from Kafka Streams properties: Kafka Streams' settings under their names,
   // restoresim's own under "restoresim." with defaults, and the consumers' max.poll.records

@@ -107,6 +107,33 @@ TEST(RuntimeConfigTest, AssignorSettingsDefaultToKafkasAndParse) {
   EXPECT_TRUE(c->streams_assignor());
 }
 
+TEST(RuntimeConfigTest, GroupProtocolIsClassicUnlessStreamsIsAskedWithoutTheStreamsAssignor) {
+  const std::map<std::string, std::string> base = {{"application.id", "a"},
+                                                   {"restoresim.input.topic", "t"}};
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(base);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->streams_group());
+  std::map<std::string, std::string> props = base;
+  props["restoresim.group.protocol"] = "streams";
+  c = RuntimeConfig::FromProperties(props);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->streams_group());
+  EXPECT_THAT(c->ToProperties(),
+              ::testing::Contains(std::pair<std::string, std::string>(
+                  "restoresim.group.protocol", "streams")));
+  props["restoresim.group.protocol"] = "consumer";
+  c = RuntimeConfig::FromProperties(props);
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("restoresim.group.protocol: 'consumer' is not classic or streams"));
+  props["restoresim.group.protocol"] = "streams";
+  props["restoresim.group.assignor"] = "streams";
+  c = RuntimeConfig::FromProperties(props);
+  ASSERT_FALSE(c.ok()) << "the broker assigns a streams group: no client-side assignor";
+  EXPECT_THAT(std::string(c.status().message()),
+              HasSubstr("restoresim.group.assignor must stay default"));
+}
+
 TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
   const std::map<std::string, std::string> base = {{"application.id", "app"},
                                                    {"restoresim.input.topic", "in"}};

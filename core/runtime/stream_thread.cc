@@ -17,6 +17,10 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
              "process id", config_.name);
     assignor_ = std::make_unique<StreamsGroupAssignor>(*config_.streams_assignor, clock);
   }
+  RS_CHECK(config_.group_protocol == GroupProtocol::kClassic ||
+               (!config_.process_id.empty() && assignor_ == nullptr),
+           "stream thread '{}': a streams-group member needs a process id and no assignor",
+           config_.name);
   const bool eos = config_.tasks.exactly_once;
   const IsolationLevel isolation =
       eos ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted;
@@ -25,11 +29,14 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
                       .max_poll_records = config_.max_poll_records,
                       .auto_offset_reset = OffsetReset::kEarliest,
                       .isolation_level = isolation,
-                      .assignor = assignor_.get()});
+                      .assignor = assignor_.get(),
+                      .group_protocol = config_.group_protocol,
+                      .process_id = config_.process_id,
+                      .changelog_topics = config_.changelog_topics});
   producer_ = std::make_unique<StreamsProducer>(
       transport, StreamsProducerConfig{.client_id = ProducerId(),
                                        .exactly_once = eos,
-                                       .transactional_id = config_.group + "-" + config_.name,
+                                       .transactional_id = TransactionalId(),
                                        .transaction_timeout_ns = config_.transaction_timeout_ns});
   RestoreThreadConfig restore = config_.restore;
   restore.isolation_level = isolation;

@@ -64,6 +64,13 @@ struct StreamThreadConfig {
   // triggers the probing rebalances its assignments schedule (Kafka's enforceRebalance).
   std::optional<StreamsGroupAssignorConfig> streams_assignor;
   std::string process_id;  // its instance's (KafkaStreams' process id); required with it
+  // Kafka's group.protocol: under kStreams the main consumer is a streams-group member
+  // (transport.h) that tells the group process_id (required then) and these changelogs.
+  GroupProtocol group_protocol = GroupProtocol::kClassic;
+  std::vector<std::string> changelog_topics;
+  // Exactly once: the producer's transactional.id (empty: "<group>-<name>"; a runtime gives
+  // Kafka's "<application.id>-<process id>-<thread index>", Runtime::TransactionalId).
+  std::string transactional_id;
   // Exactly once: the producer's transaction.timeout.ms (Kafka Streams sets 10 s; an
   // application may override it as producer.transaction.timeout.ms).
   TimeNs transaction_timeout_ns = 10 * kSecond;
@@ -112,6 +119,11 @@ class StreamThread {
   const StreamsGroupAssignor* streams_assignor() const { return assignor_.get(); }
   RestoreThread& restore_thread() { return *restore_; }
   const std::string& name() const { return config_.name; }
+  // Its producer's transactional.id (exactly once; see StreamThreadConfig::transactional_id).
+  std::string TransactionalId() const {
+    return config_.transactional_id.empty() ? config_.group + "-" + config_.name
+                                            : config_.transactional_id;
+  }
   int64_t loops() const { return loops_; }
   // Whether the loop stopped on an error (it stops only on errors it cannot handle).
   bool failed() const;

@@ -91,6 +91,14 @@ void TaskManager::OnPartitionsAssigned(const Assignment& assignment) {
   for (const TaskId& id : info->standby_tasks) {
     if (!wanted_active_.contains(id)) wanted_standby_.insert(id);
   }
+  // A streams group (KIP-1071) names standbys by their source partition (transport.h).
+  for (const TopicPartition& tp : assignment.standby_partitions) {
+    RS_CHECK(tp.topic == config_.input_topic, "{}: standby {} is not a partition of '{}'",
+             config_.thread_name, tp.ToString(), config_.input_topic);
+    if (!wanted_active_.contains(TaskId{0, tp.partition})) {
+      wanted_standby_.insert(TaskId{0, tp.partition});
+    }
+  }
   // A revoked running task assigned again (a later generation in the same poll) runs on; its
   // input resumes from its commit.
   for (const TaskId& id : wanted_active_) revoked_running_.erase(id);

@@ -1,7 +1,8 @@
 // The Kafka messages a streams-group member needs and librdkafka lacks (issue 26, KIP-1071),
 // paraphrased from Kafka 4.4's message schemas (clients/src/main/resources/common/message/):
 // RequestHeader v2 and ResponseHeader v0/v1, ApiVersions (key 18) v3–v4, FindCoordinator (key
-// 10) v4–v6, StreamsGroupHeartbeat (key 88) v0–v1 and StreamsGroupDescribe (key 89) v0–v1.
+// 10) v4–v6, StreamsGroupHeartbeat (key 88) v0–v1, StreamsGroupDescribe (key 89) v0–v1, and
+// OffsetCommit (key 8) v9, a member's commit with its epoch.
 // Kafka counterparts: the generated org.apache.kafka.common.message.*Data classes. Each message
 // encodes and decodes (both, so the byte-for-byte conformance test in kafka/ can check either
 // direction against Kafka's classes).
@@ -26,6 +27,7 @@
 
 namespace restoresim::kafka_protocol {
 
+inline constexpr int16_t kOffsetCommitKey = 8;
 inline constexpr int16_t kFindCoordinatorKey = 10;
 inline constexpr int16_t kApiVersionsKey = 18;
 inline constexpr int16_t kStreamsGroupHeartbeatKey = 88;
@@ -40,6 +42,9 @@ inline constexpr VersionRange kApiVersionsVersions{3, 4};
 inline constexpr VersionRange kFindCoordinatorVersions{4, 6};  // the same layout
 inline constexpr VersionRange kStreamsGroupHeartbeatVersions{0, 1};
 inline constexpr VersionRange kStreamsGroupDescribeVersions{0, 1};
+// v9 is the first whose member epoch a streams group checks (below it a member's commit is
+// UNSUPPORTED_VERSION); v10 names topics by id, which librdkafka 2.0.2's metadata does not give.
+inline constexpr VersionRange kOffsetCommitVersions{9, 9};
 
 struct RequestHeader {  // v2
   int16_t api_key = 0;
@@ -301,6 +306,44 @@ struct StreamsGroupDescribeResponse {
   bool operator==(const StreamsGroupDescribeResponse&) const = default;
 };
 
+struct OffsetCommitPartition {
+  int32_t partition_index = 0;
+  int64_t committed_offset = 0;
+  int32_t committed_leader_epoch = -1;
+  std::optional<std::string> committed_metadata = std::string();  // nullable, "" by default
+  bool operator==(const OffsetCommitPartition&) const = default;
+};
+struct OffsetCommitTopic {
+  std::string name;
+  std::vector<OffsetCommitPartition> partitions;
+  bool operator==(const OffsetCommitTopic&) const = default;
+};
+struct OffsetCommitRequest {
+  std::string group_id;
+  int32_t generation_id_or_member_epoch = -1;  // a streams member: its epoch
+  std::string member_id;
+  std::optional<std::string> group_instance_id;
+  std::vector<OffsetCommitTopic> topics;
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const OffsetCommitRequest&) const = default;
+};
+struct OffsetCommitPartitionResult {
+  int32_t partition_index = 0;
+  int16_t error_code = 0;
+  bool operator==(const OffsetCommitPartitionResult&) const = default;
+};
+struct OffsetCommitTopicResult {
+  std::string name;
+  std::vector<OffsetCommitPartitionResult> partitions;
+  bool operator==(const OffsetCommitTopicResult&) const = default;
+};
+struct OffsetCommitResponse {
+  int32_t throttle_time_ms = 0;
+  std::vector<OffsetCommitTopicResult> topics;
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const OffsetCommitResponse&) const = default;
+};
+
 // Encoders: the message body at `version` (RS_CHECK: a version this codec speaks).
 std::string EncodeRequestHeader(const RequestHeader& header);
 std::string EncodeResponseHeader(const ResponseHeader& header, int header_version);
@@ -312,6 +355,8 @@ std::string Encode(const StreamsGroupHeartbeatRequest& m, int16_t version);
 std::string Encode(const StreamsGroupHeartbeatResponse& m, int16_t version);
 std::string Encode(const StreamsGroupDescribeRequest& m, int16_t version);
 std::string Encode(const StreamsGroupDescribeResponse& m, int16_t version);
+std::string Encode(const OffsetCommitRequest& m, int16_t version);
+std::string Encode(const OffsetCommitResponse& m, int16_t version);
 
 // Decoders: the whole of `bytes` must be the message; anything else is kDataLoss, and a version
 // this codec does not speak kInvalidArgument.
@@ -331,6 +376,8 @@ absl::StatusOr<StreamsGroupDescribeRequest> DecodeStreamsGroupDescribeRequest(
     std::string_view b, int16_t v);
 absl::StatusOr<StreamsGroupDescribeResponse> DecodeStreamsGroupDescribeResponse(
     std::string_view b, int16_t v);
+absl::StatusOr<OffsetCommitRequest> DecodeOffsetCommitRequest(std::string_view b, int16_t v);
+absl::StatusOr<OffsetCommitResponse> DecodeOffsetCommitResponse(std::string_view b, int16_t v);
 
 }  // namespace restoresim::kafka_protocol
 

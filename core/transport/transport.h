@@ -93,6 +93,12 @@ enum class IsolationLevel { kReadUncommitted, kReadCommitted };
 
 class GroupAssignor;
 
+// Kafka's group.protocol for a main consumer. kClassic: the consumer-group protocol (JoinGroup,
+// SyncGroup; the leader's assignor, if any, places partitions). kStreams: a member of a streams
+// group (KIP-1071): the broker's group coordinator places active, standby and warm-up tasks, and
+// the member takes its partitions by manual assignment.
+enum class GroupProtocol { kClassic, kStreams };
+
 struct ConsumerConfig {
   std::string client_id;
   int32_t max_poll_records = 1000;           // max.poll.records
@@ -104,6 +110,13 @@ struct ConsumerConfig {
   // partition.assignment.strategy; Kafka Streams always offers its StreamsPartitionAssignor).
   // Null: the group's default. Not owned; must outlive the consumer. See GroupAssignor.
   GroupAssignor* assignor = nullptr;
+  // Main consumer only: the group protocol, and under kStreams what the member tells the group
+  // about itself: its process id (Kafka Streams': one per instance, shared by its threads) and
+  // the topology's changelog topics. The topology is one subtopology ("0") reading the
+  // subscribed topics, its tasks named by partition (task 0_p reads partition p).
+  GroupProtocol group_protocol = GroupProtocol::kClassic;
+  std::string process_id;
+  std::vector<std::string> changelog_topics;
 };
 
 // A consumer without group membership: Kafka Streams' restore consumer.
@@ -142,6 +155,9 @@ class RestoreConsumer {
 struct Assignment {
   std::vector<TopicPartition> partitions;
   std::string user_data;
+  // Under GroupProtocol::kStreams: the standby and warm-up tasks the broker placed here, named
+  // by the source partition they read (task 0_p: partition p); user_data is then empty.
+  std::vector<TopicPartition> standby_partitions;
 };
 
 // One member's subscription as the group leader's assignor sees it (Kafka's

@@ -24,6 +24,8 @@ import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.message.OffsetCommitRequestData;
+import org.apache.kafka.common.message.OffsetCommitResponseData;
 import org.apache.kafka.common.message.StreamsGroupDescribeRequestData;
 import org.apache.kafka.common.message.StreamsGroupDescribeResponseData;
 import org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData;
@@ -82,6 +84,12 @@ public class ProtocolConformance {
             .setPort(-1).setErrorCode((short) 15).setErrorMessage("not available")));
     c.put("find_coordinator_response_v4", new Case(fc, (short) 4,
         (a, v) -> new FindCoordinatorResponseData(a, v), 6));
+    c.put("offset_commit_request_v9", new Case(OffsetCommitCases.request(), (short) 9,
+        (a, v) -> new OffsetCommitRequestData(a, v), 17));
+    c.put("offset_commit_defaults_v9", new Case(new OffsetCommitRequestData().setGroupId("g"),
+        (short) 9, (a, v) -> new OffsetCommitRequestData(a, v), 17));
+    c.put("offset_commit_response_v9", new Case(OffsetCommitCases.response(), (short) 9,
+        (a, v) -> new OffsetCommitResponseData(a, v), 16));
     return c;
   }
 
@@ -215,5 +223,33 @@ class DescribeCases {
     return new StreamsGroupDescribeResponseData().setThrottleTimeMs(5).setGroups(List.of(
         new StreamsGroupDescribeResponseData.DescribedGroup().setErrorCode((short) 69)
             .setErrorMessage("Group app not found.").setGroupId("app")));
+  }
+}
+
+// The OffsetCommit cases (v9, a streams member's commit with its epoch): two topics, a null and a
+// set metadata, a static member; the response with a partition refused (STALE_MEMBER_EPOCH).
+class OffsetCommitCases {
+  static OffsetCommitRequestData request() {
+    var input = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("app-input")
+        .setPartitions(List.of(
+            new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0)
+                .setCommittedOffset(42L),
+            new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(3)
+                .setCommittedOffset(1L << 40).setCommittedLeaderEpoch(7)
+                .setCommittedMetadata(null)));
+    var other = new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("x")
+        .setPartitions(List.of());
+    return new OffsetCommitRequestData().setGroupId("app").setGenerationIdOrMemberEpoch(5)
+        .setMemberId("member-1").setGroupInstanceId("instance-1")
+        .setTopics(List.of(input, other));
+  }
+
+  static OffsetCommitResponseData response() {
+    return new OffsetCommitResponseData().setThrottleTimeMs(3).setTopics(List.of(
+        new OffsetCommitResponseData.OffsetCommitResponseTopic().setName("app-input")
+            .setPartitions(List.of(
+                new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(0),
+                new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(3)
+                    .setErrorCode((short) 113)))));
   }
 }

@@ -90,7 +90,8 @@ TEST(RdKafkaSettingsTest, EveryClientsSettingsAreAcceptedAndExplained) {
   TransactionalProducerConfig transactional;
   transactional.transactional_id = "t";
   for (ClientKind kind :
-       {ClientKind::kRestoreConsumer, ClientKind::kMainConsumer, ClientKind::kAdmin,
+       {ClientKind::kRestoreConsumer, ClientKind::kMainConsumer,
+        ClientKind::kStreamsGroupConsumer, ClientKind::kAdmin,
         ClientKind::kAdminReadCommitted, ClientKind::kProducer,
         ClientKind::kTransactionalProducer}) {
     const std::vector<Setting> settings =

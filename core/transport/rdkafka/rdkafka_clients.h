@@ -29,9 +29,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/sync/clock.h"
+#include "core/transport/rdkafka/kafka_protocol_connection.h"
 #include "core/transport/rdkafka/rdkafka_consumer.h"
 #include "core/transport/rdkafka/rdkafka_handle.h"
 #include "core/transport/rdkafka/rdkafka_settings.h"
+#include "core/transport/streams_group_member.h"
 #include "core/transport/transport.h"
 
 namespace restoresim::rdkafka {
@@ -122,6 +124,83 @@ class RdKafkaMainConsumer final : public MainConsumer {
   bool closed_ = false;
   bool closing_ = false;      // inside rd_kafka_consumer_close: no listener calls
   bool in_callback_ = false;  // a Close from a callback is finished when the callback returns
+  bool close_requested_ = false;
+};
+
+// The main consumer of a streams group (ConsumerConfig::group_protocol kStreams, KIP-1071):
+// a StreamsGroupMember (streams_group_member.h) heartbeating over the project's own connection
+// to the group's coordinator, and a librdkafka consumer whose partitions are assigned by hand
+// (ConsumerCore kManualGroup). Heartbeats and reconciliations run inside Poll, on the polling
+// thread: a reconciliation calls OnPartitionsRevoked with the input partitions of the revoked
+// active tasks (still owned, so they may be committed), then OnPartitionsAssigned with the
+// actives' input partitions and the standby and warm-up tasks as standby_partitions; a fencing
+// calls OnPartitionsLost, then the member rejoins. Where it differs from the classic consumer:
+//   - CommitSync is an OffsetCommit with the member's id and epoch over the member's own
+//     connection (a streams group refuses librdkafka's commit while it has members:
+//     kafka_streams_group_test); Committed and the start positions use librdkafka's offset fetch,
+//     which the group answers;
+//   - SetSubscriptionUserData and EnforceRebalance are kUnimplemented (no user data, and the
+//     broker decides when tasks move);
+//   - GroupMetadata carries the member id and epoch (as the generation), no opaque bytes;
+//   - Subscribe fails kUnimplemented when the broker offers no StreamsGroupHeartbeat, and a fatal
+//     heartbeat error fails the Poll that got it (the member is FATAL from then on);
+//   - Close leaves the group (epoch -1) without rebalance callbacks.
+// What it does not do yet: the poll timer (a member that stops polling for
+// max.poll.interval.ms leaves as STALE), static membership, client tags, task offsets.
+class RdKafkaStreamsGroupConsumer final : public MainConsumer {
+ public:
+  RdKafkaStreamsGroupConsumer(const std::vector<Setting>& settings, const ConsumerConfig& config,
+                              const RdKafkaOptions& options, Clock& clock);
+  ~RdKafkaStreamsGroupConsumer() override;
+
+  absl::Status Subscribe(const std::vector<std::string>& topics,
+                         RebalanceListener* listener) override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions) override;
+  std::string MemberId() const override;
+  absl::Status SetSubscriptionUserData(std::string user_data) override;
+  absl::Status EnforceRebalance() override;
+  ConsumerGroupMetadata GroupMetadata() const override;
+  void Close() override;
+
+  // For tests: the member's state machine.
+  const StreamsGroupMember* member() const { return member_.get(); }
+
+ private:
+  absl::Status Enter(std::string_view call) const;
+  int64_t NowMs() const;
+  // Heartbeats that are due, each followed by what its response asks (a loss, a
+  // reconciliation, the acknowledgement at once); an error only when the member is FATAL.
+  absl::Status Drive();
+  absl::Status SendHeartbeat();
+  void HandleLost();
+  absl::Status Reconcile();
+  // Source partitions of `tasks`, or kDataLoss naming a task of a subtopology the member never
+  // described.
+  absl::StatusOr<std::vector<TopicPartition>> InputsOf(const StreamsTaskSet& tasks) const;
+  absl::Status Connect();
+  void CloseNow();
+
+  absl::Status init_status_;
+  HandlePtr handle_;
+  const RdKafkaOptions options_;
+  const ConsumerConfig config_;
+  Clock& clock_;
+  std::unique_ptr<ConsumerCore> core_;
+  std::string group_;  // group.id, from the settings
+  std::string source_topic_;
+  std::unique_ptr<StreamsGroupMember> member_;  // from Subscribe on
+  std::optional<KafkaProtocolConnection> connection_;  // none: (re)connect before sending
+  RebalanceListener* listener_ = nullptr;
+  bool closed_ = false;
+  bool in_callback_ = false;
   bool close_requested_ = false;
 };
 

@@ -32,7 +32,7 @@ absl::StatusOr<int64_t> ConsumerCore::Position(const TopicPartition& partition) 
 absl::Status ConsumerCore::Resolve(const TopicPartition& partition, PartitionState& state) {
   if (!state.pending_seek.has_value() && state.position.has_value()) return absl::OkStatus();
   OffsetReset where = state.pending_seek.value_or(config_.auto_offset_reset);
-  if (!state.pending_seek.has_value() && mode_ == Mode::kGroup) {
+  if (!state.pending_seek.has_value() && mode_ != Mode::kNoGroup) {
     ListPtr list = ToList({partition});
     rd_kafka_resp_err_t err =
         rd_kafka_committed(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
@@ -74,7 +74,7 @@ absl::Status ConsumerCore::SeekLib(
   return absl::OkStatus();
 }
 
-absl::Status ConsumerCore::Sync() { return mode_ == Mode::kNoGroup ? SyncNoGroup() : SyncGroup(); }
+absl::Status ConsumerCore::Sync() { return mode_ == Mode::kGroup ? SyncGroup() : SyncNoGroup(); }
 
 absl::Status ConsumerCore::UnassignLib(const std::vector<TopicPartition>& partitions) {
   if (partitions.empty()) return absl::OkStatus();
@@ -257,7 +257,7 @@ absl::StatusOr<PollResult> ConsumerCore::Poll(TimeNs timeout_ns, const bool* int
 }
 
 void ConsumerCore::UnassignAll() {
-  if (mode_ != Mode::kNoGroup || lib_assigned_.empty()) return;
+  if (mode_ == Mode::kGroup || lib_assigned_.empty()) return;
   ListPtr list = ToList(std::vector<TopicPartition>(lib_assigned_.begin(), lib_assigned_.end()));
   (void)ToStatus(rd_kafka_incremental_unassign(rk_, list.get()), "unassign");
   lib_assigned_.clear();

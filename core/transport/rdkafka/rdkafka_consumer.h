@@ -10,9 +10,11 @@
 // query (at the next Position or Poll, lazily, as Kafka does), and a message is accepted only at
 // or past the position (earlier ones are left from before a seek).
 //
-// Two modes. kNoGroup (restore consumer): librdkafka's assignment is the adapter's
+// Three modes. kNoGroup (restore consumer): librdkafka's assignment is the adapter's
 // assigned, unpaused, in-range partitions with a position, each assigned at its position
 // (incremental assign and unassign; pausing unassigns, resuming assigns at the position again).
+// kManualGroup (the main consumer of a streams group, rdkafka_streams_consumer.cc): as kNoGroup,
+// but a partition without a position starts at the group's committed offset, as under kGroup.
 // kGroup (main consumer): the group decides librdkafka's assignment (rebalance callbacks,
 // rdkafka_main_consumer.cc); pause and resume use librdkafka's own, and a resumed partition is
 // sought back to its position because librdkafka may have fetched past it while paused.
@@ -57,7 +59,7 @@ struct RdKafkaPartitionFlags {
 
 class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
  public:
-  enum class Mode { kNoGroup, kGroup };
+  enum class Mode { kNoGroup, kManualGroup, kGroup };
   // Messages taken from librdkafka per batch call (the port's max_poll_records caps a poll).
   static constexpr size_t kBatchMessagesMax = 10000;
 
@@ -85,7 +87,7 @@ class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
   // with what it has (a rebalance callback closed the consumer).
   absl::StatusOr<PollResult> Poll(TimeNs timeout_ns, const bool* interrupted = nullptr);
 
-  // Drops librdkafka's assignment (kNoGroup), before the handle closes.
+  // Drops librdkafka's assignment (kNoGroup, kManualGroup), before the handle closes.
   void UnassignAll();
 
  private:
@@ -114,7 +116,7 @@ class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
   const RdKafkaOptions options_;
   Clock& clock_;
   rd_kafka_queue_t* queue_ = nullptr;  // the consumer queue (messages, errors, rebalances)
-  std::set<TopicPartition> lib_assigned_;  // kNoGroup: librdkafka's assignment
+  std::set<TopicPartition> lib_assigned_;  // kNoGroup, kManualGroup: librdkafka's assignment
   // Partitions that went out of range in librdkafka, which then holds them in an error state
   // that refuses seeks: they are unassigned and assigned again at their new position instead.
   // Kept apart from the SubscriptionState, because the port's assignment may drop and re-add

@@ -29,6 +29,8 @@ std::optional<absl::StatusCode> TransactionalCodeOf(rd_kafka_resp_err_t err) {
 // messages (issue 26).
 constexpr int kFencedMemberEpoch = 110;
 constexpr int kUnreleasedInstanceId = 111;
+constexpr int kStaleMemberEpoch = 113;
+constexpr int kUnknownTopicId = 100;
 constexpr int kStreamsInvalidTopology = 130;
 constexpr int kStreamsInvalidTopologyEpoch = 131;
 constexpr int kStreamsTopologyFenced = 132;
@@ -40,7 +42,10 @@ std::optional<absl::StatusCode> StreamsGroupCodeOf(rd_kafka_resp_err_t err) {
   switch (static_cast<int>(err)) {
     case kFencedMemberEpoch:
     case kStreamsTopologyFenced:
+    case kStaleMemberEpoch:  // OffsetCommit v9+: the member's epoch moved on (CommitFailed)
       return absl::StatusCode::kFailedPrecondition;
+    case kUnknownTopicId:
+      return absl::StatusCode::kNotFound;
     case kUnreleasedInstanceId:
       return absl::StatusCode::kAborted;
     case kStreamsInvalidTopology:
@@ -67,6 +72,8 @@ const char* NameOfNewCode(int code) {
   switch (code) {
     case kFencedMemberEpoch: return "FENCED_MEMBER_EPOCH";
     case kUnreleasedInstanceId: return "UNRELEASED_INSTANCE_ID";
+    case kStaleMemberEpoch: return "STALE_MEMBER_EPOCH";
+    case kUnknownTopicId: return "UNKNOWN_TOPIC_ID";
     case kStreamsInvalidTopology: return "STREAMS_INVALID_TOPOLOGY";
     case kStreamsInvalidTopologyEpoch: return "STREAMS_INVALID_TOPOLOGY_EPOCH";
     case kStreamsTopologyFenced: return "STREAMS_TOPOLOGY_FENCED";

@@ -89,6 +89,12 @@ std::vector<Setting> SettingsFor(ClientKind kind, const RdKafkaOptions& options,
       s.push_back({"heartbeat.interval.ms", "1000",
                    "well under a third of the session timeout, as Kafka asks"});
       break;
+    case ClientKind::kStreamsGroupConsumer:
+      Consumer(s, *consumer);
+      s.push_back({"group.id", group,
+                   "the streams group (application.id): its committed offsets are where "
+                   "partitions start; they are assigned by hand, never subscribed"});
+      break;
     case ClientKind::kAdmin:
     case ClientKind::kAdminReadCommitted:
       // A consumer-type handle that never assigns or subscribes: admin requests, metadata and

@@ -26,6 +26,7 @@ struct RdKafkaOptions {
 enum class ClientKind {
   kRestoreConsumer,
   kMainConsumer,
+  kStreamsGroupConsumer,  // a main consumer under group.protocol streams: assigns by hand
   kAdmin,
   kAdminReadCommitted,  // the admin's second handle, for read_committed end offsets
   kProducer,

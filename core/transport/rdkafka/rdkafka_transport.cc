@@ -24,6 +24,11 @@ std::unique_ptr<RestoreConsumer> RdKafkaTransport::NewRestoreConsumer(
 
 std::unique_ptr<MainConsumer> RdKafkaTransport::NewMainConsumer(const std::string& group,
                                                                 const ConsumerConfig& config) {
+  if (config.group_protocol == GroupProtocol::kStreams) {
+    return std::make_unique<RdKafkaStreamsGroupConsumer>(
+        SettingsFor(ClientKind::kStreamsGroupConsumer, options_, config.client_id, &config, group),
+        config, options_, clock_);
+  }
   return std::make_unique<RdKafkaMainConsumer>(
       SettingsFor(ClientKind::kMainConsumer, options_, config.client_id, &config, group), config,
       options_, clock_);

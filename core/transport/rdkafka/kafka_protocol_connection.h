@@ -1,24 +1,29 @@
 // One blocking TCP connection to one Kafka broker speaking the requests librdkafka lacks, through
-// the codec of core/transport/kafka_protocol_messages.h (issue 26). Kafka counterpart: a
-// NetworkClient's KafkaChannel, without its selector: one request in flight, answered in order.
+// the codec of core/transport/kafka_protocol_messages.h (issue 26). It lives beside the
+// librdkafka adapter because it does socket I/O on real threads; waits go through the Clock.
+// Kafka counterpart: a NetworkClient's KafkaChannel, without its selector: one request in
+// flight, answered in order.
 //
 // What exists: connect, ApiVersions (v3, its response read with header v0 as Kafka sends it),
 // FindCoordinator (a connection to a group's coordinator), and StreamsGroupHeartbeat /
 // StreamsGroupDescribe at the highest version both sides speak (refused with kUnimplemented when
-// the broker offers neither). What does not, yet: TLS and SASL, reconnecting, and following a
-// coordinator that moves (NOT_COORDINATOR is kUnavailable: the caller opens anew).
+// the broker offers neither), and a member's OffsetCommit (v9). What does not, yet: TLS and
+// SASL, reconnecting, and following a coordinator that moves (NOT_COORDINATOR is kUnavailable:
+// the caller opens anew).
 //
 // Thread-safety: none; one caller at a time.
-#ifndef RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
-#define RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
+#ifndef RESTORESIM_CORE_TRANSPORT_RDKAFKA_KAFKA_PROTOCOL_CONNECTION_H_
+#define RESTORESIM_CORE_TRANSPORT_RDKAFKA_KAFKA_PROTOCOL_CONNECTION_H_
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
+#include "core/sync/clock.h"
 #include "core/transport/kafka_protocol_messages.h"
 
-namespace restoresim::kafka_test {
+namespace restoresim::rdkafka {
 
 // The coordinator errors Kafka's clients retry (FindCoordinator, and a member's heartbeat after
 // finding the coordinator again): a new cluster has no __consumer_offsets yet
@@ -30,11 +35,12 @@ class KafkaProtocolConnection {
  public:
   // Connects to `address` (HOST:PORT, the first of a bootstrap list) and asks ApiVersions.
   static absl::StatusOr<KafkaProtocolConnection> Open(const std::string& address,
-                                                      const std::string& client_id);
+                                                      const std::string& client_id, Clock& clock);
   // Asks the first broker of `bootstrap` for `group`'s coordinator and connects to that.
   static absl::StatusOr<KafkaProtocolConnection> OpenToCoordinator(const std::string& bootstrap,
                                                                    const std::string& group,
-                                                                   const std::string& client_id);
+                                                                   const std::string& client_id,
+                                                                   Clock& clock);
   KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept;
   KafkaProtocolConnection& operator=(KafkaProtocolConnection&&) = delete;
   ~KafkaProtocolConnection();
@@ -50,9 +56,14 @@ class KafkaProtocolConnection {
       const kafka_protocol::StreamsGroupHeartbeatRequest& request);
   absl::StatusOr<kafka_protocol::StreamsGroupDescribeResponse> Describe(
       const kafka_protocol::StreamsGroupDescribeRequest& request);
+  // OffsetCommit v9 (kUnimplemented when the broker does not offer it): the errors are the
+  // response's, per partition, for the caller to judge.
+  absl::StatusOr<kafka_protocol::OffsetCommitResponse> OffsetCommit(
+      const kafka_protocol::OffsetCommitRequest& request);
 
  private:
-  KafkaProtocolConnection(int fd, std::string client_id) : fd_(fd), client_id_(client_id) {}
+  KafkaProtocolConnection(int fd, std::string client_id, Clock& clock)
+      : fd_(fd), client_id_(std::move(client_id)), clock_(&clock) {}
   // One FindCoordinator round trip: the group's entry, its error code not yet judged.
   absl::StatusOr<kafka_protocol::Coordinator> FindCoordinatorOnce(const std::string& group);
   // Sends header + body, returns the response body after its header (v0 or v1).
@@ -62,13 +73,15 @@ class KafkaProtocolConnection {
 
   int fd_ = -1;
   std::string client_id_;
+  Clock* clock_;
   int32_t next_correlation_id_ = 1;
   kafka_protocol::ApiVersionsResponse api_versions_;
   int16_t heartbeat_version_ = -1;
   int16_t describe_version_ = -1;
   int16_t find_coordinator_version_ = -1;
+  int16_t offset_commit_version_ = -1;
 };
 
-}  // namespace restoresim::kafka_test
+}  // namespace restoresim::rdkafka
 
-#endif  // RESTORESIM_KAFKA_KAFKA_PROTOCOL_CONNECTION_H_
+#endif  // RESTORESIM_CORE_TRANSPORT_RDKAFKA_KAFKA_PROTOCOL_CONNECTION_H_

@@ -1,4 +1,4 @@
-#include "kafka/kafka_protocol_connection.h"
+#include "core/transport/rdkafka/kafka_protocol_connection.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -8,14 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <utility>
 
 #include "core/transport/kafka_protocol.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
 
-namespace restoresim::kafka_test {
+namespace restoresim::rdkafka {
 
 namespace kp = restoresim::kafka_protocol;
 
@@ -81,10 +79,10 @@ int16_t Common(const kp::ApiVersionsResponse& broker, int16_t key, kp::VersionRa
 }  // namespace
 
 absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::Open(
-    const std::string& address, const std::string& client_id) {
+    const std::string& address, const std::string& client_id, Clock& clock) {
   absl::StatusOr<int> fd = Connect(address);
   if (!fd.ok()) return fd.status();
-  KafkaProtocolConnection c(*fd, client_id);
+  KafkaProtocolConnection c(*fd, client_id, clock);
   if (absl::Status s = c.Negotiate(); !s.ok()) return s;
   return c;
 }
@@ -92,11 +90,13 @@ absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::Open(
 KafkaProtocolConnection::KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       client_id_(std::move(other.client_id_)),
+      clock_(other.clock_),
       next_correlation_id_(other.next_correlation_id_),
       api_versions_(std::move(other.api_versions_)),
       heartbeat_version_(other.heartbeat_version_),
       describe_version_(other.describe_version_),
-      find_coordinator_version_(other.find_coordinator_version_) {}
+      find_coordinator_version_(other.find_coordinator_version_),
+      offset_commit_version_(other.offset_commit_version_) {}
 
 KafkaProtocolConnection::~KafkaProtocolConnection() {
   if (fd_ >= 0) close(fd_);
@@ -140,7 +140,7 @@ absl::Status KafkaProtocolConnection::Negotiate() {
   if (!body.ok()) return body.status();
   absl::StatusOr<kp::ApiVersionsResponse> versions = kp::DecodeApiVersionsResponse(*body, v);
   if (!versions.ok()) return versions.status();
-  if (absl::Status s = rdkafka::KafkaErrorToStatus(versions->error_code, std::nullopt,
+  if (absl::Status s = KafkaErrorToStatus(versions->error_code, std::nullopt,
                                                    "ApiVersions");
       !s.ok()) {
     return s;
@@ -152,22 +152,24 @@ absl::Status KafkaProtocolConnection::Negotiate() {
                              kp::kStreamsGroupDescribeVersions);
   find_coordinator_version_ = Common(api_versions_, kp::kFindCoordinatorKey,
                                      kp::kFindCoordinatorVersions);
+  offset_commit_version_ = Common(api_versions_, kp::kOffsetCommitKey, kp::kOffsetCommitVersions);
   return absl::OkStatus();
 }
 
 absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinator(
-    const std::string& bootstrap, const std::string& group, const std::string& client_id) {
-  absl::StatusOr<KafkaProtocolConnection> any = Open(bootstrap, client_id);
+    const std::string& bootstrap, const std::string& group, const std::string& client_id,
+    Clock& clock) {
+  absl::StatusOr<KafkaProtocolConnection> any = Open(bootstrap, client_id, clock);
   if (!any.ok()) return any.status();
   absl::StatusOr<std::string> address = any->FindCoordinator(group);
   if (!address.ok()) return address.status();
-  return Open(*address, client_id);
+  return Open(*address, client_id, clock);
 }
 
 namespace {
 
 // As Kafka's default.api.timeout.ms: how long a retriable coordinator error is retried.
-constexpr auto kCoordinatorWait = std::chrono::seconds(60);
+constexpr TimeNs kCoordinatorWaitNs = 60 * kSecond;
 
 }  // namespace
 
@@ -180,22 +182,22 @@ bool RetriableCoordinatorError(int16_t code) {
 }
 
 absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
-  const auto deadline = std::chrono::steady_clock::now() + kCoordinatorWait;
-  auto backoff = std::chrono::milliseconds(100);  // Kafka's retry.backoff.ms, then doubled
+  const TimeNs deadline = DeadlineAfter(clock_->NowNs(), kCoordinatorWaitNs);
+  TimeNs backoff = 100 * kMillisecond;  // Kafka's retry.backoff.ms, then doubled
   for (;;) {
     absl::StatusOr<kp::Coordinator> c = FindCoordinatorOnce(group);
     if (!c.ok()) return c.status();
     if (!RetriableCoordinatorError(c->error_code) ||
-        std::chrono::steady_clock::now() + backoff > deadline) {
-      if (absl::Status s = rdkafka::KafkaErrorToStatus(c->error_code, c->error_message,
+        clock_->NowNs() + backoff > deadline) {
+      if (absl::Status s = KafkaErrorToStatus(c->error_code, c->error_message,
                                                        "FindCoordinator of " + group);
           !s.ok()) {
         return s;
       }
       return fmt::format("{}:{}", c->host, c->port);
     }
-    std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    clock_->SleepFor(backoff);
+    backoff = std::min(backoff * 2, kSecond);
   }
 }
 
@@ -241,4 +243,16 @@ absl::StatusOr<kp::StreamsGroupDescribeResponse> KafkaProtocolConnection::Descri
   return kp::DecodeStreamsGroupDescribeResponse(*body, describe_version_);
 }
 
-}  // namespace restoresim::kafka_test
+absl::StatusOr<kp::OffsetCommitResponse> KafkaProtocolConnection::OffsetCommit(
+    const kp::OffsetCommitRequest& request) {
+  if (offset_commit_version_ < 0) {
+    return absl::UnimplementedError("the broker does not offer OffsetCommit v9 (Kafka 3.7+)");
+  }
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kOffsetCommitKey, offset_commit_version_, kp::Encode(request, offset_commit_version_),
+      1);
+  if (!body.ok()) return body.status();
+  return kp::DecodeOffsetCommitResponse(*body, offset_commit_version_);
+}
+
+}  // namespace restoresim::rdkafka

@@ -1,0 +1,388 @@
+// The main consumer of a streams group (KIP-1071, issue 26): the member's heartbeats and
+// reconciliations run inside Poll on the polling thread, over the project's own connection to
+// the group's coordinator; librdkafka only fetches, from partitions assigned by hand. Declared
+// (with what differs from the classic consumer) in rdkafka_clients.h.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/port/random.h"
+#include "core/transport/rdkafka/rdkafka_clients.h"
+#include "core/transport/rdkafka/rdkafka_errors.h"
+#include "core/util/check.h"
+
+namespace restoresim::rdkafka {
+
+namespace kp = restoresim::kafka_protocol;
+
+namespace {
+
+// The only subtopology the member describes: the count topology's (transport.h).
+constexpr std::string_view kSubtopology = "0";
+// Heartbeats one Poll may send back to back: a join, its reconciliation's acknowledgement, and
+// a newer target that arrived meanwhile with its own.
+constexpr int kHeartbeatsPerPollMax = 4;
+
+// Kafka's member ids are UUIDs made at start-up; here the client id and 64 bits from the OS
+// (real threads only: this adapter never runs in the simulator).
+std::string NewMemberId(const std::string& client_id) {
+  OsSeededRandom random;
+  return fmt::format("{}-{:016x}", client_id.empty() ? "member" : client_id, random.Next64());
+}
+
+}  // namespace
+
+RdKafkaStreamsGroupConsumer::RdKafkaStreamsGroupConsumer(const std::vector<Setting>& settings,
+                                                         const ConsumerConfig& config,
+                                                         const RdKafkaOptions& options,
+                                                         Clock& clock)
+    : options_(options), config_(config), clock_(clock) {
+  RS_CHECK(config.group_protocol == GroupProtocol::kStreams, "a streams-group consumer for "
+           "the classic protocol");
+  for (const Setting& setting : settings) {
+    if (setting.name == "group.id") group_ = setting.value;
+  }
+  if (config.process_id.empty() || config.assignor != nullptr) {
+    init_status_ = absl::InvalidArgumentError(
+        "a streams-group member needs a process id and runs no client-side assignor");
+    return;
+  }
+  absl::StatusOr<HandlePtr> handle = NewConsumerHandle(settings);
+  if (!handle.ok()) {
+    init_status_ = handle.status();
+    return;
+  }
+  handle_ = std::move(*handle);
+  core_ = std::make_unique<ConsumerCore>(handle_.get(), ConsumerCore::Mode::kManualGroup, config,
+                                         options, clock);
+}
+
+RdKafkaStreamsGroupConsumer::~RdKafkaStreamsGroupConsumer() { Close(); }
+
+absl::Status RdKafkaStreamsGroupConsumer::Enter(std::string_view call) const {
+  if (closed_) return ClosedError(call);
+  if (!init_status_.ok()) return init_status_;
+  return absl::OkStatus();
+}
+
+int64_t RdKafkaStreamsGroupConsumer::NowMs() const { return clock_.NowNs() / kMillisecond; }
+
+absl::Status RdKafkaStreamsGroupConsumer::Connect() {
+  if (connection_.has_value()) return absl::OkStatus();
+  absl::StatusOr<KafkaProtocolConnection> c = KafkaProtocolConnection::OpenToCoordinator(
+      options_.bootstrap_servers, group_, config_.client_id, clock_);
+  if (!c.ok()) return c.status();
+  connection_.emplace(*std::move(c));
+  return absl::OkStatus();
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Subscribe(const std::vector<std::string>& topics,
+                                                    RebalanceListener* listener) {
+  if (absl::Status s = Enter("main.subscribe"); !s.ok()) return s;
+  if (topics.size() != 1) {
+    return absl::InvalidArgumentError(fmt::format(
+        "subscribe: a streams-group member describes one subtopology reading one topic, not {}",
+        topics.size()));
+  }
+  if (member_ != nullptr) return absl::FailedPreconditionError("subscribe: already subscribed");
+  absl::StatusOr<int32_t> count =
+      PartitionCount(handle_.get(), topics[0], options_.request_timeout_ns);
+  if (!count.ok()) return count.status();
+  if (absl::Status s = Connect(); !s.ok()) return s;
+  if (connection_->heartbeat_version() < 0) {
+    connection_.reset();
+    return absl::UnimplementedError(
+        "subscribe: restoresim.group.protocol=streams, but the broker offers no streams groups "
+        "(no StreamsGroupHeartbeat in its ApiVersions: Kafka 4.2+, or 4.1 with streams.version "
+        "1, has them); use restoresim.group.protocol=classic");
+  }
+  kp::Subtopology subtopology{.subtopology_id = std::string(kSubtopology),
+                              .source_topics = topics};
+  for (const std::string& changelog : config_.changelog_topics) {
+    subtopology.state_changelog_topics.push_back(kp::TopicInfo{.name = changelog});
+  }
+  source_topic_ = topics[0];
+  member_ = std::make_unique<StreamsGroupMember>(StreamsGroupMember::Options{
+      .group_id = group_,
+      .member_id = NewMemberId(config_.client_id),
+      .process_id = config_.process_id,
+      .topology = kp::Topology{.epoch = 0, .subtopologies = {subtopology}}});
+  member_->Join();
+  listener_ = listener;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PollResult> RdKafkaStreamsGroupConsumer::Poll(TimeNs timeout_ns) {
+  if (absl::Status s = Enter("main.poll"); !s.ok()) return s;
+  if (in_callback_) return absl::FailedPreconditionError("poll: called from a rebalance callback");
+  if (member_ == nullptr) {
+    return absl::FailedPreconditionError("poll: the consumer is not subscribed");
+  }
+  if (absl::Status s = Drive(); !s.ok()) return s;
+  if (close_requested_) {
+    CloseNow();
+    return ClosedError("poll (closed by a rebalance callback)");
+  }
+  // Fetch until the next heartbeat is due at the latest.
+  const int64_t until_heartbeat_ms = std::max<int64_t>(0, member_->NextHeartbeatAtMs() - NowMs());
+  const TimeNs wait_ns = until_heartbeat_ms >= timeout_ns / kMillisecond
+                             ? timeout_ns
+                             : until_heartbeat_ms * kMillisecond;
+  return core_->Poll(wait_ns);
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Drive() {
+  for (int sent = 0; sent < kHeartbeatsPerPollMax && !close_requested_; ++sent) {
+    if (!member_->HeartbeatDue(NowMs())) break;
+    if (absl::Status s = SendHeartbeat(); !s.ok()) return s;
+    if (member_->lost_pending()) HandleLost();
+    if (absl::Status s = Reconcile(); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::SendHeartbeat() {
+  RS_CHECK(member_->HeartbeatDue(NowMs()), "a heartbeat sent before it was due");
+  if (absl::Status s = Connect(); !s.ok()) {
+    member_->OnRequestFailed(NowMs());  // retried after the member's backoff
+    return absl::OkStatus();
+  }
+  const kp::StreamsGroupHeartbeatRequest request = member_->BuildHeartbeat(NowMs());
+  absl::StatusOr<kp::StreamsGroupHeartbeatResponse> response = connection_->Heartbeat(request);
+  if (!response.ok()) {
+    // A lost connection: a new one next time; the session timeout fences a member that stays
+    // away, and the next heartbeat then learns it.
+    connection_.reset();
+    member_->OnRequestFailed(NowMs());
+    return absl::OkStatus();
+  }
+  switch (member_->OnResponse(*response, NowMs())) {
+    case StreamsHeartbeatResult::kFindCoordinator:
+      connection_.reset();  // FindCoordinator again before the next one
+      return absl::OkStatus();
+    case StreamsHeartbeatResult::kReported:
+      fmt::print(stderr, "restoresim: streams-group member {}: {}\n", member_->member_id(),
+                 KafkaErrorToStatus(response->error_code, response->error_message,
+                                    "heartbeat").ToString());
+      return absl::OkStatus();
+    case StreamsHeartbeatResult::kFatal:
+      RS_CHECK(member_->state() == StreamsMemberState::kFatal, "a fatal result, member {}",
+               StreamsMemberStateName(member_->state()));
+      return KafkaErrorToStatus(response->error_code, response->error_message,
+                                "streams-group heartbeat of " + member_->member_id());
+    default:
+      return absl::OkStatus();  // kOk, kRetry (the member's backoff), kFenced (lost_pending)
+  }
+}
+
+void RdKafkaStreamsGroupConsumer::HandleLost() {
+  RS_CHECK(member_->lost_pending(), "lost handled while not fenced");
+  const std::vector<TopicPartition> lost = core_->Assignment();
+  if (listener_ != nullptr && !lost.empty()) {
+    in_callback_ = true;
+    listener_->OnPartitionsLost(lost);
+    in_callback_ = false;
+  }
+  core_->Remove(lost);
+  member_->LostHandled();
+  RS_CHECK(core_->Assignment().empty(), "partitions left after a loss");
+}
+
+absl::StatusOr<std::vector<TopicPartition>> RdKafkaStreamsGroupConsumer::InputsOf(
+    const StreamsTaskSet& tasks) const {
+  std::vector<TopicPartition> out;
+  for (const StreamsTaskId& task : tasks) {
+    if (task.subtopology != kSubtopology || task.partition < 0) {
+      return absl::DataLossError(fmt::format(
+          "the streams group assigned task {}, which the member's topology (subtopology {} "
+          "only) does not have", task.ToString(), kSubtopology));
+    }
+    out.push_back(TopicPartition{source_topic_, task.partition});
+  }
+  return out;
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Reconcile() {
+  std::optional<StreamsReconciliation> r = member_->StartReconciliation();
+  if (!r.has_value()) return absl::OkStatus();
+  absl::StatusOr<std::vector<TopicPartition>> revoked = InputsOf(r->revoke);
+  absl::StatusOr<std::vector<TopicPartition>> active = InputsOf(r->assign.active);
+  StreamsTaskSet standby_tasks = r->assign.standby;
+  standby_tasks.insert(r->assign.warmup.begin(), r->assign.warmup.end());  // Kafka: standbys
+  absl::StatusOr<std::vector<TopicPartition>> standby = InputsOf(standby_tasks);
+  for (const absl::Status& s : {revoked.status(), active.status(), standby.status()}) {
+    if (!s.ok()) {
+      member_->FinishReconciliation(false);
+      return s;
+    }
+  }
+  std::erase_if(*revoked, [&](const TopicPartition& tp) { return !core_->IsAssigned(tp); });
+  in_callback_ = true;
+  if (listener_ != nullptr && !revoked->empty()) listener_->OnPartitionsRevoked(*revoked);
+  core_->Remove(*revoked);  // after the callback: it may commit them
+  std::vector<TopicPartition> gained;
+  for (const TopicPartition& tp : *active) {
+    if (!core_->IsAssigned(tp)) gained.push_back(tp);
+  }
+  core_->Add(gained);  // each starts at the group's committed offset (kManualGroup)
+  RS_CHECK(core_->Assignment() == *active, "the assignment is not the target's actives");
+  if (listener_ != nullptr) {
+    listener_->OnPartitionsAssigned(
+        restoresim::Assignment{.partitions = *active, .standby_partitions = *standby});
+  }
+  in_callback_ = false;
+  member_->FinishReconciliation(true);
+  return absl::OkStatus();
+}
+
+std::vector<TopicPartition> RdKafkaStreamsGroupConsumer::Assignment() const {
+  return core_ == nullptr || closed_ ? std::vector<TopicPartition>{} : core_->Assignment();
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Seek(const TopicPartition& partition, int64_t offset) {
+  if (absl::Status s = Enter("main.seek"); !s.ok()) return s;
+  return core_->Seek(partition, offset);
+}
+
+absl::StatusOr<int64_t> RdKafkaStreamsGroupConsumer::Position(const TopicPartition& partition) {
+  if (absl::Status s = Enter("main.position"); !s.ok()) return s;
+  return core_->Position(partition);
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Pause(const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.pause"); !s.ok()) return s;
+  return core_->SetPaused(partitions, true);
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::Resume(const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.resume"); !s.ok()) return s;
+  return core_->SetPaused(partitions, false);
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::CommitSync(
+    const std::map<TopicPartition, int64_t>& offsets) {
+  if (absl::Status s = Enter("main.commit_sync"); !s.ok()) return s;
+  if (member_ == nullptr) {
+    return absl::FailedPreconditionError("commit: the consumer is not subscribed");
+  }
+  kp::OffsetCommitRequest request{.group_id = group_,
+                                  .generation_id_or_member_epoch = member_->epoch(),
+                                  .member_id = member_->member_id()};
+  for (const auto& [tp, offset] : offsets) {
+    if (offset < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("commit: negative offset {} for {}", offset, tp.ToString()));
+    }
+    if (!core_->IsAssigned(tp)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "commit: not owner: {} is not assigned to member {}", tp.ToString(), MemberId()));
+    }
+    if (request.topics.empty() || request.topics.back().name != tp.topic) {
+      request.topics.push_back(kp::OffsetCommitTopic{.name = tp.topic});
+    }
+    request.topics.back().partitions.push_back(
+        kp::OffsetCommitPartition{.partition_index = tp.partition, .committed_offset = offset});
+  }
+  if (request.topics.empty()) return absl::OkStatus();
+  if (absl::Status s = Connect(); !s.ok()) return s;
+  absl::StatusOr<kp::OffsetCommitResponse> response = connection_->OffsetCommit(request);
+  if (!response.ok()) {
+    connection_.reset();
+    return response.status();
+  }
+  size_t answered = 0;
+  for (const kp::OffsetCommitTopicResult& topic : response->topics) {
+    for (const kp::OffsetCommitPartitionResult& p : topic.partitions) {
+      ++answered;
+      const TopicPartition tp{topic.name, p.partition_index};
+      if (absl::Status s = KafkaErrorToStatus(p.error_code, std::nullopt,
+                                              fmt::format("commit of {}", tp.ToString()));
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (answered != offsets.size()) {
+    return absl::DataLossError(fmt::format(
+        "commit: the coordinator answered for {} partitions of {}", answered, offsets.size()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaStreamsGroupConsumer::Committed(
+    const std::vector<TopicPartition>& partitions) {
+  if (absl::Status s = Enter("main.committed"); !s.ok()) return s;
+  // librdkafka's offset fetch (no member id, epoch -1) is answered by a streams group.
+  ListPtr list = ToList(partitions);
+  const rd_kafka_resp_err_t err =
+      rd_kafka_committed(handle_.get(), list.get(), TimeoutMs(options_.request_timeout_ns));
+  if (absl::Status s = ToStatus(err, "committed"); !s.ok()) return s;
+  std::map<TopicPartition, int64_t> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& e = list->elems[i];
+    if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return ToStatus(e.err, fmt::format("committed offset of {}", PartitionOf(e).ToString()));
+    }
+    if (e.offset >= 0) out[PartitionOf(e)] = e.offset;
+  }
+  return out;
+}
+
+std::string RdKafkaStreamsGroupConsumer::MemberId() const {
+  return member_ == nullptr ? config_.client_id : member_->member_id();
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::SetSubscriptionUserData(std::string user_data) {
+  if (absl::Status s = Enter("main.set_user_data"); !s.ok()) return s;
+  return absl::UnimplementedError(fmt::format(
+      "set subscription user data ({} bytes): a streams group's member sends none; the "
+      "broker assigns tasks", user_data.size()));
+}
+
+absl::Status RdKafkaStreamsGroupConsumer::EnforceRebalance() {
+  if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
+  return absl::UnimplementedError(
+      "enforce rebalance: in a streams group the broker decides when tasks move");
+}
+
+ConsumerGroupMetadata RdKafkaStreamsGroupConsumer::GroupMetadata() const {
+  // As Kafka's consumer under the streams protocol: the member id and epoch (the
+  // TxnOffsetCommit's generation), so that the coordinator can fence a zombie's offsets.
+  if (member_ == nullptr || closed_) return ConsumerGroupMetadata{group_, -1, "", ""};
+  return ConsumerGroupMetadata{group_, member_->epoch(), member_->member_id(), ""};
+}
+
+void RdKafkaStreamsGroupConsumer::Close() {
+  if (closed_) return;
+  if (in_callback_) {
+    close_requested_ = true;  // Poll finishes it once the callback returned
+    return;
+  }
+  CloseNow();
+}
+
+void RdKafkaStreamsGroupConsumer::CloseNow() {
+  closed_ = true;
+  if (member_ != nullptr) {
+    // Leave without callbacks (the port's Close): revoke nothing, then the leave heartbeat.
+    member_->Leave();
+    if (member_->state() == StreamsMemberState::kPrepareLeaving) member_->LeaveRevoked();
+    if (member_->HeartbeatDue(NowMs()) && Connect().ok()) {
+      absl::StatusOr<kp::StreamsGroupHeartbeatResponse> r =
+          connection_->Heartbeat(member_->BuildHeartbeat(NowMs()));
+      if (!r.ok()) {
+        fmt::print(stderr, "restoresim: streams-group leave: {}\n", r.status().ToString());
+      }
+    }
+  }
+  connection_.reset();
+  if (core_ != nullptr) core_->UnassignAll();
+  core_.reset();
+  if (handle_ != nullptr) {
+    absl::Status s = ToStatus(rd_kafka_consumer_close(handle_.get()), "close");
+    if (!s.ok()) fmt::print(stderr, "restoresim: main consumer: {}\n", s.ToString());
+  }
+  handle_.reset();
+}
+
+}  // namespace restoresim::rdkafka

@@ -1,0 +1,205 @@
+// The runtime as a member of a streams group (restoresim.group.protocol=streams, KIP-1071, issue
+// 26) on the local Kafka 4.4 cluster: the broker's group coordinator, not a client-side assignor,
+// places active and standby tasks (tools/kafka/broker sets group.streams.num.standby.replicas=1),
+// so what a classic group on a real broker never does happens here, checked against the
+// changelogs:
+//   - a second instance joins: the first revokes one task, which the broker gives the joiner,
+//     and keeps it as a standby instead (a recycle, active to standby, on a real broker); the
+//     joiner keeps the other task as a standby, updated from the changelog the first writes;
+//   - the first instance leaves: the joiner's standby becomes its active task (a recycle,
+//     standby to active), restoring only what its standby had not applied.
+// At the end every store equals the fold of its changelog, and the counts equal the reference
+// model (every hand-over was clean, so no input record was processed twice).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "core/port/posix_file_system.h"
+#include "core/runtime/count_topology.h"
+#include "core/runtime/runtime.h"
+#include "core/runtime/runtime_observer.h"
+#include "core/runtime/state_manager.h"
+#include "core/util/run_context.h"
+#include "kafka/kafka_env.h"
+#include "kafka/kafka_world.h"
+
+namespace restoresim::kafka_test {
+namespace {
+
+constexpr TimeNs kWaitNs = 90 * kSecond;
+constexpr TimeNs kCloseNs = 60 * kSecond;
+
+// What one instance's threads did with its tasks: the latest assignment and every recycle.
+class TaskLog final : public RuntimeObserver {
+ public:
+  void OnAssignment(std::string_view, const std::set<TaskId>& active,
+                    const std::set<TaskId>& standby, bool revocation) override {
+    if (revocation) return;  // the assignment after the revocation follows
+    std::lock_guard<std::mutex> lock(mu_);
+    active_ = active;
+    standby_ = standby;
+  }
+  // A recycle: a new incarnation of the task over the same stores, of another type.
+  void OnDecision(std::string_view, const TaskIncarnation& who, TaskDecision decision,
+                  TaskType type) override {
+    if (decision != TaskDecision::kRecycle) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    conversions_.push_back(fmt::format("{} recycled {}", who.id.ToString(), TaskTypeName(type)));
+  }
+
+  std::set<TaskId> active() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return active_;
+  }
+  std::set<TaskId> standby() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return standby_;
+  }
+  std::vector<std::string> conversions() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return conversions_;
+  }
+  bool Converted(const std::string& what) const {
+    for (const std::string& c : conversions()) {
+      if (c == what) return true;
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::set<TaskId> active_;
+  std::set<TaskId> standby_;
+  std::vector<std::string> conversions_;
+};
+
+// Parameter: processing.guarantee.
+class KafkaStreamsRuntimeTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<KafkaWorld>> world = KafkaWorld::Connect(kBootstrapEnv);
+    ASSERT_TRUE(world.ok()) << world.status();
+    world_ = std::move(*world);
+  }
+
+  RuntimeConfig StreamsConfig(const AppTopics& app, const std::string& dir) const {
+    RuntimeConfig config = world_->Config(app, dir);
+    config.group_protocol = "streams";
+    config.processing_guarantee = GetParam();
+    return config;
+  }
+
+  // Starts a runtime whose threads report to `log` (they inherit the starter's observer).
+  std::unique_ptr<Runtime> Start(const RuntimeConfig& config, StateRestoreListener* listener,
+                                 TaskLog* log) {
+    ScopedObserver observe(log);
+    auto runtime = std::make_unique<Runtime>(config, world_->transport(), world_->clock(),
+                                             *PosixFileSystem::Default(), RocksDbOpener(),
+                                             listener);
+    absl::Status s = runtime->Start();
+    EXPECT_TRUE(s.ok()) << s;
+    return runtime;
+  }
+
+  void Close(Runtime& runtime, TaskLog* log) {
+    EXPECT_TRUE(IsRunningOrRebalancing(runtime.state()))
+        << "a stream thread failed: " << RuntimeStateName(runtime.state());
+    ScopedObserver observe(log);
+    absl::Status s = runtime.Close(kCloseNs);
+    EXPECT_TRUE(s.ok()) << s;
+  }
+
+  void Produce(const AppTopics& app, int32_t p) {
+    absl::Status s = world_->Produce(app.Input(p), InputRecords(200, 5));
+    ASSERT_TRUE(s.ok()) << s;
+  }
+
+  bool Wait(const std::function<bool()>& done) {
+    return WaitUntil(world_->clock(), kWaitNs, done);
+  }
+
+  std::unique_ptr<KafkaWorld> world_;
+};
+
+TEST_P(KafkaStreamsRuntimeTest, TheBrokerPlacesAStandbyAndTheRuntimeRecyclesBothWays) {
+  constexpr int32_t kPartitions = 2;
+  constexpr int kChangelogRecords = 3000;
+  const bool eos = GetParam() == "exactly_once_v2";
+  absl::StatusOr<AppTopics> created =
+      world_->CreateApp(eos ? "streams-group-eos" : "streams-group", kPartitions);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const AppTopics app = *created;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    const std::vector<TestRecord> changelog = ChangelogRecords("", kChangelogRecords, 40);
+    ASSERT_TRUE(world_->Produce(app.Changelog(p), changelog).ok());
+    ASSERT_TRUE(world_->Produce(app.Input(p), InputRecords(200, 5)).ok());
+  }
+  auto committed = [&]() { return world_->InputFullyCommitted(app); };
+  const std::string dir_a = world_->NewStateDir(app.app_id + "-a");
+  const std::string dir_b = world_->NewStateDir(app.app_id + "-b");
+  GatedRestoreListener listener_a;
+  GatedRestoreListener listener_b;
+  TaskLog log_a;
+  TaskLog log_b;
+
+  // a alone: both tasks active (a standby never shares an instance with its active).
+  std::unique_ptr<Runtime> a = Start(StreamsConfig(app, dir_a), &listener_a, &log_a);
+  ASSERT_TRUE(Wait([&]() { return listener_a.ends() == kPartitions && committed(); }))
+      << "instance a alone did not restore and process both tasks";
+  EXPECT_EQ(log_a.active(), (std::set<TaskId>{{0, 0}, {0, 1}}));
+
+  // b joins: one task moves to b, and each instance keeps the other's as a standby.
+  std::unique_ptr<Runtime> b = Start(StreamsConfig(app, dir_b), &listener_b, &log_b);
+  ASSERT_TRUE(Wait([&]() {
+    return log_a.active().size() == 1 && log_b.active().size() == 1 &&
+           log_a.standby() == log_b.active() && log_b.standby() == log_a.active();
+  })) << "the broker did not give each instance an active task and the other's as a standby";
+  const TaskId moved = *log_b.active().begin();
+  const TaskId kept = *log_a.active().begin();
+  EXPECT_TRUE(Wait([&]() { return log_a.Converted(moved.ToString() + " recycled standby"); }))
+      << "a's revoked task was not recycled into a standby; a recycled: "
+      << absl::StrJoin(log_a.conversions(), ", ");
+  for (int32_t p = 0; p < kPartitions; ++p) Produce(app, p);
+  ASSERT_TRUE(Wait(committed));
+
+  // a leaves: b's standby of `kept` is promoted, restoring only what it had not applied.
+  const int64_t restored_before = listener_b.records();
+  Close(*a, &log_a);
+  a.reset();
+  ASSERT_TRUE(Wait([&]() { return log_b.active().size() == kPartitions; }))
+      << "b was not given a's task";
+  EXPECT_TRUE(Wait([&]() { return log_b.Converted(kept.ToString() + " recycled active"); }))
+      << "b's standby was not recycled into the active task; b recycled: "
+      << absl::StrJoin(log_b.conversions(), ", ");
+  for (int32_t p = 0; p < kPartitions; ++p) Produce(app, p);
+  ASSERT_TRUE(Wait([&]() { return listener_b.ends() == kPartitions && committed(); }));
+  EXPECT_LT(listener_b.records() - restored_before, kChangelogRecords)
+      << "the promoted task restored from scratch, not from its standby's position";
+  Close(*b, &log_b);
+
+  EXPECT_EQ(world_->ExpectStoresEqualChangelogs(dir_b, app).size(), size_t{kPartitions});
+  world_->ExpectStoresEqualChangelogs(dir_a, app, false);
+  world_->ExpectCountsOfTheReference(
+      app, kChangelogRecords,
+      eos ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted);
+}
+
+// Under exactly once the offsets go with each transaction (TxnOffsetCommit with the member's
+// id and epoch, as Kafka's consumer gives them under the streams protocol).
+INSTANTIATE_TEST_SUITE_P(Guarantees, KafkaStreamsRuntimeTest,
+                         ::testing::Values("at_least_once", "exactly_once_v2"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "at_least_once" ? std::string("AtLeastOnce")
+                                                                : std::string("ExactlyOnce");
+                         });
+
+}  // namespace
+}  // namespace restoresim::kafka_test
