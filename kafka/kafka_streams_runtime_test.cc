@@ -13,7 +13,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -81,8 +85,7 @@ class TaskLog final : public RuntimeObserver {
   std::vector<std::string> conversions_;
 };
 
-// Parameter: processing.guarantee.
-class KafkaStreamsRuntimeTest : public ::testing::TestWithParam<std::string> {
+class StreamsGroupFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<KafkaWorld>> world = KafkaWorld::Connect(kBootstrapEnv);
@@ -90,10 +93,11 @@ class KafkaStreamsRuntimeTest : public ::testing::TestWithParam<std::string> {
     world_ = std::move(*world);
   }
 
-  RuntimeConfig StreamsConfig(const AppTopics& app, const std::string& dir) const {
+  RuntimeConfig StreamsConfig(const AppTopics& app, const std::string& dir,
+                              const std::string& guarantee = "at_least_once") const {
     RuntimeConfig config = world_->Config(app, dir);
     config.group_protocol = "streams";
-    config.processing_guarantee = GetParam();
+    config.processing_guarantee = guarantee;
     return config;
   }
 
@@ -129,6 +133,10 @@ class KafkaStreamsRuntimeTest : public ::testing::TestWithParam<std::string> {
   std::unique_ptr<KafkaWorld> world_;
 };
 
+// Parameter: processing.guarantee.
+class KafkaStreamsRuntimeTest : public StreamsGroupFixture,
+                                public ::testing::WithParamInterface<std::string> {};
+
 TEST_P(KafkaStreamsRuntimeTest, TheBrokerPlacesAStandbyAndTheRuntimeRecyclesBothWays) {
   constexpr int32_t kPartitions = 2;
   constexpr int kChangelogRecords = 3000;
@@ -151,13 +159,13 @@ TEST_P(KafkaStreamsRuntimeTest, TheBrokerPlacesAStandbyAndTheRuntimeRecyclesBoth
   TaskLog log_b;
 
   // a alone: both tasks active (a standby never shares an instance with its active).
-  std::unique_ptr<Runtime> a = Start(StreamsConfig(app, dir_a), &listener_a, &log_a);
+  std::unique_ptr<Runtime> a = Start(StreamsConfig(app, dir_a, GetParam()), &listener_a, &log_a);
   ASSERT_TRUE(Wait([&]() { return listener_a.ends() == kPartitions && committed(); }))
       << "instance a alone did not restore and process both tasks";
   EXPECT_EQ(log_a.active(), (std::set<TaskId>{{0, 0}, {0, 1}}));
 
   // b joins: one task moves to b, and each instance keeps the other's as a standby.
-  std::unique_ptr<Runtime> b = Start(StreamsConfig(app, dir_b), &listener_b, &log_b);
+  std::unique_ptr<Runtime> b = Start(StreamsConfig(app, dir_b, GetParam()), &listener_b, &log_b);
   ASSERT_TRUE(Wait([&]() {
     return log_a.active().size() == 1 && log_b.active().size() == 1 &&
            log_a.standby() == log_b.active() && log_b.standby() == log_a.active();
@@ -200,6 +208,129 @@ INSTANTIATE_TEST_SUITE_P(Guarantees, KafkaStreamsRuntimeTest,
                            return info.param == "at_least_once" ? std::string("AtLeastOnce")
                                                                 : std::string("ExactlyOnce");
                          });
+
+}  // namespace
+}  // namespace restoresim::kafka_test
+
+namespace restoresim::kafka_test {
+namespace {
+
+// One Kafka Streams instance (tools/kafka/peer member: the same count topology, store and
+// changelog) in the application's streams group, until Stop; its state changes are lines in
+// `log_path` ("state REBALANCING RUNNING").
+class JavaInstance {
+ public:
+  JavaInstance(const AppTopics& app, const std::string& bootstrap, const std::string& state_dir,
+               const std::string& log_path)
+      : log_path_(log_path) {
+    const std::string tool = std::getenv("RESTORESIM_KAFKA_BROKER_TOOL");
+    const std::string dir = tool.substr(0, tool.rfind('/'));
+    const std::string command = fmt::format(
+        "'{}/peer' --build '{}' member --bootstrap-servers '{}' --application-id '{}' "
+        "--input-topic '{}' --partitions {} --state-dir '{}' --group-protocol streams "
+        ">'{}' 2>'{}.err'",
+        dir, std::getenv("RESTORESIM_KAFKA_BUILD_DIR"), bootstrap, app.app_id, app.input,
+        app.partitions, state_dir, log_path, log_path);
+    stdin_ = popen(command.c_str(), "w");
+  }
+  ~JavaInstance() { Stop(); }
+
+  bool started() const { return stdin_ != nullptr; }
+  std::string Log() const {
+    std::ifstream in(log_path_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // Ends its input: it closes (committing, leaving the group); the exit status.
+  int Stop() {
+    if (stdin_ == nullptr) return exit_;
+    exit_ = pclose(stdin_);
+    stdin_ = nullptr;
+    return exit_;
+  }
+
+ private:
+  const std::string log_path_;
+  FILE* stdin_ = nullptr;
+  int exit_ = -1;
+};
+
+// restoresim's runtime and Kafka Streams as instances of one application in one streams group
+// on Kafka 4.4 (issue 26): tasks move between them as instances come and go, each restores
+// stores from changelogs the other wrote, and a standby one kept is promoted on the other.
+//   1. Kafka Streams (j1) alone processes the input;
+//   2. restoresim (c) joins: a task moves to it (restored from j1's changelog) and it keeps
+//      j1's other task as a standby;
+//   3. j1 leaves: c's standby of j1's task becomes its active task (a recycle);
+//   4. Kafka Streams (j2) joins: a task moves from c to j2, which restores it from the
+//      changelog c wrote; c keeps it as a standby (a recycle, active to standby);
+//   5. c leaves, j2 processes the rest alone.
+// At the end the counts (every changelog folded) equal the reference model: each input record
+// processed once, whichever implementation processed it; c's stores equal their changelogs.
+class KafkaMixedApplicationTest : public StreamsGroupFixture {};
+
+TEST_F(KafkaMixedApplicationTest, RestoresimAndKafkaStreamsShareOneApplication) {
+  constexpr int32_t kPartitions = 2;
+  constexpr int kChangelogRecords = 1000;
+  absl::StatusOr<AppTopics> created = world_->CreateApp("mixed", kPartitions);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const AppTopics app = *created;
+  // Counts only (no tombstone): Kafka Streams' processor skips null values.
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    std::vector<TestRecord> changelog;
+    for (int i = 0; i < kChangelogRecords; ++i) {
+      changelog.push_back({"k" + std::to_string(i % 5), std::to_string(i % 3 + 1)});
+    }
+    ASSERT_TRUE(world_->Produce(app.Changelog(p), changelog).ok());
+    Produce(app, p);
+  }
+  auto committed = [&]() { return world_->InputFullyCommitted(app); };
+  auto more_input = [&]() {
+    for (int32_t p = 0; p < kPartitions; ++p) Produce(app, p);
+  };
+  const std::string dir_c = world_->NewStateDir(app.app_id + "-c");
+
+  JavaInstance j1(app, world_->bootstrap(), world_->NewStateDir(app.app_id + "-j1"),
+                  dir_c + "-j1.log");
+  ASSERT_TRUE(j1.started());
+  ASSERT_TRUE(Wait([&]() { return committed(); }))
+      << "Kafka Streams alone did not process the input; its log:\n" << j1.Log();
+
+  GatedRestoreListener listener;
+  TaskLog log;
+  std::unique_ptr<Runtime> c = Start(StreamsConfig(app, dir_c), &listener, &log);
+  ASSERT_TRUE(Wait([&]() { return log.active().size() == 1 && log.standby().size() == 1; }))
+      << "restoresim was not given one task and a standby; Kafka Streams' log:\n" << j1.Log();
+  const TaskId from_j1 = *log.standby().begin();
+  more_input();
+  ASSERT_TRUE(Wait(committed));
+
+  EXPECT_EQ(j1.Stop(), 0) << j1.Log();
+  ASSERT_TRUE(Wait([&]() { return log.active().size() == kPartitions; }))
+      << "restoresim was not given Kafka Streams' task when it left";
+  EXPECT_TRUE(Wait([&]() { return log.Converted(from_j1.ToString() + " recycled active"); }))
+      << "the standby of Kafka Streams' task was not promoted; recycled: "
+      << absl::StrJoin(log.conversions(), ", ");
+  more_input();
+  ASSERT_TRUE(Wait(committed));
+
+  JavaInstance j2(app, world_->bootstrap(), world_->NewStateDir(app.app_id + "-j2"),
+                  dir_c + "-j2.log");
+  ASSERT_TRUE(Wait([&]() { return log.active().size() == 1; }))
+      << "no task moved to the second Kafka Streams instance; its log:\n" << j2.Log();
+  const TaskId to_j2 = *log.standby().begin();
+  EXPECT_TRUE(Wait([&]() { return log.Converted(to_j2.ToString() + " recycled standby"); }));
+  more_input();
+  ASSERT_TRUE(Wait(committed));
+
+  Close(*c, &log);
+  c.reset();
+  more_input();
+  ASSERT_TRUE(Wait(committed)) << "Kafka Streams alone did not process the rest:\n" << j2.Log();
+  EXPECT_EQ(j2.Stop(), 0) << j2.Log();
+
+  world_->ExpectStoresEqualChangelogs(dir_c, app, /*at_end=*/false);
+  world_->ExpectCountsOfTheReference(app, kChangelogRecords);
+}
 
 }  // namespace
 }  // namespace restoresim::kafka_test

@@ -30,6 +30,18 @@ std::string NewMemberId(const std::string& client_id) {
   return fmt::format("{}-{:016x}", client_id.empty() ? "member" : client_id, random.Next64());
 }
 
+// What Kafka Streams describes for the changelog of an unwindowed, unversioned store: its
+// UnwindowedUnversionedChangelogTopicConfig (compaction) over InternalTopicConfig's default
+// overrides (message.timestamp.type), sorted by key as Kafka's heartbeat request manager sends
+// them. The broker refuses a member whose
+// topology is not equal, field for field and in order, to the group's at the same epoch
+// (INVALID_REQUEST, "Topology updates are not supported yet": GroupMetadataManager's
+// maybeUpdateTopology): found by the mixed application test (kafka_streams_runtime_test), where
+// restoresim joined a group Kafka Streams had described first.
+std::vector<kp::KeyValue> ChangelogTopicConfigs() {
+  return {{"cleanup.policy", "compact"}, {"message.timestamp.type", "CreateTime"}};
+}
+
 }  // namespace
 
 RdKafkaStreamsGroupConsumer::RdKafkaStreamsGroupConsumer(const std::vector<Setting>& settings,
@@ -99,7 +111,11 @@ absl::Status RdKafkaStreamsGroupConsumer::Subscribe(const std::vector<std::strin
   kp::Subtopology subtopology{.subtopology_id = std::string(kSubtopology),
                               .source_topics = topics};
   for (const std::string& changelog : config_.changelog_topics) {
-    subtopology.state_changelog_topics.push_back(kp::TopicInfo{.name = changelog});
+    // As Kafka Streams (StreamThread's StreamsRebalanceData): no partition count (the broker
+    // refuses one for a changelog: STREAMS_INVALID_TOPOLOGY), replication.factor (-1: the
+    // broker's default), and the changelog's configs.
+    subtopology.state_changelog_topics.push_back(kp::TopicInfo{
+        .name = changelog, .replication_factor = -1, .topic_configs = ChangelogTopicConfigs()});
   }
   source_topic_ = topics[0];
   member_ = std::make_unique<StreamsGroupMember>(StreamsGroupMember::Options{
