@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <algorithm>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -264,72 +265,96 @@ class JavaInstance {
 //   4. Kafka Streams (j2) joins: a task moves from c to j2, which restores it from the
 //      changelog c wrote; c keeps it as a standby (a recycle, active to standby);
 //   5. c leaves, j2 processes the rest alone.
+// With RESTORESIM_MIXED_ROUNDS=N steps 2 to 5 repeat N times, each with a new restoresim and a
+// new Kafka Streams instance (the longer run).
 // At the end the counts (every changelog folded) equal the reference model: each input record
 // processed once, whichever implementation processed it; c's stores equal their changelogs.
-class KafkaMixedApplicationTest : public StreamsGroupFixture {};
+class KafkaMixedApplicationTest : public StreamsGroupFixture {
+ protected:
+  static constexpr int32_t kPartitions = 2;
+
+  bool Committed() { return world_->InputFullyCommitted(app_); }
+  void MoreInput() {
+    for (int32_t p = 0; p < kPartitions; ++p) Produce(app_, p);
+  }
+  std::unique_ptr<JavaInstance> NewJava(const std::string& name) {
+    const std::string dir = world_->NewStateDir(app_.app_id + "-" + name);
+    auto java = std::make_unique<JavaInstance>(app_, world_->bootstrap(), dir, dir + ".log");
+    EXPECT_TRUE(java->started()) << name;
+    return java;
+  }
+
+  // Steps 2 to 5 with restoresim instance `round`: it joins beside `java`, which then leaves;
+  // a new Kafka Streams instance joins, and restoresim leaves. `java` is the new one after.
+  void Round(int round, std::unique_ptr<JavaInstance>& java) {
+    const std::string dir = world_->NewStateDir(fmt::format("{}-c{}", app_.app_id, round));
+    GatedRestoreListener listener;
+    TaskLog log;
+    std::unique_ptr<Runtime> c = Start(StreamsConfig(app_, dir), &listener, &log);
+    ASSERT_TRUE(Wait([&]() { return log.active().size() == 1 && log.standby().size() == 1; }))
+        << "restoresim was not given one task and a standby; Kafka Streams' log:\n"
+        << java->Log();
+    const TaskId from_java = *log.standby().begin();
+    MoreInput();
+    ASSERT_TRUE(Wait([&]() { return Committed(); }));
+
+    EXPECT_EQ(java->Stop(), 0) << java->Log();
+    ASSERT_TRUE(Wait([&]() { return log.active().size() == kPartitions; }))
+        << "restoresim was not given Kafka Streams' task when it left";
+    EXPECT_TRUE(Wait([&]() { return log.Converted(from_java.ToString() + " recycled active"); }))
+        << "the standby of Kafka Streams' task was not promoted; recycled: "
+        << absl::StrJoin(log.conversions(), ", ");
+    MoreInput();
+    ASSERT_TRUE(Wait([&]() { return Committed(); }));
+
+    java = NewJava(fmt::format("j{}", round + 2));
+    ASSERT_TRUE(Wait([&]() { return log.active().size() == 1; }))
+        << "no task moved to the new Kafka Streams instance; its log:\n" << java->Log();
+    const TaskId to_java = *log.standby().begin();
+    EXPECT_TRUE(Wait([&]() { return log.Converted(to_java.ToString() + " recycled standby"); }));
+    MoreInput();
+    ASSERT_TRUE(Wait([&]() { return Committed(); }));
+
+    Close(*c, &log);
+    c.reset();
+    MoreInput();
+    ASSERT_TRUE(Wait([&]() { return Committed(); }))
+        << "Kafka Streams alone did not process the rest:\n" << java->Log();
+    world_->ExpectStoresEqualChangelogs(dir, app_, /*at_end=*/false);
+  }
+
+  AppTopics app_;
+};
+
+// Rounds: 1, or RESTORESIM_MIXED_ROUNDS (the longer run, docs/USING.md).
+int MixedRounds() {
+  const char* rounds = std::getenv("RESTORESIM_MIXED_ROUNDS");
+  return rounds == nullptr ? 1 : std::max(1, std::atoi(rounds));
+}
 
 TEST_F(KafkaMixedApplicationTest, RestoresimAndKafkaStreamsShareOneApplication) {
-  constexpr int32_t kPartitions = 2;
   constexpr int kChangelogRecords = 1000;
   absl::StatusOr<AppTopics> created = world_->CreateApp("mixed", kPartitions);
   ASSERT_TRUE(created.ok()) << created.status();
-  const AppTopics app = *created;
+  app_ = *created;
   // Counts only (no tombstone): Kafka Streams' processor skips null values.
   for (int32_t p = 0; p < kPartitions; ++p) {
     std::vector<TestRecord> changelog;
     for (int i = 0; i < kChangelogRecords; ++i) {
       changelog.push_back({"k" + std::to_string(i % 5), std::to_string(i % 3 + 1)});
     }
-    ASSERT_TRUE(world_->Produce(app.Changelog(p), changelog).ok());
-    Produce(app, p);
+    ASSERT_TRUE(world_->Produce(app_.Changelog(p), changelog).ok());
+    Produce(app_, p);
   }
-  auto committed = [&]() { return world_->InputFullyCommitted(app); };
-  auto more_input = [&]() {
-    for (int32_t p = 0; p < kPartitions; ++p) Produce(app, p);
-  };
-  const std::string dir_c = world_->NewStateDir(app.app_id + "-c");
-
-  JavaInstance j1(app, world_->bootstrap(), world_->NewStateDir(app.app_id + "-j1"),
-                  dir_c + "-j1.log");
-  ASSERT_TRUE(j1.started());
-  ASSERT_TRUE(Wait([&]() { return committed(); }))
-      << "Kafka Streams alone did not process the input; its log:\n" << j1.Log();
-
-  GatedRestoreListener listener;
-  TaskLog log;
-  std::unique_ptr<Runtime> c = Start(StreamsConfig(app, dir_c), &listener, &log);
-  ASSERT_TRUE(Wait([&]() { return log.active().size() == 1 && log.standby().size() == 1; }))
-      << "restoresim was not given one task and a standby; Kafka Streams' log:\n" << j1.Log();
-  const TaskId from_j1 = *log.standby().begin();
-  more_input();
-  ASSERT_TRUE(Wait(committed));
-
-  EXPECT_EQ(j1.Stop(), 0) << j1.Log();
-  ASSERT_TRUE(Wait([&]() { return log.active().size() == kPartitions; }))
-      << "restoresim was not given Kafka Streams' task when it left";
-  EXPECT_TRUE(Wait([&]() { return log.Converted(from_j1.ToString() + " recycled active"); }))
-      << "the standby of Kafka Streams' task was not promoted; recycled: "
-      << absl::StrJoin(log.conversions(), ", ");
-  more_input();
-  ASSERT_TRUE(Wait(committed));
-
-  JavaInstance j2(app, world_->bootstrap(), world_->NewStateDir(app.app_id + "-j2"),
-                  dir_c + "-j2.log");
-  ASSERT_TRUE(Wait([&]() { return log.active().size() == 1; }))
-      << "no task moved to the second Kafka Streams instance; its log:\n" << j2.Log();
-  const TaskId to_j2 = *log.standby().begin();
-  EXPECT_TRUE(Wait([&]() { return log.Converted(to_j2.ToString() + " recycled standby"); }));
-  more_input();
-  ASSERT_TRUE(Wait(committed));
-
-  Close(*c, &log);
-  c.reset();
-  more_input();
-  ASSERT_TRUE(Wait(committed)) << "Kafka Streams alone did not process the rest:\n" << j2.Log();
-  EXPECT_EQ(j2.Stop(), 0) << j2.Log();
-
-  world_->ExpectStoresEqualChangelogs(dir_c, app, /*at_end=*/false);
-  world_->ExpectCountsOfTheReference(app, kChangelogRecords);
+  std::unique_ptr<JavaInstance> java = NewJava("j1");
+  ASSERT_TRUE(Wait([&]() { return Committed(); }))
+      << "Kafka Streams alone did not process the input; its log:\n" << java->Log();
+  for (int round = 0; round < MixedRounds(); ++round) {
+    Round(round, java);
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(java->Stop(), 0) << java->Log();
+  world_->ExpectCountsOfTheReference(app_, kChangelogRecords);
 }
 
 }  // namespace
