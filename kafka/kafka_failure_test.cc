@@ -3,7 +3,8 @@
 // restoration let go. Then every store must equal its changelog.
 //   - the single broker (RESTORESIM_KAFKA_BOOTSTRAP) stopped and restarted mid-restoration;
 //   - the leader of a changelog partition killed (SIGKILL) in the 3-node cluster
-//     (RESTORESIM_KAFKA_BOOTSTRAP3), where every topic has 3 replicas.
+//     (RESTORESIM_KAFKA_BOOTSTRAP3), where every topic has 3 replicas;
+//   - the broker coordinating a streams group killed under a member of it.
 // Processing counts are not compared here: a member whose session expires while the broker is
 // down loses its tasks without a commit, and at least once may then process records twice.
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 
 #include "core/port/posix_file_system.h"
 #include "core/runtime/runtime.h"
+#include "core/transport/rdkafka/kafka_protocol_connection.h"
 #include "kafka/kafka_env.h"
 #include "kafka/kafka_world.h"
 
@@ -137,6 +139,56 @@ TEST(KafkaFailureTest, EndOffsetsFollowALeaderThatMovedWhileTheAdminWasIdle) {
   EXPECT_TRUE(answered) << "still " << ends.status() << " 20 s after node " << *leader
                         << " came back";
   if (answered) EXPECT_EQ(ends->at(app->Changelog(0)), 100);
+}
+
+// A streams-group member (restoresim.group.protocol=streams) whose group coordinator's broker is
+// killed (SIGKILL) in the 3-node cluster: the group moves with __consumer_offsets' leadership,
+// and the member must find the new coordinator (FindCoordinator through any broker of its
+// bootstrap list that answers) and go on heartbeating and committing there.
+TEST(KafkaFailureTest, AStreamsMemberFollowsItsCoordinatorWhenThatBrokerIsKilled) {
+  absl::StatusOr<std::unique_ptr<KafkaWorld>> world = KafkaWorld::Connect(kBootstrap3Env);
+  ASSERT_TRUE(world.ok()) << world.status();
+  KafkaCluster cluster("three");
+  absl::StatusOr<AppTopics> app = (*world)->CreateApp("coordinator", kPartitions);
+  ASSERT_TRUE(app.ok()) << app.status();
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    ASSERT_TRUE((*world)->Produce(app->Changelog(p), ChangelogRecords("", 2000, 50)).ok());
+    ASSERT_TRUE((*world)->Produce(app->Input(p), InputRecords(100, 5)).ok());
+  }
+  const std::string dir = (*world)->NewStateDir("coordinator");
+  RuntimeConfig config = (*world)->Config(*app, dir);
+  config.group_protocol = "streams";
+  GatedRestoreListener listener;
+  Runtime runtime(config, (*world)->transport(), (*world)->clock(), *PosixFileSystem::Default(),
+                  RocksDbOpener(), &listener);
+  ASSERT_TRUE(runtime.Start().ok());
+  auto committed = [&]() { return (*world)->InputFullyCommitted(*app); };
+  ASSERT_TRUE(WaitUntil((*world)->clock(), kWaitNs, [&]() {
+    return listener.ends() == kPartitions && committed();
+  })) << "the member did not restore and process before the failure";
+
+  absl::StatusOr<rdkafka::KafkaProtocolConnection> any = rdkafka::KafkaProtocolConnection::Open(
+      (*world)->bootstrap(), "coordinator-test", (*world)->clock());
+  ASSERT_TRUE(any.ok()) << any.status();
+  absl::StatusOr<kafka_protocol::Coordinator> coordinator = any->FindCoordinatorEntry(app->app_id);
+  ASSERT_TRUE(coordinator.ok()) << coordinator.status();
+  ASSERT_TRUE(cluster.StopNode(coordinator->node_id, /*kill=*/true).ok());
+  absl::Status produced = absl::OkStatus();
+  for (int32_t p = 0; p < kPartitions && produced.ok(); ++p) {
+    produced = (*world)->Produce(app->Input(p), InputRecords(100, 5));
+  }
+  const bool followed = produced.ok() && WaitUntil((*world)->clock(), kWaitNs, committed);
+  // The node comes back whatever happened, so that the cluster is whole for the next test.
+  absl::Status restarted = cluster.StartNode(coordinator->node_id);
+  ASSERT_TRUE(produced.ok()) << produced;
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  EXPECT_TRUE(followed) << "nothing was committed after coordinator node "
+                        << coordinator->node_id << " was killed";
+  EXPECT_EQ(runtime.threads_failed(), 0);
+  EXPECT_TRUE(IsRunningOrRebalancing(runtime.state())) << RuntimeStateName(runtime.state());
+  absl::Status closed = runtime.Close(kCloseNs);
+  EXPECT_TRUE(closed.ok()) << closed;
+  EXPECT_EQ((*world)->ExpectStoresEqualChangelogs(dir, *app).size(), size_t{kPartitions});
 }
 
 }  // namespace

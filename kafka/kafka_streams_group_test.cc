@@ -349,8 +349,9 @@ TEST_P(KafkaStreamsGroup, WhatLibrdkafkasCommitDoesForAStreamsGroup) {
   // Seen on Kafka 4.4.0: while the group has a member, librdkafka's commit (generation -1, no
   // member id: what a consumer without a subscription sends) is refused, UNKNOWN_MEMBER_ID; its
   // fetch is answered (nothing committed). Once the group is empty, the same commit is taken.
-  // So a runtime that is a member must commit as one, with its member id and epoch (our own
-  // OffsetCommit, to come); librdkafka can still read the offsets.
+  // So a runtime that is a member commits as one, with its member id and epoch (OffsetCommit
+  // v9 over the member's own connection: ACommitAsAMemberTakesItsEpochOnly); librdkafka can
+  // still read the offsets.
   const RawCommit with_member = CommitAndFetchWithLibrdkafka(*g, 5);
   EXPECT_EQ(with_member.commit, RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID)
       << rd_kafka_err2name(with_member.commit);
@@ -362,6 +363,63 @@ TEST_P(KafkaStreamsGroup, WhatLibrdkafkasCommitDoesForAStreamsGroup) {
   EXPECT_EQ(empty.commit_partition, RD_KAFKA_RESP_ERR_NO_ERROR);
   EXPECT_EQ(empty.fetch, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2name(empty.fetch);
   EXPECT_EQ(empty.fetched, 7);
+}
+
+// OffsetCommit v9 as a member (what RdKafkaStreamsGroupConsumer::CommitSync sends): taken at the
+// member's epoch; a newer epoch is STALE_MEMBER_EPOCH (113), an unknown member UNKNOWN_MEMBER_ID
+// (25), each per partition, and both kFailedPrecondition in the one error table.
+TEST_P(KafkaStreamsGroup, ACommitAsAMemberTakesItsEpochOnly) {
+  absl::StatusOr<Group> g = NewGroup(GetParam());
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::unique_ptr<Driven>> a = NewMember(*g, "member-a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  Driven& m = **a;
+  ASSERT_TRUE(StepUntil({&m}, [&] {
+    return m.member.state() == StreamsMemberState::kStable && m.member.current().active.size() == 2;
+  }).ok());
+  auto commit = [&](const std::string& member, int32_t epoch) -> int16_t {
+    kp::OffsetCommitRequest r{.group_id = g->id, .generation_id_or_member_epoch = epoch,
+                              .member_id = member};
+    r.topics = {{g->id + "-input", {{0, 3}, {1, 4}}}};
+    absl::StatusOr<kp::OffsetCommitResponse> resp = m.connection.OffsetCommit(r);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    if (!resp.ok() || resp->topics.size() != 1 || resp->topics[0].partitions.size() != 2) {
+      return -1;
+    }
+    EXPECT_EQ(resp->topics[0].partitions[0].error_code, resp->topics[0].partitions[1].error_code);
+    return resp->topics[0].partitions[0].error_code;
+  };
+  EXPECT_EQ(commit("member-a", m.member.epoch()), 0);
+  EXPECT_EQ(commit("member-a", m.member.epoch() + 1), 113) << "a newer epoch than the member's";
+  EXPECT_EQ(commit("member-x", m.member.epoch()), 25) << "a member the group does not know";
+  EXPECT_EQ(rdkafka::KafkaErrorToStatus(113, std::nullopt, "commit").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(rdkafka::KafkaErrorToStatus(25, std::nullopt, "commit").code(),
+            absl::StatusCode::kFailedPrecondition);
+  const RawCommit fetched = CommitAndFetchWithLibrdkafka(*g, 0);  // refused: a member exists
+  EXPECT_EQ(fetched.fetch, RD_KAFKA_RESP_ERR_NO_ERROR);
+  EXPECT_EQ(fetched.fetched, 3) << "the member's commit of partition 0";
+  ASSERT_TRUE(LeaveGroup(m).ok());
+}
+
+// A member connects through the first broker of its bootstrap list that answers (Kafka's clients
+// try each): the runtime's member reconnects this way after losing its coordinator, and the
+// first broker listed may be the one that died.
+TEST_P(KafkaStreamsGroup, TheBootstrapListIsTriedInTurn) {
+  absl::StatusOr<std::string> bootstrap = Bootstrap(GetParam());
+  ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
+  absl::StatusOr<rdkafka::KafkaProtocolConnection> c =
+      rdkafka::KafkaProtocolConnection::OpenToCoordinator(
+          "127.0.0.1:1," + *bootstrap, UniqueName("bootstrap"), "bootstrap-test",
+          *SystemClock::Default());
+  EXPECT_TRUE(c.ok()) << c.status();
+  absl::StatusOr<rdkafka::KafkaProtocolConnection> none =
+      rdkafka::KafkaProtocolConnection::Open("127.0.0.1:1,127.0.0.1:2", "bootstrap-test",
+                                             *SystemClock::Default());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(std::string(none.status().message()).find("127.0.0.1:2"), std::string::npos)
+      << none.status();
 }
 
 INSTANTIATE_TEST_SUITE_P(Clusters, KafkaStreamsGroup,

@@ -2,12 +2,14 @@
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <vector>
 #include <utility>
 
 #include "core/transport/kafka_protocol.h"
@@ -43,8 +45,8 @@ absl::StatusOr<std::string> ReadExactly(int fd, size_t size) {
   return out;
 }
 
-absl::StatusOr<int> Connect(const std::string& address) {
-  const std::string first = address.substr(0, address.find(','));
+// One HOST:PORT.
+absl::StatusOr<int> ConnectOne(const std::string& first) {
   const size_t colon = first.rfind(':');
   if (colon == std::string::npos) return absl::InvalidArgumentError("no port in " + first);
   addrinfo hints{};
@@ -66,6 +68,25 @@ absl::StatusOr<int> Connect(const std::string& address) {
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
   return fd;
+}
+
+// The first address of a comma-separated list that accepts a connection, tried in order as
+// Kafka's clients try their bootstrap servers. Found on 2026-12-06
+// (KafkaStreamsGroup.TheBootstrapListIsTriedInTurn): only the first was tried, so a member
+// whose coordinator died could not reconnect while the first broker listed was that one.
+absl::StatusOr<int> Connect(const std::string& addresses) {
+  std::vector<std::string> refused;
+  for (size_t begin = 0; begin <= addresses.size();) {
+    const size_t comma = std::min(addresses.find(',', begin), addresses.size());
+    const std::string one = addresses.substr(begin, comma - begin);
+    begin = comma + 1;
+    absl::StatusOr<int> fd = ConnectOne(one);
+    if (fd.ok()) return fd;
+    if (fd.status().code() == absl::StatusCode::kInvalidArgument) return fd.status();
+    refused.push_back(one);
+  }
+  return absl::UnavailableError(
+      fmt::format("cannot connect to any of {}", fmt::join(refused, ", ")));
 }
 
 // The highest version both sides speak, or -1.
@@ -182,6 +203,13 @@ bool RetriableCoordinatorError(int16_t code) {
 }
 
 absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::string& group) {
+  absl::StatusOr<kp::Coordinator> c = FindCoordinatorEntry(group);
+  if (!c.ok()) return c.status();
+  return fmt::format("{}:{}", c->host, c->port);
+}
+
+absl::StatusOr<kp::Coordinator> KafkaProtocolConnection::FindCoordinatorEntry(
+    const std::string& group) {
   const TimeNs deadline = DeadlineAfter(clock_->NowNs(), kCoordinatorWaitNs);
   TimeNs backoff = 100 * kMillisecond;  // Kafka's retry.backoff.ms, then doubled
   for (;;) {
@@ -194,7 +222,7 @@ absl::StatusOr<std::string> KafkaProtocolConnection::FindCoordinator(const std::
           !s.ok()) {
         return s;
       }
-      return fmt::format("{}:{}", c->host, c->port);
+      return *std::move(c);
     }
     clock_->SleepFor(backoff);
     backoff = std::min(backoff * 2, kSecond);

@@ -52,6 +52,8 @@ class KafkaProtocolConnection {
   // Kafka's client retries (COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
   // NOT_COORDINATOR) for up to 60 s, backing off from 100 ms to 1 s.
   absl::StatusOr<std::string> FindCoordinator(const std::string& group);
+  // The same, the whole entry (node id, host, port).
+  absl::StatusOr<kafka_protocol::Coordinator> FindCoordinatorEntry(const std::string& group);
   absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> Heartbeat(
       const kafka_protocol::StreamsGroupHeartbeatRequest& request);
   absl::StatusOr<kafka_protocol::StreamsGroupDescribeResponse> Describe(

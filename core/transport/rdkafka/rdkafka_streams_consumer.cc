@@ -159,11 +159,15 @@ absl::Status RdKafkaStreamsGroupConsumer::Drive() {
 
 absl::Status RdKafkaStreamsGroupConsumer::SendHeartbeat() {
   RS_CHECK(member_->HeartbeatDue(NowMs()), "a heartbeat sent before it was due");
+  // Built first, so that a connection that cannot be made fails this request (retried after
+  // the member's backoff, every field again). Found by
+  // KafkaFailureTest.AStreamsMemberFollowsItsCoordinatorWhenThatBrokerIsKilled: a failed connect
+  // reported a failed request while none was in flight (the member's check stopped the process).
+  const kp::StreamsGroupHeartbeatRequest request = member_->BuildHeartbeat(NowMs());
   if (absl::Status s = Connect(); !s.ok()) {
-    member_->OnRequestFailed(NowMs());  // retried after the member's backoff
+    member_->OnRequestFailed(NowMs());
     return absl::OkStatus();
   }
-  const kp::StreamsGroupHeartbeatRequest request = member_->BuildHeartbeat(NowMs());
   absl::StatusOr<kp::StreamsGroupHeartbeatResponse> response = connection_->Heartbeat(request);
   if (!response.ok()) {
     // A lost connection: a new one next time; the session timeout fences a member that stays
