@@ -51,6 +51,22 @@ TEST(KafkaSoakTest, TwoMinutesOfFaultsLoseNothingAndBreakNoInvariant) {
   EXPECT_GT(report.value("restorations", 0), 0);
 }
 
+// The same schedule with the instances in a streams group (--group-protocol streams, issue 26):
+// the broker places standbys (the cluster's group.streams.num.standby.replicas=1), so the
+// instance killed, the changelog leader killed and the broker killed now move standbys and
+// recycle them, under the same oracle and audits.
+TEST(KafkaSoakTest, AStreamsGroupUnderTheSameFaultsLosesNothingAndBreaksNoInvariant) {
+  const nlohmann::json report =
+      Soak("--seed 4 --duration 2m --instances 2 --rate 100 --group-protocol streams");
+  ASSERT_TRUE(report.is_object());
+  EXPECT_TRUE(report.value("passed", false)) << report.dump(2);
+  EXPECT_EQ(report.value("group_protocol", ""), "streams");
+  EXPECT_GE(report.value("faults_injected", 0), 2);
+  EXPECT_EQ(report.value("lost", -1), 0);
+  EXPECT_GT(report.value("events_judged", 0), 10000);
+  EXPECT_GT(report.value("stores_audited", 0), 0);
+}
+
 // checkpoint-keeps-connections (the zoo's KIP-921 thread mutation): a checkpoint that leaves a
 // client connected. The simulator's checkpoint_restore invariant catches it at seed 1; here an
 // instance's oracle must, at the first checkpoint notification.

@@ -195,10 +195,11 @@ class Soak {
 
   void PrintHeader() {
     Print(fmt::format(
-        "soak {}: {} instances x {} threads, {} partitions, {} records/s over {} keys, {}, {}\n"
+        "soak {}: {} instances x {} threads, {} partitions, {} records/s over {} keys, {}, {} "
+        "group, {}\n"
         "cluster {} ({}); files in {}\nfault schedule (seed {}, faults {}):\n{}",
         app_.app_id, o_.instances, o_.threads, o_.partitions, o_.rate, o_.keys, o_.guarantee,
-        Minutes(o_.duration_ns), bootstrap_,
+        o_.group_protocol, Minutes(o_.duration_ns), bootstrap_,
         cluster_ ? fmt::format("{} nodes", cluster_->brokers()) : "given: no broker faults",
         o_.dir, o_.seed, FaultKindsText(o_.faults), ScheduleText(schedule_)));
     if (!o_.mutation.empty()) Print(fmt::format("planted mutation: {}\n", o_.mutation));
@@ -226,6 +227,7 @@ class Soak {
         "soak-instance", "--bootstrap-servers", bootstrap_, "--app", app_.app_id,
         "--input", app_.input, "--state-dir", slot.state_dir, "--events", slot.EventsPath(o_.dir),
         "--status", StatusPath(slot), "--guarantee", o_.guarantee,
+        "--group-protocol", o_.group_protocol,
         "--threads", std::to_string(o_.threads), "--index", std::to_string(slot.index)};
     if (!o_.mutation.empty()) args.insert(args.end(), {"--mutation", o_.mutation});
     absl::StatusOr<InstanceProcess> process = InstanceProcess::Spawn(
@@ -612,6 +614,7 @@ class Soak {
     nlohmann::json report = {
         {"format", "restoresim-soak-report"}, {"version", 1}, {"passed", passed},
         {"app", app_.app_id}, {"seed", o_.seed}, {"guarantee", o_.guarantee},
+        {"group_protocol", o_.group_protocol},
         {"duration_s", o_.duration_ns / kSecond}, {"elapsed_s", Elapsed() / kSecond},
         {"instances", o_.instances}, {"threads", o_.threads}, {"faults", faults},
         {"faults_injected", totals_.faults}, {"input_sent", producer_->sent()},
@@ -666,6 +669,7 @@ std::string RerunLine(const SoakOptions& o) {
   if (!o.cluster.empty()) line += " --cluster " + o.cluster;
   if (!o.bootstrap.empty()) line += " --bootstrap-servers " + o.bootstrap;
   if (!o.mutation.empty()) line += " --mutation " + o.mutation;
+  if (o.group_protocol != "classic") line += " --group-protocol " + o.group_protocol;
   return line;
 }
 

@@ -43,6 +43,9 @@ struct SoakOptions {
   uint64_t seed = 0;
   std::vector<FaultKind> faults;
   std::string guarantee = "at_least_once";
+  // restoresim.group.protocol of every instance: classic, or streams (the broker places tasks
+  // and standbys: a streams group, KIP-1071).
+  std::string group_protocol = "classic";
   std::string mutation;  // planted in every instance's runtime ("" none)
   std::string dir;       // state directories, events, statuses, logs, the schedule
   std::string exe;       // the restoresim binary the instances run

@@ -166,6 +166,7 @@ RuntimeConfig ConfigOf(const InstanceOptions& o) {
   config.state_dir = o.state_dir;
   config.num_stream_threads = o.threads;
   config.processing_guarantee = o.guarantee;
+  config.group_protocol = o.group_protocol;
   config.commit_interval_ms = o.commit_interval_ms;
   config.poll_ms = 100;
   return config;

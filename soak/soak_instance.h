@@ -39,6 +39,7 @@ struct InstanceOptions {
   std::string events_path;  // "": no event file
   std::string status_path;
   std::string guarantee = "at_least_once";
+  std::string group_protocol = "classic";  // restoresim.group.protocol
   std::string mutation;  // a zoo mutation planted in the runtime ("" none)
   int32_t threads = 2;
   int32_t index = 0;  // names the instance "i<index>" (its threads, its transactional ids)

@@ -73,6 +73,9 @@ std::optional<std::string> Invalid(const SoakArgs& a, soak::SoakOptions& o) {
   if (o.rate < 1 || o.rate > 100000) return "--rate: 1 to 100000 records/s";
   if (o.keys < 1 || o.keys > 100000) return "--keys: 1 to 100000";
   if (a.progress_every_s < 1) return "--progress-every: at least 1 s";
+  if (o.group_protocol != "classic" && o.group_protocol != "streams") {
+    return "--group-protocol: classic or streams";
+  }
   if (o.guarantee != "at_least_once" && o.guarantee != "exactly_once_v2") {
     return "--guarantee: at_least_once or exactly_once_v2";
   }
@@ -136,6 +139,9 @@ void AddSoakOptions(CLI::App& cmd, SoakArgs& a) {
                  "all, none, or a list of: broker-kill, leader-kill, instance-kill, "
                  "instance-bounce, instance-add, checkpoint-restore, pause, disk-full");
   cmd.add_option("--guarantee", o.guarantee, "at_least_once (default) or exactly_once_v2");
+  cmd.add_option("--group-protocol", o.group_protocol,
+                 "classic (default) or streams: the instances join a streams group, whose "
+                 "broker places their tasks and standbys (Kafka 4.2+)");
   cmd.add_option("--mutation", o.mutation, "plant a zoo mutation in every instance's runtime");
   cmd.add_option("--dir", o.dir, "state directories, events, logs (default build/soak/run-PID)");
   cmd.add_option("--progress-every", a.progress_every_s, "seconds between progress lines (10)");
@@ -172,6 +178,7 @@ Command AddSoakInstanceCommand(CLI::App& app) {
   cmd->add_option("--status", o->status_path)->required();
   cmd->add_option("--events", o->events_path);
   cmd->add_option("--guarantee", o->guarantee);
+  cmd->add_option("--group-protocol", o->group_protocol);
   cmd->add_option("--mutation", o->mutation);
   cmd->add_option("--threads", o->threads)->check(CLI::Range(1, 64));
   cmd->add_option("--index", o->index)->check(CLI::Range(0, 1 << 20));
