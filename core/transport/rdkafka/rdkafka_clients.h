@@ -202,6 +202,7 @@ class RdKafkaStreamsGroupConsumer final : public MainConsumer {
   bool closed_ = false;
   bool in_callback_ = false;
   bool close_requested_ = false;
+  bool heartbeat_failing_ = false;  // the last heartbeat got no response (said once on stderr)
 };
 
 class RdKafkaAdmin final : public Admin {

@@ -164,18 +164,24 @@ absl::Status RdKafkaStreamsGroupConsumer::SendHeartbeat() {
   // KafkaFailureTest.AStreamsMemberFollowsItsCoordinatorWhenThatBrokerIsKilled: a failed connect
   // reported a failed request while none was in flight (the member's check stopped the process).
   const kp::StreamsGroupHeartbeatRequest request = member_->BuildHeartbeat(NowMs());
-  if (absl::Status s = Connect(); !s.ok()) {
-    member_->OnRequestFailed(NowMs());
-    return absl::OkStatus();
-  }
-  absl::StatusOr<kp::StreamsGroupHeartbeatResponse> response = connection_->Heartbeat(request);
+  const absl::Status connected = Connect();
+  absl::StatusOr<kp::StreamsGroupHeartbeatResponse> response =
+      connected.ok() ? connection_->Heartbeat(request)
+                     : absl::StatusOr<kp::StreamsGroupHeartbeatResponse>(connected);
   if (!response.ok()) {
-    // A lost connection: a new one next time; the session timeout fences a member that stays
-    // away, and the next heartbeat then learns it.
+    // No connection, a lost one, or a response that does not decode: a new connection next
+    // time, after the member's backoff; the session timeout fences a member that stays away,
+    // and the next heartbeat then learns it. Said once per run of failures.
+    if (!heartbeat_failing_) {
+      fmt::print(stderr, "restoresim: streams-group member {}: heartbeat failed, retrying: {}\n",
+                 member_->member_id(), response.status().ToString());
+    }
+    heartbeat_failing_ = true;
     connection_.reset();
     member_->OnRequestFailed(NowMs());
     return absl::OkStatus();
   }
+  heartbeat_failing_ = false;
   switch (member_->OnResponse(*response, NowMs())) {
     case StreamsHeartbeatResult::kFindCoordinator:
       connection_.reset();  // FindCoordinator again before the next one
@@ -185,11 +191,18 @@ absl::Status RdKafkaStreamsGroupConsumer::SendHeartbeat() {
                  KafkaErrorToStatus(response->error_code, response->error_message,
                                     "heartbeat").ToString());
       return absl::OkStatus();
-    case StreamsHeartbeatResult::kFatal:
+    case StreamsHeartbeatResult::kFatal: {
       RS_CHECK(member_->state() == StreamsMemberState::kFatal, "a fatal result, member {}",
                StreamsMemberStateName(member_->state()));
-      return KafkaErrorToStatus(response->error_code, response->error_message,
-                                "streams-group heartbeat of " + member_->member_id());
+      absl::Status s = KafkaErrorToStatus(response->error_code, response->error_message,
+                                          "streams-group heartbeat of " + member_->member_id());
+      // Fatal without an error code: the response itself was inconsistent (its task lists
+      // neither all null nor all set, as Kafka's client refuses).
+      return s.ok() ? absl::DataLossError(fmt::format(
+                          "streams-group heartbeat of {}: an inconsistent response (epoch {})",
+                          member_->member_id(), response->member_epoch))
+                    : s;
+    }
     default:
       return absl::OkStatus();  // kOk, kRetry (the member's backoff), kFenced (lost_pending)
   }
