@@ -410,7 +410,7 @@ TEST_P(KafkaStreamsGroup, TheBootstrapListIsTriedInTurn) {
   ASSERT_TRUE(bootstrap.ok()) << bootstrap.status();
   absl::StatusOr<rdkafka::KafkaProtocolConnection> c =
       rdkafka::KafkaProtocolConnection::OpenToCoordinator(
-          "127.0.0.1:1," + *bootstrap, UniqueName("bootstrap"), "bootstrap-test",
+          " 127.0.0.1:1 , ," + *bootstrap, UniqueName("bootstrap"), "bootstrap-test",
           *SystemClock::Default());
   EXPECT_TRUE(c.ok()) << c.status();
   absl::StatusOr<rdkafka::KafkaProtocolConnection> none =

@@ -201,6 +201,31 @@ TEST_P(KafkaStreamsRuntimeTest, TheBrokerPlacesAStandbyAndTheRuntimeRecyclesBoth
       eos ? IsolationLevel::kReadCommitted : IsolationLevel::kReadUncommitted);
 }
 
+// More stream threads than tasks: the broker gives one thread nothing (its standby cannot share
+// the instance with its active), and that thread must still be told (OnPartitionsAssigned with
+// nothing, as for every generation) and run, so that the instance reaches RUNNING. The member
+// reconciles only a target that differs from what it holds, so a join given nothing would call
+// nothing (read in review, 2026-12-06). On Kafka 4.4 this test passes with or without
+// RdKafkaStreamsGroupConsumer::MaybeAssignNothing (tried): a new member's first response says
+// ASSIGNMENT_DELAYED, and the group turning ready is itself a reconciliation. The path it
+// covers is a rejoin after a fencing given nothing, which no test here reaches yet.
+TEST_F(StreamsGroupFixture, AThreadGivenNothingStillRuns) {
+  absl::StatusOr<AppTopics> created = world_->CreateApp("streams-idle", 1);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const AppTopics app = *created;
+  ASSERT_TRUE(world_->Produce(app.Changelog(0), ChangelogRecords("", 100, 10)).ok());
+  Produce(app, 0);
+  RuntimeConfig config = StreamsConfig(app, world_->NewStateDir(app.app_id));
+  config.num_stream_threads = 2;
+  GatedRestoreListener listener;
+  TaskLog log;
+  std::unique_ptr<Runtime> runtime = Start(config, &listener, &log);
+  EXPECT_TRUE(Wait([&]() {
+    return runtime->state() == RuntimeState::kRunning && world_->InputFullyCommitted(app);
+  })) << "state " << RuntimeStateName(runtime->state());
+  Close(*runtime, &log);
+}
+
 // Under exactly once the offsets go with each transaction (TxnOffsetCommit with the member's
 // id and epoch, as Kafka's consumer gives them under the streams protocol).
 INSTANTIATE_TEST_SUITE_P(Guarantees, KafkaStreamsRuntimeTest,

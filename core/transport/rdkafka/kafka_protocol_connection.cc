@@ -12,6 +12,8 @@
 #include <vector>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "core/transport/kafka_protocol.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
 
@@ -45,45 +47,62 @@ absl::StatusOr<std::string> ReadExactly(int fd, size_t size) {
   return out;
 }
 
-// One HOST:PORT.
-absl::StatusOr<int> ConnectOne(const std::string& first) {
-  const size_t colon = first.rfind(':');
-  if (colon == std::string::npos) return absl::InvalidArgumentError("no port in " + first);
+// A socket to one HOST:PORT: each address the name resolves to, in turn (IPv4 or IPv6), the
+// I/O timeouts set before connect() so that they bound it too (Linux applies SO_SNDTIMEO to
+// connect).
+absl::StatusOr<int> ConnectOne(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return absl::InvalidArgumentError("no HOST:PORT in '" + address + "'");
+  }
+  std::string host = address.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);  // [::1]:9092
+  }
   addrinfo hints{};
-  hints.ai_family = AF_INET;
+  hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
-  if (getaddrinfo(first.substr(0, colon).c_str(), first.substr(colon + 1).c_str(), &hints,
-                  &found) != 0) {
-    return absl::UnavailableError("cannot resolve " + first);
+  if (getaddrinfo(host.c_str(), address.substr(colon + 1).c_str(), &hints, &found) != 0) {
+    return absl::UnavailableError("cannot resolve " + address);
   }
-  const int fd = socket(found->ai_family, found->ai_socktype, found->ai_protocol);
-  const bool connected = fd >= 0 && connect(fd, found->ai_addr, found->ai_addrlen) == 0;
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    timeval timeout{kIoTimeoutS, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      close(fd);
+      fd = -1;
+    }
+  }
   freeaddrinfo(found);
-  if (!connected) {
-    if (fd >= 0) close(fd);
-    return absl::UnavailableError("cannot connect to " + first);
-  }
-  timeval timeout{kIoTimeoutS, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  if (fd < 0) return absl::UnavailableError("cannot connect to " + address);
   return fd;
 }
 
 // The first address of a comma-separated list that accepts a connection, tried in order as
-// Kafka's clients try their bootstrap servers. Found on 2026-12-06
-// (KafkaStreamsGroup.TheBootstrapListIsTriedInTurn): only the first was tried, so a member
-// whose coordinator died could not reconnect while the first broker listed was that one.
+// Kafka's clients try their bootstrap servers (spaces around an entry and empty entries are
+// skipped). Found on 2026-12-06 (KafkaStreamsGroup.TheBootstrapListIsTriedInTurn): only the first
+// was tried, so a member whose coordinator died could not reconnect while the first broker
+// listed was that one.
 absl::StatusOr<int> Connect(const std::string& addresses) {
   std::vector<std::string> refused;
-  for (size_t begin = 0; begin <= addresses.size();) {
-    const size_t comma = std::min(addresses.find(',', begin), addresses.size());
-    const std::string one = addresses.substr(begin, comma - begin);
-    begin = comma + 1;
+  absl::Status invalid;
+  for (absl::string_view entry : absl::StrSplit(addresses, ',', absl::SkipWhitespace())) {
+    const std::string one(absl::StripAsciiWhitespace(entry));
     absl::StatusOr<int> fd = ConnectOne(one);
     if (fd.ok()) return fd;
-    if (fd.status().code() == absl::StatusCode::kInvalidArgument) return fd.status();
+    if (fd.status().code() == absl::StatusCode::kInvalidArgument) {
+      invalid = fd.status();
+      continue;
+    }
     refused.push_back(one);
+  }
+  if (refused.empty()) {
+    return invalid.ok() ? absl::InvalidArgumentError("no broker address given") : invalid;
   }
   return absl::UnavailableError(
       fmt::format("cannot connect to any of {}", fmt::join(refused, ", ")));
@@ -179,12 +198,26 @@ absl::Status KafkaProtocolConnection::Negotiate() {
 
 absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::OpenToCoordinator(
     const std::string& bootstrap, const std::string& group, const std::string& client_id,
-    Clock& clock) {
+    Clock& clock, bool retry) {
   absl::StatusOr<KafkaProtocolConnection> any = Open(bootstrap, client_id, clock);
   if (!any.ok()) return any.status();
-  absl::StatusOr<std::string> address = any->FindCoordinator(group);
-  if (!address.ok()) return address.status();
-  return Open(*address, client_id, clock);
+  if (retry) {
+    absl::StatusOr<std::string> address = any->FindCoordinator(group);
+    if (!address.ok()) return address.status();
+    return Open(*address, client_id, clock);
+  }
+  absl::StatusOr<kp::Coordinator> c = any->FindCoordinatorOnce(group);
+  if (!c.ok()) return c.status();
+  if (RetriableCoordinatorError(c->error_code)) {
+    return absl::UnavailableError(fmt::format("FindCoordinator of {}: error {} (retried later)",
+                                              group, c->error_code));
+  }
+  if (absl::Status s = KafkaErrorToStatus(c->error_code, c->error_message,
+                                          "FindCoordinator of " + group);
+      !s.ok()) {
+    return s;
+  }
+  return Open(fmt::format("{}:{}", c->host, c->port), client_id, clock);
 }
 
 namespace {

@@ -36,11 +36,14 @@ class KafkaProtocolConnection {
   // Connects to `address` (HOST:PORT, the first of a bootstrap list) and asks ApiVersions.
   static absl::StatusOr<KafkaProtocolConnection> Open(const std::string& address,
                                                       const std::string& client_id, Clock& clock);
-  // Asks the first broker of `bootstrap` for `group`'s coordinator and connects to that.
+  // Asks the first broker of `bootstrap` that answers for `group`'s coordinator and connects to
+  // that. `retry`: the coordinator errors are retried as FindCoordinator does (up to 60 s);
+  // false: one attempt, a retriable error kUnavailable.
   static absl::StatusOr<KafkaProtocolConnection> OpenToCoordinator(const std::string& bootstrap,
                                                                    const std::string& group,
                                                                    const std::string& client_id,
-                                                                   Clock& clock);
+                                                                   Clock& clock,
+                                                                   bool retry = true);
   KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept;
   KafkaProtocolConnection& operator=(KafkaProtocolConnection&&) = delete;
   ~KafkaProtocolConnection();

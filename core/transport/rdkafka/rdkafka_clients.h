@@ -180,8 +180,10 @@ class RdKafkaStreamsGroupConsumer final : public MainConsumer {
   // reconciliation, the acknowledgement at once); an error only when the member is FATAL.
   absl::Status Drive();
   absl::Status SendHeartbeat();
+  absl::Status FatalStatus(const kafka_protocol::StreamsGroupHeartbeatResponse& response) const;
   void HandleLost();
   absl::Status Reconcile();
+  void MaybeAssignNothing();
   // Source partitions of `tasks`, or kDataLoss naming a task of a subtopology the member never
   // described.
   absl::StatusOr<std::vector<TopicPartition>> InputsOf(const StreamsTaskSet& tasks) const;
@@ -203,6 +205,8 @@ class RdKafkaStreamsGroupConsumer final : public MainConsumer {
   bool in_callback_ = false;
   bool close_requested_ = false;
   bool heartbeat_failing_ = false;  // the last heartbeat got no response (said once on stderr)
+  bool assigned_since_join_ = false;  // OnPartitionsAssigned called since the (re)join
+  absl::Status fatal_;                // the member is FATAL: every Poll and CommitSync fails
 };
 
 class RdKafkaAdmin final : public Admin {

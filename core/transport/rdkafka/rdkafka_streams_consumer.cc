@@ -81,8 +81,10 @@ int64_t RdKafkaStreamsGroupConsumer::NowMs() const { return clock_.NowNs() / kMi
 
 absl::Status RdKafkaStreamsGroupConsumer::Connect() {
   if (connection_.has_value()) return absl::OkStatus();
+  // One FindCoordinator attempt: a coordinator still moving is retried after the member's
+  // backoff, from the next poll, rather than for up to a minute inside this one.
   absl::StatusOr<KafkaProtocolConnection> c = KafkaProtocolConnection::OpenToCoordinator(
-      options_.bootstrap_servers, group_, config_.client_id, clock_);
+      options_.bootstrap_servers, group_, config_.client_id, clock_, /*retry=*/false);
   if (!c.ok()) return c.status();
   connection_.emplace(*std::move(c));
   return absl::OkStatus();
@@ -134,6 +136,7 @@ absl::StatusOr<PollResult> RdKafkaStreamsGroupConsumer::Poll(TimeNs timeout_ns) 
   if (member_ == nullptr) {
     return absl::FailedPreconditionError("poll: the consumer is not subscribed");
   }
+  if (!fatal_.ok()) return fatal_;
   if (absl::Status s = Drive(); !s.ok()) return s;
   if (close_requested_) {
     CloseNow();
@@ -153,6 +156,7 @@ absl::Status RdKafkaStreamsGroupConsumer::Drive() {
     if (absl::Status s = SendHeartbeat(); !s.ok()) return s;
     if (member_->lost_pending()) HandleLost();
     if (absl::Status s = Reconcile(); !s.ok()) return s;
+    if (!connection_.has_value()) break;  // lost or moved: found again at the next poll
   }
   return absl::OkStatus();
 }
@@ -191,21 +195,33 @@ absl::Status RdKafkaStreamsGroupConsumer::SendHeartbeat() {
                  KafkaErrorToStatus(response->error_code, response->error_message,
                                     "heartbeat").ToString());
       return absl::OkStatus();
-    case StreamsHeartbeatResult::kFatal: {
+    case StreamsHeartbeatResult::kFatal:
       RS_CHECK(member_->state() == StreamsMemberState::kFatal, "a fatal result, member {}",
                StreamsMemberStateName(member_->state()));
-      absl::Status s = KafkaErrorToStatus(response->error_code, response->error_message,
-                                          "streams-group heartbeat of " + member_->member_id());
-      // Fatal without an error code: the response itself was inconsistent (its task lists
-      // neither all null nor all set, as Kafka's client refuses).
-      return s.ok() ? absl::DataLossError(fmt::format(
-                          "streams-group heartbeat of {}: an inconsistent response (epoch {})",
-                          member_->member_id(), response->member_epoch))
-                    : s;
-    }
+      fatal_ = FatalStatus(*response);
+      return fatal_;
     default:
       return absl::OkStatus();  // kOk, kRetry (the member's backoff), kFenced (lost_pending)
   }
+}
+
+// Every later Poll and CommitSync fails with it: a FATAL member sends no heartbeat again, so it
+// must not go on fetching and processing tasks the broker will give to others. Never retryable
+// (the stream thread would wait on it), and an error even when the response had no error code
+// (its task lists neither all null nor all set, which Kafka's client refuses too). Found by
+// review on 2026-12-06: a fatal code the table calls retryable (REQUEST_TIMED_OUT) or none
+// failed no poll at all, and the member went on as a zombie.
+absl::Status RdKafkaStreamsGroupConsumer::FatalStatus(
+    const kp::StreamsGroupHeartbeatResponse& response) const {
+  const absl::Status s = KafkaErrorToStatus(response.error_code, response.error_message,
+                                            "streams-group heartbeat of " + member_->member_id());
+  if (s.ok()) {
+    return absl::DataLossError(
+        fmt::format("streams-group heartbeat of {}: an inconsistent response (epoch {}): the "
+                    "member is fatal", member_->member_id(), response.member_epoch));
+  }
+  if (!IsRetryable(s)) return s;
+  return absl::InternalError(fmt::format("the member is fatal: {}", s.ToString()));
 }
 
 void RdKafkaStreamsGroupConsumer::HandleLost() {
@@ -218,6 +234,7 @@ void RdKafkaStreamsGroupConsumer::HandleLost() {
   }
   core_->Remove(lost);
   member_->LostHandled();
+  assigned_since_join_ = false;
   RS_CHECK(core_->Assignment().empty(), "partitions left after a loss");
 }
 
@@ -237,7 +254,10 @@ absl::StatusOr<std::vector<TopicPartition>> RdKafkaStreamsGroupConsumer::InputsO
 
 absl::Status RdKafkaStreamsGroupConsumer::Reconcile() {
   std::optional<StreamsReconciliation> r = member_->StartReconciliation();
-  if (!r.has_value()) return absl::OkStatus();
+  if (!r.has_value()) {
+    MaybeAssignNothing();
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::vector<TopicPartition>> revoked = InputsOf(r->revoke);
   absl::StatusOr<std::vector<TopicPartition>> active = InputsOf(r->assign.active);
   StreamsTaskSet standby_tasks = r->assign.standby;
@@ -259,13 +279,33 @@ absl::Status RdKafkaStreamsGroupConsumer::Reconcile() {
   }
   core_->Add(gained);  // each starts at the group's committed offset (kManualGroup)
   RS_CHECK(core_->Assignment() == *active, "the assignment is not the target's actives");
-  if (listener_ != nullptr) {
+  // A Close from the revocation callback: no further callback (the port's Close runs none).
+  if (listener_ != nullptr && !close_requested_) {
     listener_->OnPartitionsAssigned(
         restoresim::Assignment{.partitions = *active, .standby_partitions = *standby});
   }
   in_callback_ = false;
+  assigned_since_join_ = true;
   member_->FinishReconciliation(true);
   return absl::OkStatus();
+}
+
+// The port promises OnPartitionsAssigned for every generation the member takes part in, even an
+// empty one; the member reconciles only a target that differs from what it holds, so a join (or
+// a rejoin after a fencing) given nothing would otherwise call nothing, and a stream thread
+// without tasks would stay STARTING (its standbys from before a fencing kept). Read in review on
+// 2026-12-06; on Kafka 4.4 a first join is always reconciled (its first response says
+// ASSIGNMENT_DELAYED), so the path left is a rejoin after a fencing given nothing.
+void RdKafkaStreamsGroupConsumer::MaybeAssignNothing() {
+  if (assigned_since_join_ || member_->state() != StreamsMemberState::kStable) return;
+  const StreamsAssignment& held = member_->current();
+  RS_CHECK(held.active.empty() && held.standby.empty() && held.warmup.empty(),
+           "a stable member with tasks it was never assigned: {} actives", held.active.size());
+  assigned_since_join_ = true;
+  if (listener_ == nullptr) return;
+  in_callback_ = true;
+  listener_->OnPartitionsAssigned(restoresim::Assignment{});
+  in_callback_ = false;
 }
 
 std::vector<TopicPartition> RdKafkaStreamsGroupConsumer::Assignment() const {
@@ -298,6 +338,7 @@ absl::Status RdKafkaStreamsGroupConsumer::CommitSync(
   if (member_ == nullptr) {
     return absl::FailedPreconditionError("commit: the consumer is not subscribed");
   }
+  if (!fatal_.ok()) return fatal_;
   kp::OffsetCommitRequest request{.group_id = group_,
                                   .generation_id_or_member_epoch = member_->epoch(),
                                   .member_id = member_->member_id()};
@@ -328,6 +369,10 @@ absl::Status RdKafkaStreamsGroupConsumer::CommitSync(
     for (const kp::OffsetCommitPartitionResult& p : topic.partitions) {
       ++answered;
       const TopicPartition tp{topic.name, p.partition_index};
+      if (p.error_code == 15 /* COORDINATOR_NOT_AVAILABLE */ ||
+          p.error_code == 16 /* NOT_COORDINATOR */) {
+        connection_.reset();  // the next request finds the coordinator again
+      }
       if (absl::Status s = KafkaErrorToStatus(p.error_code, std::nullopt,
                                               fmt::format("commit of {}", tp.ToString()));
           !s.ok()) {
@@ -400,6 +445,12 @@ void RdKafkaStreamsGroupConsumer::CloseNow() {
     // Leave without callbacks (the port's Close): revoke nothing, then the leave heartbeat.
     member_->Leave();
     if (member_->state() == StreamsMemberState::kPrepareLeaving) member_->LeaveRevoked();
+    // A backoff from a recent failure holds the leave back (as Kafka's); it is at most 1 s, so
+    // it is waited out rather than leaving the others a session timeout to wait.
+    const int64_t leave_at_ms = member_->NextHeartbeatAtMs();
+    if (member_->state() == StreamsMemberState::kLeaving && leave_at_ms - NowMs() <= 1000) {
+      clock_.SleepUntil(std::max<int64_t>(leave_at_ms, NowMs()) * kMillisecond);
+    }
     if (member_->HeartbeatDue(NowMs()) && Connect().ok()) {
       absl::StatusOr<kp::StreamsGroupHeartbeatResponse> r =
           connection_->Heartbeat(member_->BuildHeartbeat(NowMs()));
