@@ -256,6 +256,38 @@ absl::StatusOr<PollResult> ConsumerCore::Poll(TimeNs timeout_ns, const bool* int
   return result;
 }
 
+absl::Status ConsumerCore::CheckCommit(const std::map<TopicPartition, int64_t>& offsets,
+                                       const std::string& member_id) const {
+  for (const auto& [tp, offset] : offsets) {
+    if (offset < 0) {
+      return absl::InvalidArgumentError(
+          fmt::format("commit: negative offset {} for {}", offset, tp.ToString()));
+    }
+    if (!IsAssigned(tp)) {
+      return absl::FailedPreconditionError(fmt::format(
+          "commit: not owner: {} is not assigned to member {}", tp.ToString(), member_id));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> ConsumerCore::Committed(
+    const std::vector<TopicPartition>& partitions) {
+  ListPtr list = ToList(partitions);
+  const rd_kafka_resp_err_t err =
+      rd_kafka_committed(rk_, list.get(), TimeoutMs(options_.request_timeout_ns));
+  if (absl::Status s = ToStatus(err, "committed"); !s.ok()) return s;
+  std::map<TopicPartition, int64_t> out;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& e = list->elems[i];
+    if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return ToStatus(e.err, fmt::format("committed offset of {}", PartitionOf(e).ToString()));
+    }
+    if (e.offset >= 0) out[PartitionOf(e)] = e.offset;
+  }
+  return out;
+}
+
 void ConsumerCore::UnassignAll() {
   if (mode_ == Mode::kGroup || lib_assigned_.empty()) return;
   ListPtr list = ToList(std::vector<TopicPartition>(lib_assigned_.begin(), lib_assigned_.end()));

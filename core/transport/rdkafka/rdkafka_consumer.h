@@ -27,6 +27,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -86,6 +87,15 @@ class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
   // `interrupted` (may be null) is checked after every librdkafka call: true ends the poll
   // with what it has (a rebalance callback closed the consumer).
   absl::StatusOr<PollResult> Poll(TimeNs timeout_ns, const bool* interrupted = nullptr);
+
+  // A main consumer's commit of `offsets`, checked before anything is sent: kInvalidArgument
+  // for a negative offset, kFailedPrecondition for a partition not assigned to `member_id`.
+  absl::Status CheckCommit(const std::map<TopicPartition, int64_t>& offsets,
+                           const std::string& member_id) const;
+  // The group's committed offsets of `partitions` (librdkafka's OffsetFetch); partitions with
+  // none are left out.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions);
 
   // Drops librdkafka's assignment (kNoGroup, kManualGroup), before the handle closes.
   void UnassignAll();

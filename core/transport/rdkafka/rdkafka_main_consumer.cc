@@ -156,19 +156,9 @@ absl::Status RdKafkaMainConsumer::Resume(const std::vector<TopicPartition>& part
 absl::Status RdKafkaMainConsumer::CommitSync(const std::map<TopicPartition, int64_t>& offsets) {
   if (absl::Status s = Enter("main.commit_sync"); !s.ok()) return s;
   if (!subscribed_) return absl::FailedPreconditionError("commit: the consumer is not subscribed");
-  std::vector<std::pair<TopicPartition, int64_t>> entries;
-  for (const auto& [tp, offset] : offsets) {
-    if (offset < 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("commit: negative offset {} for {}", offset, tp.ToString()));
-    }
-    if (!core_->IsAssigned(tp)) {
-      return absl::FailedPreconditionError(fmt::format(
-          "commit: not owner: {} is not assigned to member {}", tp.ToString(), MemberId()));
-    }
-    entries.emplace_back(tp, offset);
-  }
-  if (entries.empty()) return absl::OkStatus();
+  if (absl::Status s = core_->CheckCommit(offsets, MemberId()); !s.ok()) return s;
+  if (offsets.empty()) return absl::OkStatus();
+  const std::vector<std::pair<TopicPartition, int64_t>> entries(offsets.begin(), offsets.end());
   ListPtr list = ToList(entries);
   if (absl::Status s = ToStatus(rd_kafka_commit(handle_.get(), list.get(), 0), "commit");
       !s.ok()) {
@@ -186,19 +176,7 @@ absl::Status RdKafkaMainConsumer::CommitSync(const std::map<TopicPartition, int6
 absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaMainConsumer::Committed(
     const std::vector<TopicPartition>& partitions) {
   if (absl::Status s = Enter("main.committed"); !s.ok()) return s;
-  ListPtr list = ToList(partitions);
-  const rd_kafka_resp_err_t err =
-      rd_kafka_committed(handle_.get(), list.get(), TimeoutMs(options_.request_timeout_ns));
-  if (absl::Status s = ToStatus(err, "committed"); !s.ok()) return s;
-  std::map<TopicPartition, int64_t> out;
-  for (int i = 0; i < list->cnt; ++i) {
-    const rd_kafka_topic_partition_t& e = list->elems[i];
-    if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return ToStatus(e.err, fmt::format("committed offset of {}", PartitionOf(e).ToString()));
-    }
-    if (e.offset >= 0) out[PartitionOf(e)] = e.offset;
-  }
-  return out;
+  return core_->Committed(partitions);
 }
 
 absl::Status RdKafkaMainConsumer::SetSubscriptionUserData(std::string user_data) {

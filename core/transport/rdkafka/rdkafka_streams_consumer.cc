@@ -342,15 +342,8 @@ absl::Status RdKafkaStreamsGroupConsumer::CommitSync(
   kp::OffsetCommitRequest request{.group_id = group_,
                                   .generation_id_or_member_epoch = member_->epoch(),
                                   .member_id = member_->member_id()};
+  if (absl::Status s = core_->CheckCommit(offsets, MemberId()); !s.ok()) return s;
   for (const auto& [tp, offset] : offsets) {
-    if (offset < 0) {
-      return absl::InvalidArgumentError(
-          fmt::format("commit: negative offset {} for {}", offset, tp.ToString()));
-    }
-    if (!core_->IsAssigned(tp)) {
-      return absl::FailedPreconditionError(fmt::format(
-          "commit: not owner: {} is not assigned to member {}", tp.ToString(), MemberId()));
-    }
     if (request.topics.empty() || request.topics.back().name != tp.topic) {
       request.topics.push_back(kp::OffsetCommitTopic{.name = tp.topic});
     }
@@ -391,19 +384,7 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaStreamsGroupConsumer::C
     const std::vector<TopicPartition>& partitions) {
   if (absl::Status s = Enter("main.committed"); !s.ok()) return s;
   // librdkafka's offset fetch (no member id, epoch -1) is answered by a streams group.
-  ListPtr list = ToList(partitions);
-  const rd_kafka_resp_err_t err =
-      rd_kafka_committed(handle_.get(), list.get(), TimeoutMs(options_.request_timeout_ns));
-  if (absl::Status s = ToStatus(err, "committed"); !s.ok()) return s;
-  std::map<TopicPartition, int64_t> out;
-  for (int i = 0; i < list->cnt; ++i) {
-    const rd_kafka_topic_partition_t& e = list->elems[i];
-    if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return ToStatus(e.err, fmt::format("committed offset of {}", PartitionOf(e).ToString()));
-    }
-    if (e.offset >= 0) out[PartitionOf(e)] = e.offset;
-  }
-  return out;
+  return core_->Committed(partitions);
 }
 
 std::string RdKafkaStreamsGroupConsumer::MemberId() const {
