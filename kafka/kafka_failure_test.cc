@@ -139,7 +139,53 @@ TEST(KafkaFailureTest, EndOffsetsFollowALeaderThatMovedWhileTheAdminWasIdle) {
   });
   EXPECT_TRUE(answered) << "still " << ends.status() << " 20 s after node " << *leader
                         << " came back";
-  if (answered) EXPECT_EQ(ends->at(app->Changelog(0)), 100);
+  if (answered) {
+    EXPECT_EQ(ends->at(app->Changelog(0)), 100);
+  }
+}
+
+// An admin that learned a group's coordinator before that broker was killed and restarted (alive,
+// no longer the coordinator) asks the group's committed offsets again. librdkafka 2.0.2's
+// ListConsumerGroupOffsets then gets NOT_COORDINATOR, and its OffsetFetch handler asks the
+// handle's consumer group to find the coordinator again: an admin handle has none (no
+// group.id), and rdk:main dereferences the null group (SIGSEGV; confluentinc/librdkafka#5040,
+// still open). Seen first as a crash, about one run in seven, of the coordinator-kill test
+// below, whose wait reads committed offsets this way; the soak's audit reads them so too.
+TEST(KafkaFailureTest, CommittedOffsetsFollowACoordinatorThatMovedWhileTheAdminWasIdle) {
+  absl::StatusOr<std::unique_ptr<KafkaWorld>> world = KafkaWorld::Connect(kBootstrap3Env);
+  ASSERT_TRUE(world.ok()) << world.status();
+  KafkaCluster cluster("three");
+  absl::StatusOr<AppTopics> app = (*world)->CreateApp("coordmoved", 1);
+  ASSERT_TRUE(app.ok()) << app.status();
+  std::unique_ptr<Admin> admin = (*world)->transport().NewAdmin("idle-admin");
+  ASSERT_TRUE(admin->CommittedOffsets(app->app_id, {app->Input(0)}).ok());  // learns it
+  absl::StatusOr<rdkafka::KafkaProtocolConnection> any = rdkafka::KafkaProtocolConnection::Open(
+      (*world)->bootstrap(), "coordinator-test", (*world)->clock());
+  ASSERT_TRUE(any.ok()) << any.status();
+  absl::StatusOr<kafka_protocol::Coordinator> before = any->FindCoordinatorEntry(app->app_id);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(cluster.StopNode(before->node_id, /*kill=*/true).ok());
+  const bool moved = WaitUntil((*world)->clock(), kWaitNs, [&]() {
+    absl::StatusOr<rdkafka::KafkaProtocolConnection> c = rdkafka::KafkaProtocolConnection::Open(
+        (*world)->bootstrap(), "coordinator-test", (*world)->clock());
+    if (!c.ok()) return false;
+    absl::StatusOr<kafka_protocol::Coordinator> now = c->FindCoordinatorEntry(app->app_id);
+    return now.ok() && now->node_id != before->node_id;
+  });
+  absl::Status restarted = cluster.StartNode(before->node_id);
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  ASSERT_TRUE(moved) << "the coordinator never left node " << before->node_id;
+  // The idle admin now: the coordinator it knows is node `before`, alive and no longer it.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> committed = absl::UnknownError("not asked");
+  const bool answered = WaitUntil((*world)->clock(), 20 * kSecond, [&]() {
+    committed = admin->CommittedOffsets(app->app_id, {app->Input(0)});
+    return committed.ok();
+  });
+  EXPECT_TRUE(answered) << "still " << committed.status() << " 20 s after node "
+                        << before->node_id << " came back";
+  if (answered) {
+    EXPECT_TRUE(committed->empty());
+  }
 }
 
 // A streams-group member (restoresim.group.protocol=streams) whose group coordinator's broker is
