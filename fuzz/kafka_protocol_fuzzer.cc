@@ -1,8 +1,8 @@
 // Fuzzes the Kafka protocol codec's decoders (core/transport/kafka_protocol_messages.h, issue
 // 26): what a broker sends back must never crash the member. The input's first byte picks the
-// message and version (bits 0-2: the message, bit 3: the version; with bit 4 set, bit 0 picks
-// OffsetCommit v9's response or request), the rest is its body. The
-// contract checked:
+// message and version (bits 0-2: the message, bit 3: the version; with bit 4 set, the second
+// table: bits 1-2 pick OffsetCommit v9 (0) or OffsetFetch v8-v9 (1, bit 3 the version), bit 0
+// its response or request), the rest is its body. The contract checked:
 //   * a failure is kDataLoss (malformed or truncated) with a message;
 //   * a success re-encodes to bytes no longer than the body (nested tagged fields are dropped,
 //     non-canonical varints and booleans normalized) that decode to the same message and
@@ -47,9 +47,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   const int16_t v = (data[0] >> 3) & 1;
-  if ((data[0] & 16) != 0) {  // the second table: OffsetCommit v9
-    if ((data[0] & 1) == 0) Check(body, int16_t{9}, DecodeOffsetCommitResponse);
-    if ((data[0] & 1) == 1) Check(body, int16_t{9}, DecodeOffsetCommitRequest);
+  if ((data[0] & 16) != 0) {  // the second table: OffsetCommit v9, OffsetFetch v8-v9
+    const bool request = (data[0] & 1) != 0;
+    switch ((data[0] >> 1) & 3) {
+      case 0:
+        request ? Check(body, int16_t{9}, DecodeOffsetCommitRequest)
+                : Check(body, int16_t{9}, DecodeOffsetCommitResponse);
+        break;
+      case 1:
+        request ? Check(body, static_cast<int16_t>(v + 8), DecodeOffsetFetchRequest)
+                : Check(body, static_cast<int16_t>(v + 8), DecodeOffsetFetchResponse);
+        break;
+      default: break;
+    }
     return 0;
   }
   switch (data[0] & 7) {

@@ -5,7 +5,7 @@
 // class decodes ours to its own message, and our decoder reads Kafka's bytes back to ours. The
 // cases cover nested structs, nulls (nullable strings, arrays and structs), an unknown tagged
 // field at the top, both versions of each streams message, a v1-only field, FindCoordinator, and
-// OffsetCommit v9.
+// OffsetCommit v9 and OffsetFetch v8-v9.
 // Needs java and the jars (suite kafka), not a running broker: about 3 s, most of it the JVM.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -114,6 +114,26 @@ void AddOffsetCommitCases(std::map<std::string, Case>& c) {
       DecodeOffsetCommitResponse);
 }
 
+// OffsetFetch v8-v9: the same messages as OffsetFetchCases in ProtocolConformance.java.
+void AddOffsetFetchCases(std::map<std::string, Case>& c) {
+  OffsetFetchRequest member{
+      .groups = {OffsetFetchGroup{.group_id = "app", .member_id = "member-1", .member_epoch = 5,
+                                  .topics = std::vector<OffsetFetchTopic>{{"app-input", {0, 3}}}},
+                 OffsetFetchGroup{.group_id = "other"}},
+      .require_stable = true};
+  c["offset_fetch_member_v9"] = Make(member, 9, DecodeOffsetFetchRequest);
+  OffsetFetchRequest admin{.groups = {OffsetFetchGroup{
+                               .group_id = "app",
+                               .topics = std::vector<OffsetFetchTopic>{{"app-input", {1}}}}}};
+  c["offset_fetch_admin_v8"] = Make(admin, 8, DecodeOffsetFetchRequest);
+  OffsetFetchResponse response{
+      .throttle_time_ms = 1,
+      .groups = {{"app", {{"app-input", {{0, 42, 3, "m", 0}, {3, -1, -1, std::nullopt, 88}}}}, 0},
+                 {"other", {}, 16}}};
+  c["offset_fetch_response_v9"] = Make(response, 9, DecodeOffsetFetchResponse);
+  c["offset_fetch_response_v8"] = Make(response, 8, DecodeOffsetFetchResponse);
+}
+
 std::map<std::string, Case> Cases() {
   std::map<std::string, Case> c;
   c["heartbeat_join_v1"] = Make(Join(), 1, DecodeStreamsGroupHeartbeatRequest);
@@ -146,6 +166,7 @@ std::map<std::string, Case> Cases() {
                                   {"other", -1, "", -1, 15, "not available"}}, {}},
       4, DecodeFindCoordinatorResponse);
   AddOffsetCommitCases(c);
+  AddOffsetFetchCases(c);
   return c;
 }
 

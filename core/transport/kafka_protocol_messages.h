@@ -2,7 +2,8 @@
 // paraphrased from Kafka 4.4's message schemas (clients/src/main/resources/common/message/):
 // RequestHeader v2 and ResponseHeader v0/v1, ApiVersions (key 18) v3–v4, FindCoordinator (key
 // 10) v4–v6, StreamsGroupHeartbeat (key 88) v0–v1, StreamsGroupDescribe (key 89) v0–v1, and
-// OffsetCommit (key 8) v9, a member's commit with its epoch.
+// OffsetCommit (key 8) v9, a member's commit with its epoch, and OffsetFetch (key 9) v8–v9, a
+// group's committed offsets (an admin's, or a member's with its epoch).
 // Kafka counterparts: the generated org.apache.kafka.common.message.*Data classes. Each message
 // encodes and decodes (both, so the byte-for-byte conformance test in kafka/ can check either
 // direction against Kafka's classes).
@@ -28,6 +29,7 @@
 namespace restoresim::kafka_protocol {
 
 inline constexpr int16_t kOffsetCommitKey = 8;
+inline constexpr int16_t kOffsetFetchKey = 9;
 inline constexpr int16_t kFindCoordinatorKey = 10;
 inline constexpr int16_t kApiVersionsKey = 18;
 inline constexpr int16_t kStreamsGroupHeartbeatKey = 88;
@@ -45,6 +47,9 @@ inline constexpr VersionRange kStreamsGroupDescribeVersions{0, 1};
 // v9 is the first whose member epoch a streams group checks (below it a member's commit is
 // UNSUPPORTED_VERSION); v10 names topics by id, which librdkafka 2.0.2's metadata does not give.
 inline constexpr VersionRange kOffsetCommitVersions{9, 9};
+// v8 is the first with a list of groups (the layout of both); v9 adds the member id and epoch;
+// v10 names topics by id (as OffsetCommit v10).
+inline constexpr VersionRange kOffsetFetchVersions{8, 9};
 
 struct RequestHeader {  // v2
   int16_t api_key = 0;
@@ -344,6 +349,50 @@ struct OffsetCommitResponse {
   bool operator==(const OffsetCommitResponse&) const = default;
 };
 
+struct OffsetFetchTopic {
+  std::string name;
+  std::vector<int32_t> partition_indexes;
+  bool operator==(const OffsetFetchTopic&) const = default;
+};
+struct OffsetFetchGroup {
+  std::string group_id;
+  std::optional<std::string> member_id;  // v9+: a member's fetch (null: an admin's)
+  int32_t member_epoch = -1;             // v9+
+  std::optional<std::vector<OffsetFetchTopic>> topics;  // null: every topic of the group
+  bool operator==(const OffsetFetchGroup&) const = default;
+};
+struct OffsetFetchRequest {
+  std::vector<OffsetFetchGroup> groups;
+  bool require_stable = false;  // pending transactional offsets: UNSTABLE_OFFSET_COMMIT
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const OffsetFetchRequest&) const = default;
+};
+struct OffsetFetchPartitionResult {
+  int32_t partition_index = 0;
+  int64_t committed_offset = -1;  // -1: nothing committed
+  int32_t committed_leader_epoch = -1;
+  std::optional<std::string> metadata = std::string();
+  int16_t error_code = 0;
+  bool operator==(const OffsetFetchPartitionResult&) const = default;
+};
+struct OffsetFetchTopicResult {
+  std::string name;
+  std::vector<OffsetFetchPartitionResult> partitions;
+  bool operator==(const OffsetFetchTopicResult&) const = default;
+};
+struct OffsetFetchGroupResult {
+  std::string group_id;
+  std::vector<OffsetFetchTopicResult> topics;
+  int16_t error_code = 0;
+  bool operator==(const OffsetFetchGroupResult&) const = default;
+};
+struct OffsetFetchResponse {
+  int32_t throttle_time_ms = 0;
+  std::vector<OffsetFetchGroupResult> groups;
+  std::vector<RawTaggedField> tagged_fields;
+  bool operator==(const OffsetFetchResponse&) const = default;
+};
+
 // Encoders: the message body at `version` (RS_CHECK: a version this codec speaks).
 std::string EncodeRequestHeader(const RequestHeader& header);
 std::string EncodeResponseHeader(const ResponseHeader& header, int header_version);
@@ -357,6 +406,9 @@ std::string Encode(const StreamsGroupDescribeRequest& m, int16_t version);
 std::string Encode(const StreamsGroupDescribeResponse& m, int16_t version);
 std::string Encode(const OffsetCommitRequest& m, int16_t version);
 std::string Encode(const OffsetCommitResponse& m, int16_t version);
+// At v8 a group's member id and epoch are not written (ignorable fields, as Kafka's class).
+std::string Encode(const OffsetFetchRequest& m, int16_t version);
+std::string Encode(const OffsetFetchResponse& m, int16_t version);
 
 // Decoders: the whole of `bytes` must be the message; anything else is kDataLoss, and a version
 // this codec does not speak kInvalidArgument.
@@ -378,6 +430,8 @@ absl::StatusOr<StreamsGroupDescribeResponse> DecodeStreamsGroupDescribeResponse(
     std::string_view b, int16_t v);
 absl::StatusOr<OffsetCommitRequest> DecodeOffsetCommitRequest(std::string_view b, int16_t v);
 absl::StatusOr<OffsetCommitResponse> DecodeOffsetCommitResponse(std::string_view b, int16_t v);
+absl::StatusOr<OffsetFetchRequest> DecodeOffsetFetchRequest(std::string_view b, int16_t v);
+absl::StatusOr<OffsetFetchResponse> DecodeOffsetFetchResponse(std::string_view b, int16_t v);
 
 }  // namespace restoresim::kafka_protocol
 

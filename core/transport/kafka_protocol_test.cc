@@ -168,6 +168,40 @@ TEST(KafkaProtocolTest, DescribeAndApiVersionsRoundTrip) {
   EXPECT_FALSE(versions.Find(89).has_value());
 }
 
+// OffsetFetch v8-v9 (an admin's fetch and a member's): the member's fields are v9's only, a
+// null topic list (every topic) differs from an empty one, and the response's per-group and
+// per-partition errors survive.
+TEST(KafkaProtocolTest, OffsetFetchRoundTripsAtBothVersions) {
+  OffsetFetchRequest member{.groups = {OffsetFetchGroup{
+                                .group_id = "app", .member_id = "m-1", .member_epoch = 4,
+                                .topics = std::vector<OffsetFetchTopic>{{"in", {0, 3}}}},
+                                       OffsetFetchGroup{.group_id = "other"}},
+                            .require_stable = true};
+  ExpectRoundTripAndTruncationsRefused(member, Encode(member, 9), [](const std::string& b) {
+    return DecodeOffsetFetchRequest(b, 9);
+  });
+  OffsetFetchRequest admin = member;
+  admin.groups[0].member_id.reset();
+  admin.groups[0].member_epoch = -1;
+  ExpectRoundTripAndTruncationsRefused(admin, Encode(member, 8), [](const std::string& b) {
+    return DecodeOffsetFetchRequest(b, 8);
+  });
+  // v8 leaves out the member fields: 1 + 3 + 4 bytes in the first group, 1 + 4 (a null id) in the
+  // second.
+  EXPECT_EQ(Encode(member, 9).size(), Encode(member, 8).size() + 8 + 5);
+  OffsetFetchResponse got{
+      .throttle_time_ms = 2,
+      .groups = {{"app", {{"in", {{0, 42, 3, "meta", 0}, {3, -1, -1, std::nullopt, 88}}}}, 0},
+                 {"other", {}, 16}}};
+  for (int16_t v : {int16_t{8}, int16_t{9}}) {
+    ExpectRoundTripAndTruncationsRefused(got, Encode(got, v), [v](const std::string& b) {
+      return DecodeOffsetFetchResponse(b, v);
+    });
+  }
+  EXPECT_EQ(DecodeOffsetFetchResponse("", 10).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(KafkaProtocolTest, HeadersCarryTheirTaggedFields) {
   RequestHeader h{kStreamsGroupHeartbeatKey, 1, 42, "restoresim", {{0, "t"}}};
   std::string b = EncodeRequestHeader(h);

@@ -26,6 +26,8 @@ import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetCommitResponseData;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.message.StreamsGroupDescribeRequestData;
 import org.apache.kafka.common.message.StreamsGroupDescribeResponseData;
 import org.apache.kafka.common.message.StreamsGroupHeartbeatRequestData;
@@ -90,6 +92,14 @@ public class ProtocolConformance {
         (short) 9, (a, v) -> new OffsetCommitRequestData(a, v), 17));
     c.put("offset_commit_response_v9", new Case(OffsetCommitCases.response(), (short) 9,
         (a, v) -> new OffsetCommitResponseData(a, v), 16));
+    c.put("offset_fetch_member_v9", new Case(OffsetFetchCases.member(), (short) 9,
+        (a, v) -> new OffsetFetchRequestData(a, v), 27));
+    c.put("offset_fetch_admin_v8", new Case(OffsetFetchCases.admin(), (short) 8,
+        (a, v) -> new OffsetFetchRequestData(a, v), 19));
+    c.put("offset_fetch_response_v9", new Case(OffsetFetchCases.response(), (short) 9,
+        (a, v) -> new OffsetFetchResponseData(a, v), 26));
+    c.put("offset_fetch_response_v8", new Case(OffsetFetchCases.response(), (short) 8,
+        (a, v) -> new OffsetFetchResponseData(a, v), 18));
     return c;
   }
 
@@ -251,5 +261,43 @@ class OffsetCommitCases {
                 new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(0),
                 new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(3)
                     .setErrorCode((short) 113)))));
+  }
+}
+
+// The OffsetFetch cases: a member's fetch (v9: its id and epoch, stable offsets) of two
+// partitions beside a group asking every topic (null); an admin's (v8: no member fields); the
+// response with a committed offset, a partition refused (UNSTABLE_OFFSET_COMMIT) and a group
+// refused (NOT_COORDINATOR), at both versions.
+class OffsetFetchCases {
+  static OffsetFetchRequestData member() {
+    var topic = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName("app-input")
+        .setPartitionIndexes(List.of(0, 3));
+    var app = new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId("app")
+        .setMemberId("member-1").setMemberEpoch(5).setTopics(List.of(topic));
+    var all = new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId("other")
+        .setTopics(null);
+    return new OffsetFetchRequestData().setGroups(List.of(app, all)).setRequireStable(true);
+  }
+
+  static OffsetFetchRequestData admin() {
+    var topic = new OffsetFetchRequestData.OffsetFetchRequestTopics().setName("app-input")
+        .setPartitionIndexes(List.of(1));
+    return new OffsetFetchRequestData().setGroups(List.of(
+        new OffsetFetchRequestData.OffsetFetchRequestGroup().setGroupId("app")
+            .setTopics(List.of(topic))));
+  }
+
+  static OffsetFetchResponseData response() {
+    var partitions = List.of(
+        new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(0)
+            .setCommittedOffset(42L).setCommittedLeaderEpoch(3).setMetadata("m"),
+        new OffsetFetchResponseData.OffsetFetchResponsePartitions().setPartitionIndex(3)
+            .setCommittedOffset(-1L).setMetadata(null).setErrorCode((short) 88));
+    var app = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId("app")
+        .setTopics(List.of(new OffsetFetchResponseData.OffsetFetchResponseTopics()
+            .setName("app-input").setPartitions(partitions)));
+    var other = new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId("other")
+        .setErrorCode((short) 16);
+    return new OffsetFetchResponseData().setThrottleTimeMs(1).setGroups(List.of(app, other));
   }
 }

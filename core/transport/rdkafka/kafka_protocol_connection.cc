@@ -127,19 +127,8 @@ absl::StatusOr<KafkaProtocolConnection> KafkaProtocolConnection::Open(
   return c;
 }
 
-KafkaProtocolConnection::KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      client_id_(std::move(other.client_id_)),
-      clock_(other.clock_),
-      next_correlation_id_(other.next_correlation_id_),
-      api_versions_(std::move(other.api_versions_)),
-      heartbeat_version_(other.heartbeat_version_),
-      describe_version_(other.describe_version_),
-      find_coordinator_version_(other.find_coordinator_version_),
-      offset_commit_version_(other.offset_commit_version_) {}
-
-KafkaProtocolConnection::~KafkaProtocolConnection() {
-  if (fd_ >= 0) close(fd_);
+KafkaProtocolConnection::Socket::~Socket() {
+  if (fd >= 0) close(fd);
 }
 
 absl::StatusOr<std::string> KafkaProtocolConnection::RoundTrip(int16_t api_key, int16_t version,
@@ -152,15 +141,15 @@ absl::StatusOr<std::string> KafkaProtocolConnection::RoundTrip(int16_t api_key, 
   frame.Int32(static_cast<int32_t>(header.size() + body.size()));
   frame.Raw(header);
   frame.Raw(body);
-  if (absl::Status s = WriteAll(fd_, frame.bytes()); !s.ok()) return s;
-  absl::StatusOr<std::string> size_bytes = ReadExactly(fd_, 4);
+  if (absl::Status s = WriteAll(fd_.fd, frame.bytes()); !s.ok()) return s;
+  absl::StatusOr<std::string> size_bytes = ReadExactly(fd_.fd, 4);
   if (!size_bytes.ok()) return size_bytes.status();
   kp::Reader size_reader(*size_bytes);
   const int32_t size = size_reader.Int32();
   if (size < 4 || size > kResponseBytesMax) {
     return absl::DataLossError(fmt::format("a response of {} bytes", size));
   }
-  absl::StatusOr<std::string> response = ReadExactly(fd_, static_cast<size_t>(size));
+  absl::StatusOr<std::string> response = ReadExactly(fd_.fd, static_cast<size_t>(size));
   if (!response.ok()) return response.status();
   kp::Reader r(*response);
   absl::StatusOr<kp::ResponseHeader> h = kp::DecodeResponseHeader(r, response_header_version);
@@ -193,6 +182,7 @@ absl::Status KafkaProtocolConnection::Negotiate() {
   find_coordinator_version_ = Common(api_versions_, kp::kFindCoordinatorKey,
                                      kp::kFindCoordinatorVersions);
   offset_commit_version_ = Common(api_versions_, kp::kOffsetCommitKey, kp::kOffsetCommitVersions);
+  offset_fetch_version_ = Common(api_versions_, kp::kOffsetFetchKey, kp::kOffsetFetchVersions);
   return absl::OkStatus();
 }
 
@@ -314,6 +304,22 @@ absl::StatusOr<kp::OffsetCommitResponse> KafkaProtocolConnection::OffsetCommit(
       1);
   if (!body.ok()) return body.status();
   return kp::DecodeOffsetCommitResponse(*body, offset_commit_version_);
+}
+
+absl::StatusOr<kp::OffsetFetchResponse> KafkaProtocolConnection::OffsetFetch(
+    const kp::OffsetFetchRequest& request) {
+  if (offset_fetch_version_ < 0) {
+    return absl::UnimplementedError("the broker does not offer OffsetFetch v8-9 (Kafka 3.0+)");
+  }
+  const bool member = std::any_of(request.groups.begin(), request.groups.end(),
+                                  [](const kp::OffsetFetchGroup& g) { return g.member_id; });
+  if (member && offset_fetch_version_ < 9) {
+    return absl::UnimplementedError("the broker does not offer OffsetFetch v9 (a member's fetch)");
+  }
+  absl::StatusOr<std::string> body = RoundTrip(
+      kp::kOffsetFetchKey, offset_fetch_version_, kp::Encode(request, offset_fetch_version_), 1);
+  if (!body.ok()) return body.status();
+  return kp::DecodeOffsetFetchResponse(*body, offset_fetch_version_);
 }
 
 }  // namespace restoresim::rdkafka

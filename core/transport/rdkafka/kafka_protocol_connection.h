@@ -7,7 +7,8 @@
 // What exists: connect, ApiVersions (v3, its response read with header v0 as Kafka sends it),
 // FindCoordinator (a connection to a group's coordinator), and StreamsGroupHeartbeat /
 // StreamsGroupDescribe at the highest version both sides speak (refused with kUnimplemented when
-// the broker offers neither), and a member's OffsetCommit (v9). What does not, yet: TLS and
+// the broker offers neither), a member's OffsetCommit (v9), and OffsetFetch (v8-v9, an admin's or
+// a member's). What does not, yet: TLS and
 // SASL, reconnecting, and following a coordinator that moves (NOT_COORDINATOR is kUnavailable:
 // the caller opens anew).
 //
@@ -44,9 +45,8 @@ class KafkaProtocolConnection {
                                                                    const std::string& client_id,
                                                                    Clock& clock,
                                                                    bool retry = true);
-  KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept;
+  KafkaProtocolConnection(KafkaProtocolConnection&& other) noexcept = default;
   KafkaProtocolConnection& operator=(KafkaProtocolConnection&&) = delete;
-  ~KafkaProtocolConnection();
 
   const kafka_protocol::ApiVersionsResponse& api_versions() const { return api_versions_; }
   int16_t heartbeat_version() const { return heartbeat_version_; }
@@ -65,8 +65,23 @@ class KafkaProtocolConnection {
   // response's, per partition, for the caller to judge.
   absl::StatusOr<kafka_protocol::OffsetCommitResponse> OffsetCommit(
       const kafka_protocol::OffsetCommitRequest& request);
+  // OffsetFetch at the highest of v8-v9 both sides speak (kUnimplemented when none, or when a
+  // group carries a member id and the broker lacks v9): the errors are the response's, per group
+  // and partition, for the caller to judge.
+  absl::StatusOr<kafka_protocol::OffsetFetchResponse> OffsetFetch(
+      const kafka_protocol::OffsetFetchRequest& request);
 
  private:
+  // The connection's socket, closed with it; a moved-from one holds -1 (so a defaulted move
+  // carries every negotiated version along: a hand-written one forgot a new one once).
+  struct Socket {
+    explicit Socket(int f) : fd(f) {}
+    Socket(Socket&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
+    Socket& operator=(Socket&&) = delete;
+    ~Socket();
+    int fd = -1;
+  };
+
   KafkaProtocolConnection(int fd, std::string client_id, Clock& clock)
       : fd_(fd), client_id_(std::move(client_id)), clock_(&clock) {}
   // One FindCoordinator round trip: the group's entry, its error code not yet judged.
@@ -76,7 +91,7 @@ class KafkaProtocolConnection {
                                         const std::string& body, int response_header_version);
   absl::Status Negotiate();
 
-  int fd_ = -1;
+  Socket fd_;
   std::string client_id_;
   Clock* clock_;
   int32_t next_correlation_id_ = 1;
@@ -85,6 +100,7 @@ class KafkaProtocolConnection {
   int16_t describe_version_ = -1;
   int16_t find_coordinator_version_ = -1;
   int16_t offset_commit_version_ = -1;
+  int16_t offset_fetch_version_ = -1;
 };
 
 }  // namespace restoresim::rdkafka

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/port/system_clock.h"
+#include "core/transport/rdkafka/kafka_protocol_connection.h"
 #include "core/transport/rdkafka/rdkafka_errors.h"
 #include "core/transport/rdkafka/rdkafka_settings.h"
 #include "core/transport/rdkafka/rdkafka_transport.h"
@@ -73,6 +74,22 @@ TEST(RdKafkaErrorsTest, TheStreamsGroupMessagesErrorsHaveRows) {
   EXPECT_THAT(fenced.message(), HasSubstr("epoch 3 is stale")) << "the broker's own message";
   EXPECT_THAT(KafkaErrorToStatus(69, std::nullopt, "describe").message(),
               HasSubstr("GROUP_ID_NOT_FOUND"));
+}
+
+// Every error code of OffsetFetch v8-v9 (Kafka 4.4's schema lists them), and UNKNOWN_TOPIC_ID of
+// v10: the admin's committed offsets judge them through this table.
+TEST(RdKafkaErrorsTest, TheOffsetFetchErrorsHaveRows) {
+  using C = absl::StatusCode;
+  const std::vector<std::pair<int16_t, C>> rows = {
+      {30, C::kPermissionDenied}, {16, C::kUnavailable}, {15, C::kUnavailable},
+      {14, C::kUnavailable},      {69, C::kNotFound},    {88, C::kUnavailable},
+      {25, C::kFailedPrecondition}, {113, C::kFailedPrecondition}, {100, C::kNotFound}};
+  for (const auto& [code, want] : rows) {
+    EXPECT_EQ(KafkaErrorToStatus(code, std::nullopt, "offset fetch").code(), want) << code;
+  }
+  EXPECT_TRUE(RetriableCoordinatorError(16) && RetriableCoordinatorError(15) &&
+              RetriableCoordinatorError(14));
+  EXPECT_FALSE(RetriableCoordinatorError(88)) << "an unstable offset is not the coordinator's";
 }
 
 TEST(RdKafkaErrorsTest, ErrorObjectsKeepTheirCodeAndMessage) {

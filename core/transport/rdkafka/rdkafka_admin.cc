@@ -1,9 +1,19 @@
 // The admin client: topic creation, partition counts (metadata), end and beginning offsets
 // (one ListOffsets round per call, through offsets_for_times with the special timestamps -1
-// and -2: librdkafka 2.0.2 has no ListOffsets admin call), a group's committed offsets
-// (ListConsumerGroupOffsets) and DeleteRecords.
+// and -2: librdkafka 2.0.2 has no ListOffsets admin call), a group's committed offsets and
+// DeleteRecords.
+//
+// Committed offsets are an OffsetFetch of our own (kafka_protocol_connection.h) to the group's
+// coordinator, not librdkafka's ListConsumerGroupOffsets: when that one is answered
+// NOT_COORDINATOR (the coordinator it knew moved while the broker stayed up), librdkafka 2.0.2
+// asks the handle's consumer group to find the coordinator again, and an admin handle has none:
+// rdk:main dereferences a null group (SIGSEGV; confluentinc/librdkafka#5040). Failing test first:
+// KafkaFailureTest.CommittedOffsetsFollowACoordinatorThatMovedWhileTheAdminWasIdle (3 crashes
+// in 3 runs). Kafka's admin (ListConsumerGroupOffsetsHandler) finds the coordinator again and
+// retries on the coordinator errors; so does this one, within the request timeout.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/transport/rdkafka/rdkafka_clients.h"
@@ -13,10 +23,15 @@
 
 namespace restoresim::rdkafka {
 
+namespace kp = restoresim::kafka_protocol;
+
 RdKafkaAdmin::RdKafkaAdmin(const std::vector<Setting>& settings,
                            std::vector<Setting> read_committed_settings,
-                           const RdKafkaOptions& options)
-    : options_(options), read_committed_settings_(std::move(read_committed_settings)) {
+                           const RdKafkaOptions& options, std::string client_id, Clock& clock)
+    : options_(options),
+      client_id_(std::move(client_id)),
+      clock_(clock),
+      read_committed_settings_(std::move(read_committed_settings)) {
   absl::StatusOr<HandlePtr> handle = NewConsumerHandle(settings);
   if (!handle.ok()) {
     init_status_ = handle.status();
@@ -172,33 +187,68 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::BeginningOffsets
 absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::CommittedOffsets(
     const std::string& group, const std::vector<TopicPartition>& partitions) {
   if (!init_status_.ok()) return init_status_;
+  const TimeNs deadline_ns = DeadlineAfter(clock_.NowNs(), options_.request_timeout_ns);
+  TimeNs backoff_ns = 100 * kMillisecond;  // Kafka's retry.backoff.ms, doubling to 1 s
+  for (;;) {
+    absl::StatusOr<std::map<TopicPartition, int64_t>> got = CommittedOffsetsOnce(group, partitions);
+    if (got.ok() || !IsRetryable(got.status())) return got;
+    coordinator_.reset();  // found again at the next attempt
+    if (clock_.NowNs() + backoff_ns >= deadline_ns) return got;
+    clock_.SleepFor(backoff_ns);
+    backoff_ns = std::min(2 * backoff_ns, kSecond);
+  }
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::CommittedOffsetsOnce(
+    const std::string& group, const std::vector<TopicPartition>& partitions) {
   const std::string call = fmt::format("committed offsets of group {}", group);
-  ListPtr list = ToList(partitions);
-  rd_kafka_ListConsumerGroupOffsets_t* request =
-      rd_kafka_ListConsumerGroupOffsets_new(group.c_str(), list.get());
-  rd_kafka_AdminOptions_t* options = Options(RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
-  rd_kafka_ListConsumerGroupOffsets(handle_.get(), &request, 1, options, results_.get());
-  rd_kafka_AdminOptions_destroy(options);
-  rd_kafka_ListConsumerGroupOffsets_destroy(request);
-  absl::StatusOr<EventPtr> event =
-      WaitForResult(results_.get(), RD_KAFKA_EVENT_LISTCONSUMERGROUPOFFSETS_RESULT,
-                    options_.request_timeout_ns + kSecond, call);
-  if (!event.ok()) return event.status();
-  size_t count = 0;
-  const rd_kafka_group_result_t** groups = rd_kafka_ListConsumerGroupOffsets_result_groups(
-      rd_kafka_event_ListConsumerGroupOffsets_result(event->get()), &count);
-  std::map<TopicPartition, int64_t> offsets;
-  for (size_t g = 0; g < count; ++g) {
-    if (const rd_kafka_error_t* error = rd_kafka_group_result_error(groups[g]); error != nullptr) {
-      return ToStatus(rd_kafka_error_code(error), call);
+  if (!coordinator_.has_value() || coordinator_group_ != group) {
+    coordinator_.reset();
+    absl::StatusOr<KafkaProtocolConnection> c = KafkaProtocolConnection::OpenToCoordinator(
+        options_.bootstrap_servers, group, client_id_, clock_, /*retry=*/false);
+    if (!c.ok()) return c.status();
+    coordinator_.emplace(*std::move(c));
+    coordinator_group_ = group;
+  }
+  kp::OffsetFetchGroup asked{.group_id = group, .topics = std::vector<kp::OffsetFetchTopic>()};
+  for (const TopicPartition& tp : partitions) {
+    if (asked.topics->empty() || asked.topics->back().name != tp.topic) {
+      asked.topics->push_back({.name = tp.topic});
     }
-    const rd_kafka_topic_partition_list_t* got = rd_kafka_group_result_partitions(groups[g]);
-    for (int i = 0; got != nullptr && i < got->cnt; ++i) {
-      const rd_kafka_topic_partition_t& e = got->elems[i];
-      if (e.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-        return ToStatus(e.err, fmt::format("{}: {}", call, PartitionOf(e).ToString()));
+    asked.topics->back().partition_indexes.push_back(tp.partition);
+  }
+  absl::StatusOr<kp::OffsetFetchResponse> response =
+      coordinator_->OffsetFetch(kp::OffsetFetchRequest{.groups = {asked}});
+  if (!response.ok()) return response.status();
+  return OffsetsOf(*response, group, partitions, call);
+}
+
+absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaAdmin::OffsetsOf(
+    const kp::OffsetFetchResponse& response, const std::string& group,
+    const std::vector<TopicPartition>& partitions, const std::string& call) {
+  if (response.groups.size() != 1 || response.groups[0].group_id != group) {
+    return absl::DataLossError(fmt::format("{}: the response names {} groups, not this one", call,
+                                           response.groups.size()));
+  }
+  const kp::OffsetFetchGroupResult& g = response.groups[0];
+  if (g.error_code != 0) {
+    if (RetriableCoordinatorError(g.error_code)) {
+      return absl::UnavailableError(fmt::format("{}: coordinator error {}", call, g.error_code));
+    }
+    return KafkaErrorToStatus(g.error_code, std::nullopt, call);
+  }
+  std::map<TopicPartition, int64_t> offsets;
+  for (const kp::OffsetFetchTopicResult& t : g.topics) {
+    for (const kp::OffsetFetchPartitionResult& p : t.partitions) {
+      const TopicPartition tp{t.name, p.partition_index};
+      if (p.error_code != 0) {
+        return KafkaErrorToStatus(p.error_code, std::nullopt,
+                                  fmt::format("{}: {}", call, tp.ToString()));
       }
-      if (e.offset >= 0) offsets[PartitionOf(e)] = e.offset;  // -1: nothing committed
+      if (std::find(partitions.begin(), partitions.end(), tp) == partitions.end()) {
+        return absl::DataLossError(fmt::format("{}: {} was not asked for", call, tp.ToString()));
+      }
+      if (p.committed_offset >= 0) offsets[tp] = p.committed_offset;  // -1: nothing committed
     }
   }
   return offsets;

@@ -214,7 +214,7 @@ class RdKafkaAdmin final : public Admin {
   // A failure to build the client is reported by every call. `read_committed_settings` build
   // the second handle EndOffsetsFor(read_committed) needs, at its first use.
   RdKafkaAdmin(const std::vector<Setting>& settings, std::vector<Setting> read_committed_settings,
-               const RdKafkaOptions& options);
+               const RdKafkaOptions& options, std::string client_id, Clock& clock);
   ~RdKafkaAdmin() override;
 
   absl::Status CreateTopic(const std::string& topic, int32_t partitions) override;
@@ -236,10 +236,22 @@ class RdKafkaAdmin final : public Admin {
       const std::vector<TopicPartition>& partitions, int64_t which, std::string_view call,
       rd_kafka_t* rk = nullptr);
   rd_kafka_AdminOptions_t* Options(rd_kafka_admin_op_t op) const;
+  // One OffsetFetch to the group's coordinator (found first if not known); a coordinator error
+  // is kUnavailable (retried by CommittedOffsets).
+  absl::StatusOr<std::map<TopicPartition, int64_t>> CommittedOffsetsOnce(
+      const std::string& group, const std::vector<TopicPartition>& partitions);
+  static absl::StatusOr<std::map<TopicPartition, int64_t>> OffsetsOf(
+      const kafka_protocol::OffsetFetchResponse& response, const std::string& group,
+      const std::vector<TopicPartition>& partitions, const std::string& call);
 
   absl::Status init_status_;
   HandlePtr handle_;
   const RdKafkaOptions options_;
+  const std::string client_id_;
+  Clock& clock_;
+  // The last group's coordinator, kept between calls; dropped on any failure.
+  std::optional<KafkaProtocolConnection> coordinator_;
+  std::string coordinator_group_;
   QueuePtr results_;  // admin results arrive here
   const std::vector<Setting> read_committed_settings_;
   HandlePtr read_committed_handle_;  // null until the first read_committed end offsets

@@ -39,7 +39,7 @@ std::unique_ptr<Admin> RdKafkaTransport::NewAdmin(const std::string& client_id) 
       SettingsFor(ClientKind::kAdmin, options_, client_id, nullptr, ""),
       SettingsFor(ClientKind::kAdminReadCommitted, options_, client_id + "-read-committed",
                   nullptr, ""),
-      options_);
+      options_, client_id, clock_);
 }
 
 std::unique_ptr<Producer> RdKafkaTransport::NewProducer(const std::string& client_id) {
