@@ -5,10 +5,12 @@
 
 #include "core/runtime/count_topology.h"
 #include "core/runtime/hold_point.h"
+#include "core/runtime/process_file.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/runtime/suspendable_transport.h"
 #include "core/sync/thread.h"
 #include "core/util/run_context.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 
@@ -86,11 +88,31 @@ Runtime::~Runtime() {
 }
 
 // Kafka Streams' process id is a UUID kept in the state directory; here the checkpoint
-// identity when there is one, else one derived from application.id and state.dir (unique per
-// instance of a world, stable across restarts).
+// identity when there is one, else the state directory's (StableProcessId).
 std::string Runtime::AssignorProcessId() const {
   if (!checkpoint_.process_id.empty()) return checkpoint_.process_id;
-  return StateDirProcessId();
+  return StableProcessId();
+}
+
+// On real threads, an unlabelled instance keeps a UUID in its state directory as Kafka Streams
+// does (process_file.h: read at Start, written when missing), so two hosts with the same state.dir
+// path are two processes. Before that (to 2026-12-06) the id was derived from the path only, and
+// such hosts looked like one process to the broker (no standby of one on the other) and shared
+// transactional ids. The simulator's instances keep the derived id: a world never gives two of
+// them one path, and a file would add a disk write (and its drawable faults) to every story.
+std::string Runtime::StableProcessId() const {
+  return process_file_id_.empty() ? StateDirProcessId() : process_file_id_;
+}
+
+absl::Status Runtime::LoadProcessId() {
+  RS_CHECK(process_file_id_.empty(), "the process file read twice");
+  if (CurrentSim() != nullptr || !checkpoint_.instance.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> id = LoadOrCreateProcessId(
+      fs_, config_.state_dir + "/" + config_.application_id, NewProcessUuid);
+  if (!id.ok()) return id.status();
+  process_file_id_ = *std::move(id);
+  RS_CHECK(!process_file_id_.empty(), "an empty process id");
+  return absl::OkStatus();
 }
 
 std::string Runtime::StateDirProcessId() const {
@@ -112,7 +134,7 @@ std::string Runtime::StateDirProcessId() const {
 // application, so two live instances on a real broker fenced each other while both lived.
 std::string Runtime::TransactionalId(int32_t index) const {
   if (!checkpoint_.instance.empty()) return config_.application_id + "-" + ThreadName(index);
-  return fmt::format("{}-{}-{}", config_.application_id, StateDirProcessId(), index + 1);
+  return fmt::format("{}-{}-{}", config_.application_id, StableProcessId(), index + 1);
 }
 
 std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
@@ -193,6 +215,7 @@ absl::Status Runtime::Start() {
   // at the runtime.
   absl::StatusOr<std::unique_ptr<FileLock>> directory_lock = LockStateDirectory();
   if (!directory_lock.ok()) return directory_lock.status();
+  if (absl::Status s = LoadProcessId(); !s.ok()) return s;  // held by the lock: no other writer
   {
     MutexLock lock(mu_);
     if (state_ != RuntimeState::kCreated || directory_lock_ != nullptr) {

@@ -124,6 +124,10 @@ class Runtime {
   bool frozen() const;
   std::string process_id() const;
   const std::string& instance() const { return checkpoint_.instance; }
+  // The process id it gives the assignor or the streams group (Kafka Streams' processId): the
+  // checkpoint identity (process_id() above), or the process file's (on real threads, after
+  // Start), or the state directory's path made an id.
+  std::string group_process_id() const { return AssignorProcessId(); }
   CheckpointContext& checkpoint_context() { return context_; }
 
   // REQUIRES: before Start (as Kafka: only in CREATED). Null: the default, SHUTDOWN_CLIENT.
@@ -166,6 +170,11 @@ class Runtime {
   std::string AssignorProcessId() const;
   // application.id and state.dir, made a process id (what Kafka keeps in its state directory).
   std::string StateDirProcessId() const;
+  // The process file's id (process_file.h) once Start read it, else StateDirProcessId().
+  std::string StableProcessId() const;
+  // Start, under the state directory's lock: reads or writes the process file (real threads,
+  // unlabelled instances only).
+  absl::Status LoadProcessId();
   // The transactional.id of stream thread `index` under exactly once (runtime.cc).
   std::string TransactionalId(int32_t index) const;
   void SetStateLocked(RuntimeState next) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -213,6 +222,8 @@ class Runtime {
   // Checkpoint/restore: on when enabled_.
   bool enabled_ = false;
   CheckpointOptions checkpoint_;
+  // Written once by Start before any thread exists (LoadProcessId); read by NewThread.
+  std::string process_file_id_;
   CheckpointContext context_;
   std::unique_ptr<SuspendableTransport> suspendable_;
   std::vector<std::unique_ptr<HoldPoint>> holds_;

@@ -21,6 +21,8 @@ struct RuntimeConfig {
   std::string input_topic;
   int32_t num_stream_threads = 1;                   // num.stream.threads
   int32_t num_standby_replicas = 0;                 // num.standby.replicas
+  // state.dir: <state_dir>/<application.id> holds the lock, the process id
+  // (kafka-streams-process-metadata, core/runtime/process_file.h) and a directory per task.
   std::string state_dir = "/tmp/kafka-streams";     // state.dir
   std::string processing_guarantee = "at_least_once";  // processing.guarantee
   int64_t commit_interval_ms = 30000;               // commit.interval.ms
