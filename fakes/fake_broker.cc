@@ -185,6 +185,9 @@ int32_t FakeBroker::Generation(const std::string& group) {
 }
 
 bool FakeBroker::PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (auto s = streams_groups_.find(group); s != streams_groups_.end() && !s->second.Settled()) {
+    return false;
+  }
   auto it = groups_.find(group);
   return it == groups_.end() || it->second.Settled();
 }
@@ -233,6 +236,9 @@ std::unique_ptr<RestoreConsumer> FakeBroker::NewRestoreConsumer(const ConsumerCo
 std::unique_ptr<MainConsumer> FakeBroker::NewMainConsumer(const std::string& group,
                                                           const ConsumerConfig& config) {
   TransportPoint(config.client_id, "transport.new_main_consumer");
+  if (config.group_protocol == GroupProtocol::kStreams) {
+    return std::make_unique<FakeStreamsGroupConsumer>(*this, group, config);
+  }
   return std::make_unique<FakeMainConsumer>(*this, group, config);
 }
 

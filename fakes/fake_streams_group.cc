@@ -377,9 +377,10 @@ int16_t StreamsGroupCoordinator::ValidateOffsetCommit(
                             });
     if (sub == topology_->subtopologies.end()) return streams_errors::kStaleMemberEpoch;
     const StreamsTaskId task{sub->subtopology_id, tp.partition};
-    auto given = m.assigned.active.find(task);
-    if (given == m.assigned.active.end()) given = m.revoking.active.find(task);
-    if (given == m.revoking.active.end() || member_epoch < given->second) {
+    std::optional<int32_t> given_at;
+    if (auto a = m.assigned.active.find(task); a != m.assigned.active.end()) given_at = a->second;
+    if (auto r = m.revoking.active.find(task); r != m.revoking.active.end()) given_at = r->second;
+    if (!given_at.has_value() || member_epoch < *given_at) {
       return streams_errors::kStaleMemberEpoch;
     }
   }
