@@ -3,6 +3,7 @@
 // scenario observers of a streams group.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/sync/thread.h"
@@ -21,7 +22,14 @@ StreamsGroupCoordinator& FakeBroker::StreamsGroup(const std::string& group) {
     mu_.AssertHeld();
     return PartitionCountLocked(topic);
   };
-  return streams_groups_.try_emplace(group, group, options_.streams_group, counter)
+  auto create = [this](const std::string& topic, int32_t partitions) {
+    mu_.AssertHeld();
+    RS_CHECK(partitions > 0 && !topics_.contains(topic), "creating {} ({} partitions)", topic,
+             partitions);
+    topics_[topic].resize(static_cast<size_t>(partitions));
+    TraceMark("streams_group", "internal topic created " + topic);
+  };
+  return streams_groups_.try_emplace(group, group, options_.streams_group, counter, create)
       .first->second;
 }
 
@@ -38,7 +46,12 @@ std::string FakeBroker::NewStreamsMemberId(const std::string& client_id) {
 absl::StatusOr<kp::StreamsGroupHeartbeatResponse> FakeBroker::StreamsHeartbeat(
     const std::string& group, const kp::StreamsGroupHeartbeatRequest& request) {
   RS_CHECK(request.group_id == group, "a heartbeat for {} sent to {}", request.group_id, group);
-  const TimeNs timeout_ns = options_.request_timeout_ns;
+  // A timed-out heartbeat waits at most half a session: Kafka's defaults keep request.timeout.ms
+  // (30 s) below the session (45 s), so one lost heartbeat does not fence the member; the test
+  // cluster's 10 s session with a 30 s wait would fence it every time.
+  const TimeNs timeout_ns = std::min(
+      options_.request_timeout_ns,
+      static_cast<TimeNs>(options_.streams_group.session_timeout_ms) * kMillisecond / 2);
   if (absl::Status s = Request("main.streams_heartbeat", timeout_ns, false); !s.ok()) return s;
   int16_t injected = 0;
   TimeNs delay_ns = 0;
@@ -49,7 +62,9 @@ absl::StatusOr<kp::StreamsGroupHeartbeatResponse> FakeBroker::StreamsHeartbeat(
   }
   if (delay_ns > 0) clock_.SleepFor(delay_ns);  // it reaches the coordinator late
   MutexLock lock(mu_);
-  if (injected == 0 && CoordinatorGoneLocked(group)) injected = streams_errors::kCoordinatorNotAvailable;
+  if (injected == 0 && CoordinatorGoneLocked(group)) {
+    injected = streams_errors::kCoordinatorNotAvailable;
+  }
   if (injected != 0) {
     kp::StreamsGroupHeartbeatResponse r;
     r.error_code = injected;

@@ -58,10 +58,12 @@ bool Intersects(const StreamsTaskSet& a, const StreamsTaskSet& b) {
 
 StreamsGroupCoordinator::StreamsGroupCoordinator(std::string group_id,
                                                  StreamsGroupSettings settings,
-                                                 PartitionCounter partition_count)
+                                                 PartitionCounter partition_count,
+                                                 TopicCreator create_topic)
     : group_id_(std::move(group_id)),
       settings_(settings),
-      partition_count_(std::move(partition_count)) {
+      partition_count_(std::move(partition_count)),
+      create_topic_(std::move(create_topic)) {
   RS_CHECK(settings_.heartbeat_interval_ms > 0 && settings_.session_timeout_ms > 0,
            "streams group settings: heartbeat {} ms, session {} ms",
            settings_.heartbeat_interval_ms, settings_.session_timeout_ms);
@@ -95,13 +97,16 @@ kp::StreamsGroupHeartbeatResponse StreamsGroupCoordinator::Heartbeat(
                               ToTasks(*request.warmup_tasks)};
   }
   std::string error;
-  if (int16_t code = FindOrJoin(request, owned, &error); code != 0) return Error(code, error);
+  bool recompute = false;
+  if (int16_t code = FindOrJoin(request, owned, &recompute, &error); code != 0) {
+    return Error(code, error);
+  }
   MemberState& member = members_.at(request.member_id);
   member.session_deadline_ms = now_ms + settings_.session_timeout_ms;
   const Tasks before = member.assigned;
   kp::StreamsGroupHeartbeatResponse r;
   r.status = std::vector<kp::StreamsGroupStatus>{};
-  MaybeComputeTarget(&*r.status);
+  MaybeComputeTarget(recompute, &*r.status);
   Reconcile(request.member_id, owned);
   r.member_id = request.member_id;
   r.member_epoch = member.epoch;
@@ -146,7 +151,8 @@ int16_t StreamsGroupCoordinator::CheckTopology(const std::optional<kp::Topology>
 }
 
 int16_t StreamsGroupCoordinator::FindOrJoin(const kp::StreamsGroupHeartbeatRequest& request,
-                                            const Owned& owned, std::string* error) {
+                                            const Owned& owned, bool* recompute,
+                                            std::string* error) {
   if (request.member_epoch == kJoinEpoch) {
     if (!request.process_id.has_value() || request.rebalance_timeout_ms <= 0) {
       *error = "ProcessId and RebalanceTimeoutMs must be set when joining.";
@@ -159,7 +165,7 @@ int16_t StreamsGroupCoordinator::FindOrJoin(const kp::StreamsGroupHeartbeatReque
     auto [it, created] = members_.try_emplace(request.member_id);
     if (created || it->second.process_id != *request.process_id) {
       it->second.process_id = *request.process_id;
-      ++group_epoch_;  // the membership changed: a new target (Kafka's RECOMPUTE)
+      *recompute = true;  // the membership changed: a new target (Kafka's RECOMPUTE)
     }
     return 0;
   }
@@ -204,10 +210,11 @@ std::vector<std::string> StreamsGroupCoordinator::ExpireSessions(int64_t now_ms)
 }
 
 StreamsAssignorTopology StreamsGroupCoordinator::ConfiguredTopology(
-    std::vector<kp::StreamsGroupStatus>* statuses) const {
+    std::vector<kp::StreamsGroupStatus>* statuses, bool* ready) {
+  *ready = false;
   StreamsAssignorTopology out;
   if (!topology_.has_value()) return out;
-  std::vector<std::string> missing;
+  std::vector<std::string> missing, created;
   for (const kp::Subtopology& sub : topology_->subtopologies) {
     int32_t partitions = 0;
     for (const std::string& topic : sub.source_topics) {
@@ -217,17 +224,40 @@ StreamsAssignorTopology StreamsGroupCoordinator::ConfiguredTopology(
     }
     out.partitions_by_subtopology[sub.subtopology_id] = partitions;
     if (!sub.state_changelog_topics.empty()) out.stateful.insert(sub.subtopology_id);
+    for (const kp::TopicInfo& changelog : sub.state_changelog_topics) {
+      if (partitions == 0 || partition_count_(changelog.name) != 0) continue;
+      create_topic_(changelog.name, partitions);  // Kafka creates it after this heartbeat
+      created.push_back(changelog.name);
+    }
   }
-  if (missing.empty()) return out;
-  std::sort(missing.begin(), missing.end());
-  statuses->push_back(kp::StreamsGroupStatus{
-      .status_code = static_cast<int8_t>(kp::StreamsGroupStatusCode::kMissingSourceTopics),
-      .status_detail = fmt::format("Source topics {} are missing.", fmt::join(missing, ", "))});
-  return {};  // not ready: no tasks
+  using Code = kp::StreamsGroupStatusCode;
+  if (!missing.empty()) {
+    std::sort(missing.begin(), missing.end());
+    statuses->push_back(kp::StreamsGroupStatus{
+        .status_code = static_cast<int8_t>(Code::kMissingSourceTopics),
+        .status_detail = fmt::format("Source topics {} are missing.", fmt::join(missing, ", "))});
+    return {};  // not ready: no tasks
+  }
+  if (!created.empty()) {
+    statuses->push_back(kp::StreamsGroupStatus{
+        .status_code = static_cast<int8_t>(Code::kMissingInternalTopics),
+        .status_detail = fmt::format("Internal topics are missing: [{}]",
+                                     fmt::join(created, ", "))});
+    return {};
+  }
+  *ready = true;
+  return out;
 }
 
-void StreamsGroupCoordinator::MaybeComputeTarget(std::vector<kp::StreamsGroupStatus>* statuses) {
-  const StreamsAssignorTopology topology = ConfiguredTopology(statuses);
+void StreamsGroupCoordinator::MaybeComputeTarget(bool recompute,
+                                                 std::vector<kp::StreamsGroupStatus>* statuses) {
+  bool ready = false;
+  const StreamsAssignorTopology topology = ConfiguredTopology(statuses, &ready);
+  if (ready != topology_ready_) {
+    topology_ready_ = ready;
+    recompute = true;  // Kafka's: the validated topology epoch changed
+  }
+  if (recompute) ++group_epoch_;
   if (group_epoch_ <= target_epoch_) return;
   std::map<std::string, StreamsAssignorMember> input;
   for (const auto& [id, m] : members_) {

@@ -23,7 +23,10 @@
 // epoch takes the group's (Kafka marks the member STALE_TOPOLOGY); any other difference is
 // INVALID_REQUEST "Topology updates are not supported yet." (Kafka 4.4's maybeUpdateTopology).
 // A subtopology's task count is the largest partition count of its source topics; a source
-// topic the broker lacks gives the status MISSING_SOURCE_TOPICS and no tasks.
+// topic the broker lacks gives the status MISSING_SOURCE_TOPICS and no tasks. A changelog topic
+// the broker lacks is created (Kafka's InternalTopicManager, with the subtopology's task count),
+// and the heartbeat that found it missing gets MISSING_INTERNAL_TOPICS and no tasks, as Kafka's
+// does while it creates them; the topology becoming ready (or not) bumps the group epoch.
 // Leaving: epoch -1 (or -2, a static member: the fake has none and treats it as -1) removes the
 // member; its response echoes the epoch. Fencing: a member id the group does not know is
 // UNKNOWN_MEMBER_ID; an epoch ahead of the member's, or behind it other than the previous
@@ -38,7 +41,7 @@
 //
 // Left out (documented in docs/DESIGN.md): warm-up tasks and the acceptable recovery lag, task
 // offsets, static membership, client tags, endpoints, rack ids, the initial rebalance delay
-// (Kafka's default 3 s; the test cluster sets 0), internal topic creation, group size limits,
+// (Kafka's default 3 s; the test cluster sets 0), repartition topics, group size limits,
 // the assignor's tie-breaks (by id here, by hash order in Kafka).
 //
 // Thread-safety: not thread-safe; the broker calls it under its mutex.
@@ -85,8 +88,10 @@ class StreamsGroupCoordinator {
 
   // `partition_count` answers how many partitions a topic has (0: unknown).
   using PartitionCounter = std::function<int32_t(const std::string& topic)>;
+  // `create_topic` creates an internal (changelog) topic the broker lacks.
+  using TopicCreator = std::function<void(const std::string& topic, int32_t partitions)>;
   StreamsGroupCoordinator(std::string group_id, StreamsGroupSettings settings,
-                          PartitionCounter partition_count);
+                          PartitionCounter partition_count, TopicCreator create_topic);
 
   // One heartbeat at `now_ms` on the broker's clock (sessions that expired are removed first).
   kafka_protocol::StreamsGroupHeartbeatResponse Heartbeat(
@@ -138,15 +143,20 @@ class StreamsGroupCoordinator {
   kafka_protocol::StreamsGroupHeartbeatResponse Leave(
       const kafka_protocol::StreamsGroupHeartbeatRequest& request);
   // The member a heartbeat is for, created on a join; an error code otherwise.
+  // *recompute: the membership changed (a join, a new process id).
   int16_t FindOrJoin(const kafka_protocol::StreamsGroupHeartbeatRequest& request,
-                     const Owned& owned, std::string* error);
+                     const Owned& owned, bool* recompute, std::string* error);
   int16_t CheckTopology(const std::optional<kafka_protocol::Topology>& topology,
                         std::string* error) const;
   void RemoveMember(const std::string& member_id);
-  // The tasks of the group's topology, and the statuses it gives (missing source topics).
+  // The tasks of the group's topology (none while not ready), and the statuses it gives
+  // (missing source or internal topics; the internal ones are created).
   StreamsAssignorTopology ConfiguredTopology(
-      std::vector<kafka_protocol::StreamsGroupStatus>* statuses) const;
-  void MaybeComputeTarget(std::vector<kafka_protocol::StreamsGroupStatus>* statuses);
+      std::vector<kafka_protocol::StreamsGroupStatus>* statuses, bool* ready);
+  // Bumps the group epoch once if `recompute` or the topology's readiness changed (Kafka's one
+  // bump per heartbeat), then recomputes the target if the group epoch is ahead of it.
+  void MaybeComputeTarget(bool recompute,
+                          std::vector<kafka_protocol::StreamsGroupStatus>* statuses);
   // CurrentAssignmentBuilder.build, for `member_id`.
   void Reconcile(const std::string& member_id, const Owned& owned);
   void NextAssignment(const std::string& member_id, int32_t epoch, const Owned& owned);
@@ -157,7 +167,9 @@ class StreamsGroupCoordinator {
   const std::string group_id_;
   const StreamsGroupSettings settings_;
   PartitionCounter partition_count_;
+  TopicCreator create_topic_;
   std::optional<kafka_protocol::Topology> topology_;
+  bool topology_ready_ = false;  // as of the last heartbeat (Kafka's validated topology epoch)
   std::map<std::string, MemberState> members_;
   std::map<std::string, StreamsTargetTasks> target_;
   int32_t group_epoch_ = 0;

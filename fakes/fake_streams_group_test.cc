@@ -50,8 +50,10 @@ class Group {
   explicit Group(int32_t standbys = 0, int32_t session_ms = 45000)
       : coordinator_("g", {.heartbeat_interval_ms = 1000, .session_timeout_ms = session_ms,
                            .num_standby_replicas = standbys},
-                     [this](const std::string& topic) { return counts_[topic]; }) {
+                     [this](const std::string& topic) { return counts_[topic]; },
+                     [this](const std::string& topic, int32_t n) { counts_[topic] = n; }) {
     counts_["t"] = 4;
+    counts_["app-changelog"] = 4;
   }
   kp::StreamsGroupHeartbeatResponse Join(const std::string& member, const std::string& process,
                                          int64_t now_ms = 0, kp::Topology topology = Count()) {
@@ -220,6 +222,20 @@ TEST(StreamsGroupCoordinatorTest, AMissingSourceTopicIsAStatusAndNoTasks) {
   EXPECT_THAT(Numbers(r.active_tasks), IsEmpty());
 }
 
+TEST(StreamsGroupCoordinatorTest, AMissingChangelogIsCreatedAndTheFirstJoinWaitsForIt) {
+  Group g;
+  g.counts().erase("app-changelog");
+  kp::StreamsGroupHeartbeatResponse r = g.Join("a", "pa");
+  ASSERT_EQ(r.status->size(), 1u);
+  EXPECT_EQ((*r.status)[0].status_code,
+            static_cast<int8_t>(kp::StreamsGroupStatusCode::kMissingInternalTopics));
+  EXPECT_THAT(Numbers(r.active_tasks), IsEmpty());
+  EXPECT_EQ(g.counts().at("app-changelog"), 4) << "created with the source's partitions";
+  r = g.Beat("a", r.member_epoch, {{{}, {}}});
+  EXPECT_THAT(*r.status, IsEmpty());
+  EXPECT_THAT(Numbers(r.active_tasks), ElementsAre(0, 1, 2, 3)) << "ready: the epoch moved on";
+}
+
 TEST(StickyTaskAssignorTest, ActivesStayAndStandbysNeverShareAProcessWithTheirActive) {
   StreamsAssignorTopology topology{.partitions_by_subtopology = {{"0", 4}}, .stateful = {"0"}};
   std::map<std::string, StreamsAssignorMember> members = {
@@ -279,6 +295,7 @@ void WithStreamsBroker(const std::function<void(FakeBroker&)>& body,
                              .num_standby_replicas = 1};
     FakeBroker broker(clock, faults_random, faults, options);
     EXPECT_TRUE(broker.CreateTopic("t", 2).ok());
+    EXPECT_TRUE(broker.CreateTopic("app-changelog", 2).ok());
     body(broker);
   });
   ASSERT_TRUE(r.outcome.ok()) << r.outcome.message;
