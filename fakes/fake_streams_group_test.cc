@@ -360,6 +360,29 @@ TEST(FakeStreamsGroupConsumerTest, ACommitFromAMemberTheGroupRemovedIsRefused) {
   });
 }
 
+// Exactly once: the member's id and epoch go with the transaction's offsets, and the streams
+// group checks them as it checks a commit.
+TEST(FakeStreamsGroupConsumerTest, TransactionalOffsetsAreCheckedAgainstTheStreamsMember) {
+  WithStreamsBroker([](FakeBroker& broker) {
+    StreamsListener events;
+    auto a = broker.NewMainConsumer("app", StreamsConfig("a"));
+    ASSERT_TRUE(a->Subscribe({"t"}, &events).ok());
+    PollFor(*a, 0);
+    auto producer = broker.NewTransactionalProducer({.client_id = "p", .transactional_id = "x"});
+    ASSERT_TRUE(producer->InitTransactions(kSecond).ok());
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    ASSERT_TRUE(producer->SendOffsetsToTransaction({{{"t", 0}, 1}}, a->GroupMetadata()).ok());
+    ASSERT_TRUE(producer->CommitTransaction(kSecond).ok());
+    EXPECT_EQ(broker.CommittedOffsets("app").at({"t", 0}), 1);
+    ConsumerGroupMetadata stale = a->GroupMetadata();
+    stale.generation_id += 1;
+    ASSERT_TRUE(producer->BeginTransaction().ok());
+    absl::Status s = producer->SendOffsetsToTransaction({{{"t", 0}, 2}}, stale);
+    EXPECT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("STALE_MEMBER_EPOCH"));
+  });
+}
+
 TEST(FakeStreamsGroupConsumerTest, AMemberThatStopsHeartbeatingIsFencedAndRejoinsAfterItsLoss) {
   WithStreamsBroker([](FakeBroker& broker) {
     StreamsListener a_events, b_events;
