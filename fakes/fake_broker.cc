@@ -32,7 +32,8 @@ FakeBroker::FakeBroker(Clock& clock, RandomSource* faults_random, const BrokerFa
       faults_random_(faults_random),
       faults_(faults),
       faults_on_(faults_random != nullptr && faults.any()),
-      injector_(faults_random, faults) {
+      injector_(faults_random, faults),
+      streams_settings_(options.streams_group) {
   RS_CHECK_GE(options_.request_latency_ns, 0);
   RS_CHECK_GE(options_.request_timeout_ns, 0);
 }

@@ -150,6 +150,11 @@ class FakeBroker final : public Transport {
   // every rebalance (GroupCoordinator::Settled). True for an unknown group.
   bool PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS;
   std::map<TopicPartition, int64_t> CommittedOffsets(const std::string& group);
+  // The streams-group settings of the groups made from now on (BrokerOptions::streams_group
+  // before). REQUIRES: no client exists yet (read without the lock).
+  void SetStreamsGroupSettings(const StreamsGroupSettings& settings) {
+    streams_settings_ = settings;
+  }
   // A streams group as its coordinator sees it (sessions that expired are removed first); an
   // unknown group has no members.
   std::vector<std::string> StreamsMembers(const std::string& group);
@@ -311,6 +316,7 @@ class FakeBroker final : public Transport {
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, StreamsGroupCoordinator> streams_groups_ ABSL_GUARDED_BY(mu_);
+  StreamsGroupSettings streams_settings_;  // set before any client exists
   int64_t next_streams_member_number_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, TransactionState> transactions_ ABSL_GUARDED_BY(mu_);
   int64_t next_producer_id_ ABSL_GUARDED_BY(mu_) = 1000;

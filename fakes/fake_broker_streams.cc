@@ -29,7 +29,7 @@ StreamsGroupCoordinator& FakeBroker::StreamsGroup(const std::string& group) {
     topics_[topic].resize(static_cast<size_t>(partitions));
     TraceMark("streams_group", "internal topic created " + topic);
   };
-  return streams_groups_.try_emplace(group, group, options_.streams_group, counter, create)
+  return streams_groups_.try_emplace(group, group, streams_settings_, counter, create)
       .first->second;
 }
 
@@ -51,7 +51,7 @@ absl::StatusOr<kp::StreamsGroupHeartbeatResponse> FakeBroker::StreamsHeartbeat(
   // cluster's 10 s session with a 30 s wait would fence it every time.
   const TimeNs timeout_ns = std::min(
       options_.request_timeout_ns,
-      static_cast<TimeNs>(options_.streams_group.session_timeout_ms) * kMillisecond / 2);
+      static_cast<TimeNs>(streams_settings_.session_timeout_ms) * kMillisecond / 2);
   if (absl::Status s = Request("main.streams_heartbeat", timeout_ns, false); !s.ok()) return s;
   int16_t injected = 0;
   TimeNs delay_ns = 0;
