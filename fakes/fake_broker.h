@@ -161,6 +161,10 @@ class FakeBroker final : public Transport {
   std::optional<StreamsGroupCoordinator::MemberView> StreamsMember(const std::string& group,
                                                                    const std::string& member_id);
   int32_t StreamsGroupEpoch(const std::string& group);
+  // Removes a streams member as its session timing out would (a scripted fault): its next
+  // heartbeat is answered UNKNOWN_MEMBER_ID, so it loses its tasks and rejoins. kNotFound for
+  // a member the group does not have.
+  absl::Status ExpireStreamsMember(const std::string& group, const std::string& member_id);
   FaultCounts faults_injected();
   BrokerFaults faults() const;
   // Replaces the fault rates from now on: a scenario's swarm profile, or none to heal the

@@ -147,6 +147,17 @@ std::optional<StreamsGroupCoordinator::MemberView> FakeBroker::StreamsMember(
   return it->second.Member(member_id);
 }
 
+absl::Status FakeBroker::ExpireStreamsMember(const std::string& group,
+                                             const std::string& member_id) {
+  MutexLock lock(mu_);
+  auto it = streams_groups_.find(group);
+  if (it == streams_groups_.end() || !it->second.Expire(member_id)) {
+    return absl::NotFoundError(fmt::format("no member {} in streams group {}", member_id, group));
+  }
+  TraceMark("fault", "streams member expired");
+  return absl::OkStatus();
+}
+
 int32_t FakeBroker::StreamsGroupEpoch(const std::string& group) {
   MutexLock lock(mu_);
   auto it = streams_groups_.find(group);

@@ -104,7 +104,9 @@ class FakeMainConsumer final : public MainConsumer {
   Fetcher fetcher_;
   RebalanceListener* listener_ = nullptr;
   GroupAssignor* const assignor_;  // offered to the group at Subscribe (null: none)
-  const GroupProtocol group_protocol_;  // kStreams is refused at Subscribe (no coordinator yet)
+  // kStreams is refused at Subscribe: FakeBroker::NewMainConsumer makes a
+  // FakeStreamsGroupConsumer for it.
+  const GroupProtocol group_protocol_;
   std::string user_data_;          // the subscription's, as last set
   std::string member_id_;  // empty until Subscribe
   int32_t generation_ = -1;  // of the last rebalance event applied

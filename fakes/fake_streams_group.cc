@@ -209,6 +209,12 @@ std::vector<std::string> StreamsGroupCoordinator::ExpireSessions(int64_t now_ms)
   return expired;
 }
 
+bool StreamsGroupCoordinator::Expire(const std::string& member_id) {
+  if (!members_.contains(member_id)) return false;
+  RemoveMember(member_id);
+  return true;
+}
+
 StreamsAssignorTopology StreamsGroupCoordinator::ConfiguredTopology(
     std::vector<kp::StreamsGroupStatus>* statuses, bool* ready) {
   *ready = false;

@@ -82,8 +82,8 @@ inline constexpr int16_t kStaleMemberEpoch = 113;
 
 class StreamsGroupCoordinator {
  public:
-  // Kafka's group.streams.max.size default: members past it are refused... by Kafka; here a
-  // bound on the loops over members.
+  // A bound on the members (and so on the loops over them); past it a join stops the run.
+  // Kafka refuses them with GROUP_MAX_SIZE_REACHED past group.streams.max.size.
   static constexpr size_t kMembersMax = 1000;
 
   // `partition_count` answers how many partitions a topic has (0: unknown).
@@ -98,6 +98,9 @@ class StreamsGroupCoordinator {
       const kafka_protocol::StreamsGroupHeartbeatRequest& request, int64_t now_ms);
   // Removes the members whose session timed out by `now_ms`; returns their ids.
   std::vector<std::string> ExpireSessions(int64_t now_ms);
+  // Removes `member_id` now, as its session timing out would (a scripted fencing); false for a
+  // member the group does not have.
+  bool Expire(const std::string& member_id);
   // An OffsetCommit's check: 0, or UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH.
   int16_t ValidateOffsetCommit(const std::string& member_id, int32_t member_epoch,
                                const std::vector<TopicPartition>& partitions) const;

@@ -401,6 +401,20 @@ TEST(FakeStreamsGroupConsumerTest, AMemberThatStopsHeartbeatingIsFencedAndRejoin
   });
 }
 
+TEST(FakeStreamsGroupConsumerTest, AScriptedExpiryFencesTheMemberAtItsNextHeartbeat) {
+  WithStreamsBroker([](FakeBroker& broker) {
+    StreamsListener events;
+    auto a = broker.NewMainConsumer("app", StreamsConfig("a"));
+    ASSERT_TRUE(a->Subscribe({"t"}, &events).ok());
+    PollFor(*a, 0);
+    EXPECT_EQ(broker.ExpireStreamsMember("app", "nobody").code(), absl::StatusCode::kNotFound);
+    ASSERT_TRUE(broker.ExpireStreamsMember("app", a->MemberId()).ok());
+    PollFor(*a, 2 * kSecond);  // past the next heartbeat (1 s)
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1]+standby[]", "lost[t-0,t-1]",
+                                           "assigned[t-0,t-1]+standby[]"));
+  });
+}
+
 TEST(FakeStreamsGroupConsumerTest, InjectedHeartbeatErrorsAreRetriedAndDrawnQuietlyAtZero) {
   ScriptedRandom random;
   BrokerFaults faults;
