@@ -435,5 +435,31 @@ TEST(FakeStreamsGroupConsumerTest, InjectedHeartbeatErrorsAreRetriedAndDrawnQuie
       &random, faults);
 }
 
+// A heartbeat delayed past the session reaches a coordinator that removed the member meanwhile
+// (its own heartbeat expired it): UNKNOWN_MEMBER_ID, the tasks lost, a rejoin.
+TEST(FakeStreamsGroupConsumerTest, AHeartbeatDelayedPastTheSessionFencesTheMember) {
+  ScriptedRandom random;
+  BrokerFaults faults;
+  faults.streams_heartbeat_delay_per_mille = 999;
+  faults.streams_heartbeat_delay_ns_max = 20 * kSecond;
+  random.Push(0);    // the join: no delay ...
+  random.Push(0);    // ... nor its acknowledgement's
+  random.Push(999);  // the next: delayed ...
+  random.Push(11'000'000'000);  // ... 11 s (the session is 10 s)
+  WithStreamsBroker(
+      [](FakeBroker& broker) {
+        StreamsListener events;
+        auto a = broker.NewMainConsumer("app", StreamsConfig("a"));
+        ASSERT_TRUE(a->Subscribe({"t"}, &events).ok());
+        PollFor(*a, 0);
+        ASSERT_THAT(events.events, ElementsAre("assigned[t-0,t-1]+standby[]"));
+        PollFor(*a, 2 * kSecond);
+        EXPECT_EQ(broker.faults_injected().streams_heartbeat_delay, 1u);
+        EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1]+standby[]", "lost[t-0,t-1]",
+                                               "assigned[t-0,t-1]+standby[]"));
+      },
+      &random, faults);
+}
+
 }  // namespace
 }  // namespace restoresim::fakes

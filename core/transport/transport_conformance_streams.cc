@@ -97,13 +97,14 @@ struct Member {
 };
 
 Member Join(TransportTestEnv& env, StreamsLog& log, const std::string& group,
-            const std::string& topic, const std::string& name) {
+            const std::string& topic, const std::string& name,
+            const std::string& store = "counts") {
   ConsumerConfig config;
   config.client_id = name;
   config.auto_offset_reset = OffsetReset::kEarliest;
   config.group_protocol = GroupProtocol::kStreams;
   config.process_id = group + "-process-" + name;
-  config.changelog_topics = {group + "-counts-changelog"};
+  config.changelog_topics = {group + "-" + store + "-changelog"};
   Member m{name, env.transport().NewMainConsumer(group, config),
            std::make_unique<StreamsListener>(log, name)};
   absl::Status s = m.consumer->Subscribe({topic}, m.listener.get());
@@ -247,6 +248,26 @@ TEST_P(TransportConformanceTest, AStreamsMemberTheGroupRemovedCannotCommitAndLos
         << env().Describe() << ": " << t.Lines();
     t.a_.consumer->Close();
     t.b_.consumer->Close();
+  });
+}
+
+// Kafka 4.4 refuses a member whose topology differs from the group's at the same epoch
+// (INVALID_REQUEST, "Topology updates are not supported yet."): the member is fatal, and its
+// poll fails with a non-retryable kInvalidArgument.
+TEST_P(TransportConformanceTest, AStreamsMemberWithAnotherTopologyIsRefused) {
+  env().Run([&]() {
+    StreamsGroupConformance t(env());
+    ASSERT_TRUE(t.Start(2)) << env().Describe() << ": " << t.Lines();
+    Member other = Join(env(), t.log_, t.group_, t.topic_, "b", /*store=*/"other");
+    absl::Status s;
+    for (int poll = 0; poll < env().poll_attempts_max(); ++poll) {
+      s = other.consumer->Poll(env().poll_timeout_ns()).status();
+      if (!s.ok() && !IsRetryable(s)) break;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << env().Describe() << ": " << s;
+    EXPECT_TRUE(t.log_.held("b").active.empty()) << t.Lines();
+    other.consumer->Close();
+    t.a_.consumer->Close();
   });
 }
 
