@@ -116,9 +116,23 @@ kp::StreamsGroupHeartbeatResponse StreamsGroupCoordinator::Heartbeat(
     r.standby_tasks = ToTaskIds(member.assigned.standby);
     r.warmup_tasks = std::vector<kp::TaskIds>{};
   }
-  RS_CHECK(member.epoch <= target_epoch_, "member {} at epoch {} past the target's {}",
-           request.member_id, member.epoch, target_epoch_);
+  CheckInvariants();
   return r;
+}
+
+void StreamsGroupCoordinator::CheckInvariants() const {
+  std::map<StreamsTaskId, std::string> holder;
+  for (const auto& [id, m] : members_) {
+    RS_CHECK(m.epoch <= target_epoch_, "member {} at epoch {} past the target's {}", id, m.epoch,
+             target_epoch_);
+    for (const Tasks* tasks : {&m.assigned, &m.revoking}) {
+      for (const auto& [task, given_at] : tasks->active) {
+        auto [it, first] = holder.emplace(task, id);
+        RS_CHECK(first || it->second == id, "active {} held by {} and {}", task.ToString(),
+                 it->second, id);
+      }
+    }
+  }
 }
 
 kp::StreamsGroupHeartbeatResponse StreamsGroupCoordinator::Leave(

@@ -166,6 +166,9 @@ class StreamsGroupCoordinator {
   bool HeldBackActive(const std::string& member_id, const StreamsTaskId& task) const;
   bool HeldBackStandby(const std::string& member_id, const StreamsTaskId& task) const;
   static bool NotReleased(const Tasks& revoking, const Owned& owned);
+  // RS_CHECKs what every reconciliation keeps: an active task is held (assigned or being
+  // revoked) by one member at most, and no member is past the target's epoch.
+  void CheckInvariants() const;
 
   const std::string group_id_;
   const StreamsGroupSettings settings_;
