@@ -38,9 +38,14 @@ constexpr std::array<SwarmCap, 2> kTransactionCaps = {{
 }};
 
 // The client faults: not in kSwarmCaps either (a scenario draws them itself, up to this cap).
-constexpr std::array<SwarmCap, 1> kClientCaps = {{
+constexpr std::array<SwarmCap, 3> kClientCaps = {{
     {&BrokerFaults::metadata_unavailable_per_mille, 300, false},
+    {&BrokerFaults::streams_heartbeat_error_per_mille, 300, false},
+    {&BrokerFaults::streams_heartbeat_delay_per_mille, 300, false},
 }};
+
+// What an injected streams heartbeat error answers (Errors.java); the first is the quiet one.
+constexpr std::array<int16_t, 3> kStreamsHeartbeatErrors = {14, 16, 15};
 
 int64_t Millis(TimeNs ns) { return ns / kMillisecond; }
 
@@ -120,6 +125,12 @@ std::string BrokerFaults::ToString() const {
     transactions += fmt::format(" metadata_unavailable={} (per mille)",
                                 metadata_unavailable_per_mille);
   }
+  if (streams_heartbeat_error_per_mille > 0 || streams_heartbeat_delay_per_mille > 0) {
+    transactions += fmt::format(" streams_heartbeat_error={} streams_heartbeat_delay={} (<= {} ms)"
+                                " (per mille)", streams_heartbeat_error_per_mille,
+                                streams_heartbeat_delay_per_mille,
+                                Millis(streams_heartbeat_delay_ns_max));
+  }
   return fmt::format(
       "request_timeout={} disconnect={} slow_fetch={} (<= {} ms) partial_fetch={} "
       "empty_poll={} leader_unavailable={} (<= {} ms) producer_fenced={} (per mille)",
@@ -132,7 +143,7 @@ std::string BrokerFaults::ToString() const {
 uint64_t FaultCounts::Total() const {
   return request_timeout + disconnect + slow_fetch + partial_fetch + empty_poll +
          leader_unavailable + producer_fenced + transaction_timeout + coordinator_moved +
-         metadata_unavailable;
+         metadata_unavailable + streams_heartbeat_error + streams_heartbeat_delay;
 }
 
 absl::Status InjectedError(absl::StatusCode code, std::string_view what) {
@@ -247,6 +258,27 @@ bool FaultInjector::LoseMetadata() {
   ++counts_.metadata_unavailable;
   TraceMark("fault", "metadata_unavailable");
   return true;
+}
+
+int16_t FaultInjector::StreamsHeartbeatError() {
+  if (!Hit(faults_.streams_heartbeat_error_per_mille)) return 0;
+  ++counts_.streams_heartbeat_error;
+  const int16_t code = kStreamsHeartbeatErrors[random_->Uniform(kStreamsHeartbeatErrors.size())];
+  TraceMark("fault", "streams_heartbeat_error", code);
+  RS_CHECK(code != 0, "an injected heartbeat error without a code");
+  return code;
+}
+
+TimeNs FaultInjector::StreamsHeartbeatDelay() {
+  if (faults_.streams_heartbeat_delay_ns_max <= 0 ||
+      !Hit(faults_.streams_heartbeat_delay_per_mille)) {
+    return 0;
+  }
+  ++counts_.streams_heartbeat_delay;
+  const TimeNs delay_ns = 1 + static_cast<TimeNs>(random_->Uniform(
+                                  static_cast<uint64_t>(faults_.streams_heartbeat_delay_ns_max)));
+  TraceMark("fault", "streams_heartbeat_delay", Millis(delay_ns));
+  return delay_ns;
 }
 
 }  // namespace restoresim::fakes

@@ -21,12 +21,21 @@
 //                       aborts it, bumps the epoch, and the commit fails kAborted (fenced);
 //   coordinator moved   a transactional call (init, send offsets, commit, abort) fails with
 //                       kUnavailable (Kafka's NOT_COORDINATOR) before the coordinator acts;
+//   streams heartbeat error
+//                       a streams-group heartbeat is answered, before the coordinator acts, with
+//                       COORDINATOR_LOAD_IN_PROGRESS (answer 0), NOT_COORDINATOR or
+//                       COORDINATOR_NOT_AVAILABLE: the member retries after its backoff or at once;
+//   streams heartbeat delay
+//                       a streams-group heartbeat reaches the coordinator late, by up to
+//                       streams_heartbeat_delay_ns_max (a long one lets the session time out: the
+//                       member is fenced and rejoins);
 //   metadata unavailable
 //                       a restore consumer's Assign fails with kUnavailable before the
 //                       assignment changes, as the rdkafka adapter's does when the metadata
 //                       request it makes to check the partitions fails (Seek, Pause and Resume
 //                       are local calls in every client: they are not failed).
-// The two transaction faults and metadata unavailable are never drawn by Swarm (whose draws stay
+// The two transaction faults, the two streams faults and metadata unavailable are never drawn by
+// Swarm (whose draws stay
 // as they were): a test or scenario sets their rates, or takes SwarmWithTransactions.
 // Not random: out of range after truncation. It comes from DeleteRecords moving a log start past
 // a consumer's position, which scenarios drive explicitly. Nor are the transaction time-outs of
@@ -76,6 +85,9 @@ struct BrokerFaults {
   uint32_t transaction_timeout_per_mille = 0;
   uint32_t coordinator_moved_per_mille = 0;
   uint32_t metadata_unavailable_per_mille = 0;
+  uint32_t streams_heartbeat_error_per_mille = 0;
+  uint32_t streams_heartbeat_delay_per_mille = 0;
+  TimeNs streams_heartbeat_delay_ns_max = 2 * kSecond;
 
   // Swarm testing (Groce et al., ISSTA 2012): each fault is on with probability 1/2, at a rate
   // drawn up to its cap; at least one is on. Producer fencing, the one fatal fault, is drawn
@@ -104,6 +116,8 @@ struct FaultCounts {
   uint64_t transaction_timeout = 0;
   uint64_t coordinator_moved = 0;
   uint64_t metadata_unavailable = 0;
+  uint64_t streams_heartbeat_error = 0;
+  uint64_t streams_heartbeat_delay = 0;
   uint64_t Total() const;
 };
 
@@ -142,6 +156,10 @@ class FaultInjector {
   bool MoveCoordinator();
   // Whether a restore consumer's Assign finds the metadata unavailable.
   bool LoseMetadata();
+  // The error code a streams-group heartbeat is answered with instead (0: none).
+  int16_t StreamsHeartbeatError();
+  // How late a streams-group heartbeat reaches its coordinator (0: on time).
+  TimeNs StreamsHeartbeatDelay();
 
   // Replaces the rates from now on (counts are kept). REQUIRES: each rate <= 1000.
   void SetFaults(const BrokerFaults& faults);

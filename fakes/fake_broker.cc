@@ -32,7 +32,8 @@ FakeBroker::FakeBroker(Clock& clock, RandomSource* faults_random, const BrokerFa
       faults_random_(faults_random),
       faults_(faults),
       faults_on_(faults_random != nullptr && faults.any()),
-      injector_(faults_random, faults) {
+      injector_(faults_random, faults),
+      streams_settings_(options.streams_group) {
   RS_CHECK_GE(options_.request_latency_ns, 0);
   RS_CHECK_GE(options_.request_timeout_ns, 0);
 }
@@ -185,6 +186,9 @@ int32_t FakeBroker::Generation(const std::string& group) {
 }
 
 bool FakeBroker::PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (auto s = streams_groups_.find(group); s != streams_groups_.end() && !s->second.Settled()) {
+    return false;
+  }
   auto it = groups_.find(group);
   return it == groups_.end() || it->second.Settled();
 }
@@ -233,6 +237,9 @@ std::unique_ptr<RestoreConsumer> FakeBroker::NewRestoreConsumer(const ConsumerCo
 std::unique_ptr<MainConsumer> FakeBroker::NewMainConsumer(const std::string& group,
                                                           const ConsumerConfig& config) {
   TransportPoint(config.client_id, "transport.new_main_consumer");
+  if (config.group_protocol == GroupProtocol::kStreams) {
+    return std::make_unique<FakeStreamsGroupConsumer>(*this, group, config);
+  }
   return std::make_unique<FakeMainConsumer>(*this, group, config);
 }
 

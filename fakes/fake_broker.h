@@ -10,6 +10,12 @@
 // the clock and is where the faults of broker_faults.h are injected. Polls wait on the clock
 // (a CondVar notified by appends, deletions and rebalances) up to their timeout.
 //
+// Streams groups (KIP-1071): a StreamsGroupCoordinator per group id (fake_streams_group.h) takes
+// the StreamsGroupHeartbeat structs of FakeStreamsGroupConsumer (a main consumer with
+// GroupProtocol::kStreams) under the broker's settings (BrokerOptions::streams_group); its
+// commits are checked against the member's epoch and land in the same committed offsets as a
+// classic group's (Kafka's __consumer_offsets, per group id).
+//
 // Transactions (Kafka's TransactionCoordinator and ProducerStateManager, paraphrased; the
 // model in full, with what the fake leaves out, is in fake_transactional_producer.h): each
 // transactional.id has a producer id and an epoch; InitTransactions bumps the epoch, aborts
@@ -56,12 +62,14 @@
 #include "fakes/broker_faults.h"
 #include "fakes/fake_group.h"
 #include "fakes/fake_log.h"
+#include "fakes/fake_streams_group.h"
 
 namespace restoresim::fakes {
 
 struct BrokerOptions {
   TimeNs request_latency_ns = 0;             // virtual cost of every network call
   TimeNs request_timeout_ns = 30 * kSecond;  // what a timed-out request waits (not polls)
+  StreamsGroupSettings streams_group;        // every streams group's (Kafka's defaults)
 };
 
 class FakeBroker final : public Transport {
@@ -142,6 +150,21 @@ class FakeBroker final : public Transport {
   // every rebalance (GroupCoordinator::Settled). True for an unknown group.
   bool PeekGroupSettled(const std::string& group) const ABSL_NO_THREAD_SAFETY_ANALYSIS;
   std::map<TopicPartition, int64_t> CommittedOffsets(const std::string& group);
+  // The streams-group settings of the groups made from now on (BrokerOptions::streams_group
+  // before). REQUIRES: no client exists yet (read without the lock).
+  void SetStreamsGroupSettings(const StreamsGroupSettings& settings) {
+    streams_settings_ = settings;
+  }
+  // A streams group as its coordinator sees it (sessions that expired are removed first); an
+  // unknown group has no members.
+  std::vector<std::string> StreamsMembers(const std::string& group);
+  std::optional<StreamsGroupCoordinator::MemberView> StreamsMember(const std::string& group,
+                                                                   const std::string& member_id);
+  int32_t StreamsGroupEpoch(const std::string& group);
+  // Removes a streams member as its session timing out would (a scripted fault): its next
+  // heartbeat is answered UNKNOWN_MEMBER_ID, so it loses its tasks and rejoins. kNotFound for
+  // a member the group does not have.
+  absl::Status ExpireStreamsMember(const std::string& group, const std::string& member_id);
   FaultCounts faults_injected();
   BrokerFaults faults() const;
   // Replaces the fault rates from now on: a scenario's swarm profile, or none to heal the
@@ -186,6 +209,7 @@ class FakeBroker final : public Transport {
   friend class Fetcher;
   friend class FakeRestoreConsumer;
   friend class FakeMainConsumer;
+  friend class FakeStreamsGroupConsumer;
   friend class FakeAdmin;
   friend class FakeProducer;
   friend class FakeTransactionalProducer;
@@ -236,6 +260,25 @@ class FakeBroker final : public Transport {
   absl::Status Request(std::string_view call, TimeNs timeout_ns, bool is_fetch)
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // A streams-group heartbeat: latency and request faults, then the streams faults (an error
+  // answered before the coordinator acts, or a late arrival), then the coordinator. An error
+  // status: no response (the request failed). REQUIRES: mu_ not held.
+  absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> StreamsHeartbeat(
+      const std::string& group, const kafka_protocol::StreamsGroupHeartbeatRequest& request)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A streams member's OffsetCommit, checked against its epoch: kFailedPrecondition for
+  // UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH. REQUIRES: mu_ not held.
+  absl::Status StreamsCommit(const std::string& group, const std::string& member_id,
+                             int32_t member_epoch,
+                             const std::map<TopicPartition, int64_t>& offsets)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A main consumer's committed-offset read (OffsetFetch): latency, faults, the coordinator.
+  absl::StatusOr<std::map<TopicPartition, int64_t>> FetchCommitted(
+      const std::string& group, const std::vector<TopicPartition>& partitions)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A fresh streams member id "<client_id>-streams-<n>" (Kafka's are UUIDs).
+  std::string NewStreamsMemberId(const std::string& client_id) ABSL_LOCKS_EXCLUDED(mu_);
+
   absl::Status CheckPartition(const TopicPartition& partition) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckTopics(const std::vector<std::string>& topics) const
@@ -244,6 +287,9 @@ class FakeBroker final : public Transport {
   PartitionLog& Log(const TopicPartition& partition) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int32_t PartitionCountLocked(const std::string& topic) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   GroupCoordinator& Group(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  StreamsGroupCoordinator& StreamsGroup(const std::string& group)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool CoordinatorGoneLocked(const std::string& group) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int64_t> AppendLocked(const TopicPartition& partition, std::string_view key,
                                        std::optional<std::string_view> value, int64_t timestamp_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -273,6 +319,9 @@ class FakeBroker final : public Transport {
   FaultInjector injector_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, StreamsGroupCoordinator> streams_groups_ ABSL_GUARDED_BY(mu_);
+  StreamsGroupSettings streams_settings_;  // set before any client exists
+  int64_t next_streams_member_number_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<std::string, TransactionState> transactions_ ABSL_GUARDED_BY(mu_);
   int64_t next_producer_id_ ABSL_GUARDED_BY(mu_) = 1000;
   std::map<TopicPartition, TimeNs> leaderless_until_ ABSL_GUARDED_BY(mu_);

@@ -9,7 +9,9 @@
 //   - MainConsumer::SetSubscriptionUserData takes effect at once (the next assignor run of
 //     the group reads it), EnforceRebalance starts a generation at once (fake_group.h);
 //   - Producer::Close delivers what is still queued (as Kafka's close() does), unless fenced;
-//   - the transactional producer is FakeTransactionalProducer (fake_transactional_producer.h).
+//   - the transactional producer is FakeTransactionalProducer (fake_transactional_producer.h);
+//   - a main consumer with GroupProtocol::kStreams is FakeStreamsGroupConsumer, a streams-group
+//     member of the broker's StreamsGroupCoordinator (fake_streams_group.h).
 //
 // Thread-safety: as the port says, one thread at a time per client object.
 #ifndef RESTORESIM_FAKES_FAKE_CLIENTS_H_
@@ -24,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/transport/streams_group_driver.h"
 #include "core/transport/transport.h"
 #include "fakes/fake_broker.h"
 #include "fakes/fake_fetcher.h"
@@ -101,13 +104,90 @@ class FakeMainConsumer final : public MainConsumer {
   Fetcher fetcher_;
   RebalanceListener* listener_ = nullptr;
   GroupAssignor* const assignor_;  // offered to the group at Subscribe (null: none)
-  const GroupProtocol group_protocol_;  // kStreams is refused at Subscribe (no coordinator yet)
+  // kStreams is refused at Subscribe: FakeBroker::NewMainConsumer makes a
+  // FakeStreamsGroupConsumer for it.
+  const GroupProtocol group_protocol_;
   std::string user_data_;          // the subscription's, as last set
   std::string member_id_;  // empty until Subscribe
   int32_t generation_ = -1;  // of the last rebalance event applied
   bool closed_ = false;
   bool in_callback_ = false;
 };
+
+// The main consumer of a streams group (GroupProtocol::kStreams, KIP-1071) on the fake broker:
+// the same StreamsGroupMember and StreamsGroupDriver as RdKafkaStreamsGroupConsumer (so the same
+// callbacks in the same order: streams_group_driver.h), its heartbeats sent to the broker's
+// StreamsGroupCoordinator from Poll (each a network call: latency, request faults, the streams
+// faults of broker_faults.h), its fetches by the broker's Fetcher from the group's committed
+// offsets. A poll waits for records no longer than the next heartbeat, then heartbeats again,
+// until its timeout. As the rdkafka consumer: CommitSync is checked against the member's epoch
+// (kFailedPrecondition: STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), SetSubscriptionUserData and
+// EnforceRebalance are kUnimplemented, GroupMetadata carries the member id and epoch, Close
+// leaves (epoch -1) without callbacks, and Subscribe needs one topic and a process id and takes
+// no client-side assignor (kInvalidArgument).
+class FakeStreamsGroupConsumer final : public MainConsumer, private StreamsGroupDriver::Host {
+ public:
+  FakeStreamsGroupConsumer(FakeBroker& broker, std::string group, const ConsumerConfig& config);
+  ~FakeStreamsGroupConsumer() override;
+
+  absl::Status Subscribe(const std::vector<std::string>& topics,
+                         RebalanceListener* listener) override;
+  absl::StatusOr<PollResult> Poll(TimeNs timeout_ns) override;
+  std::vector<TopicPartition> Assignment() const override;
+  absl::Status Seek(const TopicPartition& partition, int64_t offset) override;
+  absl::StatusOr<int64_t> Position(const TopicPartition& partition) override;
+  absl::Status Pause(const std::vector<TopicPartition>& partitions) override;
+  absl::Status Resume(const std::vector<TopicPartition>& partitions) override;
+  absl::Status CommitSync(const std::map<TopicPartition, int64_t>& offsets) override;
+  absl::StatusOr<std::map<TopicPartition, int64_t>> Committed(
+      const std::vector<TopicPartition>& partitions) override;
+  std::string MemberId() const override;
+  absl::Status SetSubscriptionUserData(std::string user_data) override;
+  absl::Status EnforceRebalance() override;
+  ConsumerGroupMetadata GroupMetadata() const override;
+  void Close() override;
+
+  // For tests: the member's state machine (null before Subscribe).
+  const StreamsGroupMember* member() const {
+    return driver_.started() ? &driver_.member() : nullptr;
+  }
+
+ private:
+  absl::Status Enter(std::string_view call) const;
+  void CloseNow();
+  // StreamsGroupDriver::Host.
+  int64_t NowMs() const override;
+  absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> SendHeartbeat(
+      const kafka_protocol::StreamsGroupHeartbeatRequest& request) override;
+  void CoordinatorMoved() override;
+  absl::Status ErrorStatus(int16_t code, const std::optional<std::string>& message,
+                           std::string_view what) const override;
+  void Say(std::string_view line) override;
+  std::vector<TopicPartition> Fetching() const override { return fetcher_.Assignment(); }
+  bool IsFetching(const TopicPartition& partition) const override {
+    return fetcher_.IsAssigned(partition);
+  }
+  void AddFetching(const std::vector<TopicPartition>& partitions) override {
+    fetcher_.Add(partitions);
+  }
+  void RemoveFetching(const std::vector<TopicPartition>& partitions) override {
+    fetcher_.Remove(partitions);
+  }
+
+  FakeBroker& broker_;
+  const std::string group_;
+  const std::string client_id_;
+  const ConsumerConfig config_;
+  const absl::Status config_status_;
+  Fetcher fetcher_;
+  StreamsGroupDriver driver_{*this};
+  bool closed_ = false;
+};
+
+// A streams-group response's error code as a port status: the rows of the one error table
+// (rdkafka_errors.h) for the codes the fake's coordinator answers with.
+absl::Status StreamsErrorToStatus(int16_t code, const std::optional<std::string>& message,
+                                  std::string_view what);
 
 class FakeAdmin final : public Admin {
  public:

@@ -45,6 +45,7 @@ class Fetcher : private SubscriptionState<> {
   // The consumer's client-side state, as Kafka's SubscriptionState keeps it: SetAssignment
   // keeps position, pause flag and pending seek of the partitions that stay.
   using SubscriptionState<>::SetAssignment;
+  using SubscriptionState<>::Add;
   using SubscriptionState<>::Remove;
   using SubscriptionState<>::Clear;
   using SubscriptionState<>::IsAssigned;

@@ -48,17 +48,18 @@ void PollOnce(MainConsumer& consumer) {
   EXPECT_TRUE(result.ok()) << result.status();
 }
 
-TEST(FakeGroupTest, AStreamsGroupMemberIsRefusedClearlyUntilTheFakeHasAStreamsCoordinator) {
+TEST(FakeGroupTest, AStreamsGroupMemberJoinsTheStreamsCoordinatorNotTheClassicGroup) {
   WithBroker([](FakeBroker& broker) {
     ConsumerConfig config = Config("a");
     config.group_protocol = GroupProtocol::kStreams;
     config.process_id = "p";
     TextListener events;
     auto consumer = broker.NewMainConsumer("g", config);
-    absl::Status s = consumer->Subscribe({"t"}, &events);
-    EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-    EXPECT_THAT(std::string(s.message()), HasSubstr("no streams-group coordinator"));
-    EXPECT_THAT(broker.Members("g"), IsEmpty()) << "nothing joined";
+    ASSERT_TRUE(consumer->Subscribe({"t"}, &events).ok());
+    PollOnce(*consumer);
+    EXPECT_THAT(broker.Members("g"), IsEmpty()) << "not a classic member";
+    EXPECT_THAT(broker.StreamsMembers("g"), ElementsAre("a-streams-1"));
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1,t-2,t-3]"));
   });
 }
 

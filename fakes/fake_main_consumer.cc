@@ -43,8 +43,8 @@ absl::Status FakeMainConsumer::Subscribe(const std::vector<std::string>& topics,
   if (topics.empty()) return absl::InvalidArgumentError("subscribe: empty topic list");
   if (group_protocol_ == GroupProtocol::kStreams) {
     return absl::UnimplementedError(
-        "subscribe: the fake broker has no streams-group coordinator (KIP-1071) yet: "
-        "restoresim.group.protocol=streams runs against a real broker only");
+        "subscribe: a streams-group member is FakeStreamsGroupConsumer, which "
+        "FakeBroker::NewMainConsumer makes for GroupProtocol::kStreams");
   }
   if (!member_id_.empty()) {
     return absl::FailedPreconditionError(fmt::format(
@@ -190,21 +190,7 @@ absl::Status FakeMainConsumer::CommitSync(const std::map<TopicPartition, int64_t
 absl::StatusOr<std::map<TopicPartition, int64_t>> FakeMainConsumer::Committed(
     const std::vector<TopicPartition>& partitions) {
   if (absl::Status s = Enter("main.committed"); !s.ok()) return s;
-  const TimeNs timeout_ns = broker_.options_.request_timeout_ns;
-  if (absl::Status s = broker_.Request("main.committed", timeout_ns, false); !s.ok()) return s;
-  MutexLock lock(broker_.mu_);
-  if (auto it = broker_.coordinator_gone_until_.find(group_);
-      it != broker_.coordinator_gone_until_.end() && broker_.clock_.NowNs() < it->second) {
-    return InjectedError(absl::StatusCode::kUnavailable,
-                         fmt::format("coordinator not available for group {}", group_));
-  }
-  std::map<TopicPartition, int64_t> out;
-  const auto& committed = broker_.Group(group_).committed();
-  for (const TopicPartition& tp : partitions) {
-    if (absl::Status s = broker_.CheckPartition(tp); !s.ok()) return s;
-    if (auto it = committed.find(tp); it != committed.end()) out[tp] = it->second;
-  }
-  return out;
+  return broker_.FetchCommitted(group_, partitions);
 }
 
 absl::Status FakeMainConsumer::SetSubscriptionUserData(std::string user_data) {

@@ -182,9 +182,26 @@ std::map<TopicPartition, int64_t> FakeTransactionalProducer::AppendQueued() {
   return last_offsets;
 }
 
-absl::Status FakeTransactionalProducer::ValidateGroup(const ConsumerGroupMetadata& group) {
+absl::Status FakeTransactionalProducer::ValidateGroup(
+    const ConsumerGroupMetadata& group, const std::map<TopicPartition, int64_t>& offsets) {
   if (group.group_id.empty()) {
     return absl::InvalidArgumentError("send offsets to transaction: empty group id");
+  }
+  if (auto it = broker_.streams_groups_.find(group.group_id); it != broker_.streams_groups_.end()) {
+    // A streams group checks a TxnOffsetCommit as an OffsetCommit (Kafka's
+    // validateOffsetCommit), the member's epoch as the generation.
+    it->second.ExpireSessions(broker_.clock_.NowNs() / kMillisecond);
+    std::vector<TopicPartition> partitions;
+    for (const auto& [tp, offset] : offsets) partitions.push_back(tp);
+    if (const int16_t code = it->second.ValidateOffsetCommit(group.member_id,
+                                                             group.generation_id, partitions);
+        code != 0) {
+      return absl::FailedPreconditionError(fmt::format(
+          "send offsets to transaction: member {} at epoch {} of streams group {}: {}",
+          group.member_id, group.generation_id, group.group_id,
+          code == streams_errors::kUnknownMemberId ? "UNKNOWN_MEMBER_ID" : "STALE_MEMBER_EPOCH"));
+    }
+    return absl::OkStatus();
   }
   GroupCoordinator& coordinator = broker_.Group(group.group_id);
   if (!group.member_id.empty() && !coordinator.IsActive(group.member_id)) {
@@ -217,7 +234,7 @@ absl::Status FakeTransactionalProducer::SendOffsetsToTransaction(
   MutexLock lock(broker_.mu_);
   if (absl::Status s = MaybeCoordinatorMoved("send offsets"); !s.ok()) return s;
   if (absl::Status s = CheckNotFenced(); !s.ok()) return s;
-  if (absl::Status s = ValidateGroup(group); !s.ok()) {
+  if (absl::Status s = ValidateGroup(group, offsets); !s.ok()) {
     // Kafka: the TxnOffsetCommit failed, the transaction can only be aborted.
     state_ = State::kAbortable;
     error_ = absl::CancelledError(

@@ -96,7 +96,8 @@ class FakeTransactionalProducer final : public TransactionalProducer {
   FakeBroker::TransactionState& Coordinator() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   // Appends the queue inside the transaction; returns the last offset per partition.
   std::map<TopicPartition, int64_t> AppendQueued() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
-  absl::Status ValidateGroup(const ConsumerGroupMetadata& group)
+  absl::Status ValidateGroup(const ConsumerGroupMetadata& group,
+                             const std::map<TopicPartition, int64_t>& offsets)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
 
   FakeBroker& broker_;

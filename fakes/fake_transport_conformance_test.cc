@@ -101,6 +101,9 @@ class FakeTransportTestEnv final : public TransportTestEnv {
       faults_text_ = faults.ToString();
       BrokerOptions broker_options;
       broker_options.request_latency_ns = kRequestLatencyNs;
+      // As the test cluster's (tools/kafka/broker), which the streams-group cases assume.
+      broker_options.streams_group = {.heartbeat_interval_ms = 1000, .session_timeout_ms = 10000,
+                                      .num_standby_replicas = 1};
       FakeBroker broker(clock_, options_.faults ? &random : nullptr, faults, broker_options);
       broker_ = &broker;
       body();

@@ -33,6 +33,7 @@
 #include "core/transport/rdkafka/rdkafka_consumer.h"
 #include "core/transport/rdkafka/rdkafka_handle.h"
 #include "core/transport/rdkafka/rdkafka_settings.h"
+#include "core/transport/streams_group_driver.h"
 #include "core/transport/streams_group_member.h"
 #include "core/transport/transport.h"
 
@@ -131,10 +132,9 @@ class RdKafkaMainConsumer final : public MainConsumer {
 // a StreamsGroupMember (streams_group_member.h) heartbeating over the project's own connection
 // to the group's coordinator, and a librdkafka consumer whose partitions are assigned by hand
 // (ConsumerCore kManualGroup). Heartbeats and reconciliations run inside Poll, on the polling
-// thread: a reconciliation calls OnPartitionsRevoked with the input partitions of the revoked
-// active tasks (still owned, so they may be committed), then OnPartitionsAssigned with the
-// actives' input partitions and the standby and warm-up tasks as standby_partitions; a fencing
-// calls OnPartitionsLost, then the member rejoins. Where it differs from the classic consumer:
+// thread, through the StreamsGroupDriver the fake broker's streams consumer shares
+// (streams_group_driver.h: which callbacks, in which order). Where it differs from the classic
+// consumer:
 //   - CommitSync is an OffsetCommit with the member's id and epoch over the member's own
 //     connection (a streams group refuses librdkafka's commit while it has members:
 //     kafka_streams_group_test); Committed and the start positions use librdkafka's offset fetch,
@@ -147,7 +147,7 @@ class RdKafkaMainConsumer final : public MainConsumer {
 //   - Close leaves the group (epoch -1) without rebalance callbacks.
 // What it does not do yet: the poll timer (a member that stops polling for
 // max.poll.interval.ms leaves as STALE), static membership, client tags, task offsets.
-class RdKafkaStreamsGroupConsumer final : public MainConsumer {
+class RdKafkaStreamsGroupConsumer final : public MainConsumer, private StreamsGroupDriver::Host {
  public:
   RdKafkaStreamsGroupConsumer(const std::vector<Setting>& settings, const ConsumerConfig& config,
                               const RdKafkaOptions& options, Clock& clock);
@@ -170,25 +170,33 @@ class RdKafkaStreamsGroupConsumer final : public MainConsumer {
   ConsumerGroupMetadata GroupMetadata() const override;
   void Close() override;
 
-  // For tests: the member's state machine.
-  const StreamsGroupMember* member() const { return member_.get(); }
+  // For tests: the member's state machine (null before Subscribe).
+  const StreamsGroupMember* member() const {
+    return driver_.started() ? &driver_.member() : nullptr;
+  }
 
  private:
   absl::Status Enter(std::string_view call) const;
-  int64_t NowMs() const;
-  // Heartbeats that are due, each followed by what its response asks (a loss, a
-  // reconciliation, the acknowledgement at once); an error only when the member is FATAL.
-  absl::Status Drive();
-  absl::Status SendHeartbeat();
-  absl::Status FatalStatus(const kafka_protocol::StreamsGroupHeartbeatResponse& response) const;
-  void HandleLost();
-  absl::Status Reconcile();
-  void MaybeAssignNothing();
-  // Source partitions of `tasks`, or kDataLoss naming a task of a subtopology the member never
-  // described.
-  absl::StatusOr<std::vector<TopicPartition>> InputsOf(const StreamsTaskSet& tasks) const;
   absl::Status Connect();
   void CloseNow();
+  // StreamsGroupDriver::Host.
+  int64_t NowMs() const override;
+  absl::StatusOr<kafka_protocol::StreamsGroupHeartbeatResponse> SendHeartbeat(
+      const kafka_protocol::StreamsGroupHeartbeatRequest& request) override;
+  void CoordinatorMoved() override { connection_.reset(); }
+  absl::Status ErrorStatus(int16_t code, const std::optional<std::string>& message,
+                           std::string_view what) const override;
+  void Say(std::string_view line) override;
+  std::vector<TopicPartition> Fetching() const override { return core_->Assignment(); }
+  bool IsFetching(const TopicPartition& partition) const override {
+    return core_->IsAssigned(partition);
+  }
+  void AddFetching(const std::vector<TopicPartition>& partitions) override {
+    core_->Add(partitions);
+  }
+  void RemoveFetching(const std::vector<TopicPartition>& partitions) override {
+    core_->Remove(partitions);
+  }
 
   absl::Status init_status_;
   HandlePtr handle_;
@@ -197,16 +205,9 @@ class RdKafkaStreamsGroupConsumer final : public MainConsumer {
   Clock& clock_;
   std::unique_ptr<ConsumerCore> core_;
   std::string group_;  // group.id, from the settings
-  std::string source_topic_;
-  std::unique_ptr<StreamsGroupMember> member_;  // from Subscribe on
+  StreamsGroupDriver driver_{*this};
   std::optional<KafkaProtocolConnection> connection_;  // none: (re)connect before sending
-  RebalanceListener* listener_ = nullptr;
   bool closed_ = false;
-  bool in_callback_ = false;
-  bool close_requested_ = false;
-  bool heartbeat_failing_ = false;  // the last heartbeat got no response (said once on stderr)
-  bool assigned_since_join_ = false;  // OnPartitionsAssigned called since the (re)join
-  absl::Status fatal_;                // the member is FATAL: every Poll and CommitSync fails
 };
 
 class RdKafkaAdmin final : public Admin {
