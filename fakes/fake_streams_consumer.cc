@@ -202,8 +202,9 @@ absl::Status FakeStreamsGroupConsumer::SetSubscriptionUserData(std::string user_
 
 absl::Status FakeStreamsGroupConsumer::EnforceRebalance() {
   if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
-  return absl::UnimplementedError(
-      "enforce rebalance: in a streams group the broker decides when tasks move");
+  // The broker decides where tasks go; the member only asks where it stands (the driver).
+  driver_.HeartbeatNow();
+  return absl::OkStatus();
 }
 
 ConsumerGroupMetadata FakeStreamsGroupConsumer::GroupMetadata() const {

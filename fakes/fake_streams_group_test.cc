@@ -415,6 +415,28 @@ TEST(FakeStreamsGroupConsumerTest, AScriptedExpiryFencesTheMemberAtItsNextHeartb
   });
 }
 
+// A member whose commit was refused (it was dropped from the group) asks EnforceRebalance, as the
+// runtime does after a lost transaction: its next poll heartbeats at once instead of at its
+// interval, so it learns of the fencing, reports its tasks lost and rejoins in that poll.
+// Before: kUnimplemented, and the member went on committing in vain until its next heartbeat.
+TEST(FakeStreamsGroupConsumerTest, AnEnforcedRebalanceHeartbeatsAtTheNextPoll) {
+  WithStreamsBroker([](FakeBroker& broker) {
+    StreamsListener events;
+    auto a = broker.NewMainConsumer("app", StreamsConfig("a"));
+    ASSERT_TRUE(a->Subscribe({"t"}, &events).ok());
+    PollFor(*a, 0);
+    ASSERT_TRUE(broker.ExpireStreamsMember("app", a->MemberId()).ok());
+    EXPECT_EQ(a->CommitSync({{{"t", 0}, 1}}).code(), absl::StatusCode::kFailedPrecondition);
+    PollFor(*a, 0);  // the interval (1 s) has not passed: nothing learnt yet
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1]+standby[]"));
+    ASSERT_TRUE(a->EnforceRebalance().ok());
+    PollFor(*a, 0);
+    EXPECT_THAT(events.events, ElementsAre("assigned[t-0,t-1]+standby[]", "lost[t-0,t-1]",
+                                           "assigned[t-0,t-1]+standby[]"));
+    EXPECT_TRUE(a->CommitSync({{{"t", 0}, 1}}).ok()) << "a member again";
+  });
+}
+
 TEST(FakeStreamsGroupConsumerTest, InjectedHeartbeatErrorsAreRetriedAndDrawnQuietlyAtZero) {
   ScriptedRandom random;
   BrokerFaults faults;

@@ -256,6 +256,15 @@ void StreamThread::MaybeHandleTransactionLost() {
   tasks_->HandleTransactionLost();
   RS_CHECK(!tasks_->transaction_lost(), "stream thread '{}': lost transaction not handled",
            config_.name);
+  // A refused commit may mean the group dropped or moved past this member: a streams member
+  // asks where it stands at its next poll instead of after its heartbeat interval (until then
+  // every commit is refused again, and each refusal closes and re-creates its tasks: seen in
+  // scenario.streams_member_fenced_while_restoring). A classic member learns it from its next
+  // poll's rebalance already. Kafka Streams rejoins (unsubscribe, subscribe) on the
+  // TaskMigratedException; see StreamsGroupDriver::HeartbeatNow.
+  if (config_.group_protocol == GroupProtocol::kStreams) {
+    if (absl::Status s = consumer_->EnforceRebalance(); !s.ok()) (void)s;  // retried by its poll
+  }
   // Its actives restore again: not RUNNING until they run (as after a rebalance).
   if (state() == StreamThreadState::kRunning) SetState(StreamThreadState::kPartitionsAssigned);
 }

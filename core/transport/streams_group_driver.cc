@@ -209,6 +209,11 @@ void StreamsGroupDriver::MaybeAssignNothing() {
   in_callback_ = false;
 }
 
+void StreamsGroupDriver::HeartbeatNow() {
+  if (member_ == nullptr) return;
+  member_->HeartbeatNow();
+}
+
 void StreamsGroupDriver::PrepareLeave() {
   if (member_ == nullptr) return;
   member_->Leave();

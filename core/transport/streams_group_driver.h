@@ -95,6 +95,12 @@ class StreamsGroupDriver {
   bool close_requested() const { return close_requested_; }
   // Leaves without callbacks (the port's Close): the next heartbeat is the leave (epoch -1).
   void PrepareLeave();
+  // The port's EnforceRebalance for a streams member: the next Drive heartbeats at once, so a
+  // member the group dropped or moved past learns it then (a loss and a rejoin, or a new
+  // target) instead of after its interval. Kafka Streams answers the same situation (a
+  // TaskMigratedException) by unsubscribing and subscribing again: a leave, then a join, which
+  // may move its tasks to other members; this keeps them where the group still has them.
+  void HeartbeatNow();
 
  private:
   // One heartbeat; false in *go_on: no response, or the coordinator moved (a later poll

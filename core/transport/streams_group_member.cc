@@ -151,6 +151,13 @@ int64_t StreamsGroupMember::NextHeartbeatAtMs() const {
   return next_heartbeat_ms_;
 }
 
+void StreamsGroupMember::HeartbeatNow() {
+  if (!InGroup()) return;
+  if (backoff_ms_ == 0) next_heartbeat_ms_ = 0;
+  RS_CHECK(backoff_ms_ > 0 || in_flight_ || NextHeartbeatAtMs() == 0,
+           "a heartbeat asked now is not due now ({})", StreamsMemberStateName(state_));
+}
+
 kp::StreamsGroupHeartbeatRequest StreamsGroupMember::BuildHeartbeat(int64_t now_ms) {
   RS_CHECK(HeartbeatDue(now_ms), "heartbeat built while none is due ({}, in flight {})",
            StreamsMemberStateName(state_), in_flight_);

@@ -133,6 +133,10 @@ class StreamsGroupMember {
   bool HeartbeatDue(int64_t now_ms) const;
   // When the next heartbeat is due (INT64_MAX: none until something changes).
   int64_t NextHeartbeatAtMs() const;
+  // The next heartbeat is due at once (a backoff still holds it back): the caller suspects the
+  // group moved on without it (a commit refused for its epoch or membership) and learns where
+  // it stands from the response instead of after its interval.
+  void HeartbeatNow();
   // The heartbeat to send now. REQUIRES: HeartbeatDue(now_ms). Moves ACKNOWLEDGING on (to STABLE,
   // or to RECONCILING when a newer target is waiting) and LEAVING to UNSUBSCRIBED.
   kafka_protocol::StreamsGroupHeartbeatRequest BuildHeartbeat(int64_t now_ms);

@@ -236,8 +236,9 @@ absl::Status RdKafkaStreamsGroupConsumer::SetSubscriptionUserData(std::string us
 
 absl::Status RdKafkaStreamsGroupConsumer::EnforceRebalance() {
   if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
-  return absl::UnimplementedError(
-      "enforce rebalance: in a streams group the broker decides when tasks move");
+  // The broker decides where tasks go; the member only asks where it stands (the driver).
+  driver_.HeartbeatNow();
+  return absl::OkStatus();
 }
 
 ConsumerGroupMetadata RdKafkaStreamsGroupConsumer::GroupMetadata() const {
