@@ -140,5 +140,74 @@ RESTORESIM_SCENARIO({.name = "scenario.streams_member_fenced_while_restoring",
                      .steps_max = 3'000'000,
                      .body = StreamsMemberFencedWhileRestoring});
 
+// scenario.streams_topology_mismatch_between_members
+//   a runs the count topology (store "counts") and holds every task; b, an instance of the same
+//   application built with a second store ("counts" and "extra": another changelog), starts
+//   b_after later, most seeds while a still restores. The coordinator refuses b's join: its
+//   topology differs from the group's at the same epoch (INVALID_REQUEST, as Kafka 4.4 answers
+//   it). b's stream thread fails with that error and b shuts down (the default handler,
+//   SHUTDOWN_CLIENT: Kafka Streams' own answer to a fatal heartbeat error).
+//   Must hold: b ends in ERROR with its thread failed and never owned a task; a never noticed:
+//   it keeps every task, converges, and its counts equal the reference model; the oracle's
+//   invariants throughout.
+void StreamsTopologyMismatchBetweenMembers(RunEnv& env) {
+  Draws draw(env);
+  const int32_t partitions = draw.Int<int32_t>("partitions", 1, 3);
+  const int records = draw.Int("records", 20, 169);
+  const int32_t batch = draw.Int<int32_t>("restore_batch", 2, 10);
+  const TimeNs b_after_ns = draw.Ms("b_after_ms", 0, 1999);
+  draw.NoteParams();
+  RuntimeWorld w(/*faults=*/false, partitions);
+  w.broker.SetStreamsGroupSettings(kStreamsSettings);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, 10);
+  }
+  const Baselines baselines = BaselinesNow(w, partitions);
+  const RuntimeConfig ca = StreamsConfig(batch, "/state-a");
+  RuntimeConfig cb = StreamsConfig(batch, "/state-b");
+  cb.store_names = {"counts", "extra"};
+  RS_CHECK(ca.Validate().ok() && cb.Validate().ok());
+  Runtime a(ca, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  Runtime b(cb, w.broker, w.clock, w.fs, w.LogStoreOpener());
+  RS_CHECK(a.EnableCheckpointRestore({.instance = "a", .random = &env.random}).ok());
+  RS_CHECK(b.EnableCheckpointRestore(
+                {.instance = "b", .random = &env.random, .first_incarnation = 1'000'000})
+               .ok());
+  RS_CHECK(a.Start().ok());
+  w.clock.SleepFor(b_after_ns);
+  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
+  RS_CHECK(b.Start().ok());
+  const TimeNs refused_by_ns = DeadlineAfter(w.clock.NowNs(), 60 * kSecond);
+  while (b.state() != RuntimeState::kError && w.clock.NowNs() < refused_by_ns) {
+    w.clock.SleepFor(50 * kMillisecond);
+  }
+  if (b.state() != RuntimeState::kError) {
+    FailInvariant(env, "liveness", "b",
+                  fmt::format("b is {} 60 s after it started: its refused join must fail it",
+                              RuntimeStateName(b.state())));
+  }
+  if (b.threads_failed() != 1) {
+    FailInvariant(env, "final_state", "b",
+                  fmt::format("{} thread(s) of b failed; its one thread must fail on the refusal",
+                              b.threads_failed()));
+  }
+  const std::vector<Member> members = MembersOf(a, ca);
+  AwaitConverged(env, w, members, partitions);
+  CheckRunningStores(env, w, members);
+  for (Runtime* r : {&a, &b}) {
+    ShutdownWithin(env, w, "runtime " + r->instance(), kShutdownTimeoutNs,
+                   [&](TimeNs timeout_ns) { return r->Close(timeout_ns); });
+  }
+  w.oracle.CheckFinal();
+  CheckChangelogs(env, w, partitions, baselines);
+}
+RESTORESIM_SCENARIO({.name = "scenario.streams_topology_mismatch_between_members",
+                     .description = "streams protocol: b describes another topology; the "
+                                    "coordinator refuses it, b fails, a runs on",
+                     .steps_hint = 20'000,
+                     .steps_max = 3'000'000,
+                     .body = StreamsTopologyMismatchBetweenMembers});
+
 }  // namespace
 }  // namespace restoresim::scenarios
