@@ -61,7 +61,45 @@ absl::Status StreamsGroupDriver::Drive() {
     if (absl::Status s = Reconcile(); !s.ok()) return s;
     if (!go_on) break;  // lost or moved: found again at the next poll
   }
-  return absl::OkStatus();
+  return ActOnStatuses();
+}
+
+absl::Status StreamsGroupDriver::ActOnStatuses() {
+  using Code = kp::StreamsGroupStatusCode;
+  std::optional<std::string> missing;
+  for (const kp::StreamsGroupStatus& s : member_->statuses()) {
+    if (s.status_code == static_cast<int8_t>(Code::kShutdownApplication)) {
+      fatal_ = absl::AbortedError(fmt::format(
+          "the streams group asked every member to shut down (SHUTDOWN_APPLICATION): {}",
+          s.status_detail));
+      return fatal_;
+    }
+    if (s.status_code == static_cast<int8_t>(Code::kIncorrectlyPartitionedTopics)) {
+      return absl::InvalidArgumentError(
+          fmt::format("the streams group's topics are incorrectly partitioned: {}",
+                      s.status_detail));
+    }
+    if (s.status_code == static_cast<int8_t>(Code::kMissingSourceTopics)) {
+      missing = s.status_detail;
+    }
+  }
+  if (!missing.has_value()) {
+    missing_topics_since_ms_.reset();
+    return absl::OkStatus();
+  }
+  // Kafka: two heartbeat intervals, so that at least one more heartbeat is sent before failing.
+  const int64_t now_ms = host_.NowMs();
+  const int64_t timeout_ms = 2 * int64_t{member_->heartbeat_interval_ms()};
+  if (!missing_topics_since_ms_.has_value()) {
+    missing_topics_since_ms_ = now_ms;
+    host_.Say(fmt::format("streams-group member {}: source topics missing ({}); failing in {} ms "
+                          "unless they appear", member_->member_id(), *missing, timeout_ms));
+  }
+  RS_CHECK(now_ms >= *missing_topics_since_ms_, "the clock went back");
+  if (now_ms - *missing_topics_since_ms_ < timeout_ms) return absl::OkStatus();
+  return absl::NotFoundError(fmt::format(
+      "the streams group's source topics are missing for {} ms: {}",
+      now_ms - *missing_topics_since_ms_, *missing));
 }
 
 absl::Status StreamsGroupDriver::SendHeartbeat(bool* go_on) {

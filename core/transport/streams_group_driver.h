@@ -13,7 +13,15 @@
 //   - a fencing is OnPartitionsLost with every partition, then a rejoin at epoch 0;
 //   - a join (or rejoin) given nothing still gets an OnPartitionsAssigned (empty);
 //   - a fatal heartbeat fails the Drive that got it and every later one, never retryable;
-//   - a Close from a callback (RequestClose) stops further callbacks; the host finishes it.
+//   - a Close from a callback (RequestClose) stops further callbacks; the host finishes it;
+//   - the group's statuses are acted on as Kafka 4.4's StreamThread does
+//     (handleStreamsRebalanceData), at every Drive: INCORRECTLY_PARTITIONED_TOPICS fails it
+//     (kInvalidArgument, Kafka's TopologyException), MISSING_SOURCE_TOPICS reported for two
+//     heartbeat intervals fails it (kNotFound, Kafka's MissingSourceTopicException), and
+//     SHUTDOWN_APPLICATION fails it and every later one (kAborted; Kafka's shutdown hook ends the
+//     client in ERROR, as the runtime's default handler does). Each ends the polling stream
+//     thread, whose handler decides what follows. A group that is not ready (missing internal
+//     topics, an assignment delayed) is not acted on: it gives no tasks meanwhile.
 // The member describes one subtopology, "0", reading one source topic (the count topology).
 //
 // Thread-safety: none; the one thread that polls the consumer.
@@ -107,6 +115,8 @@ class StreamsGroupDriver {
   // sends the next).
   absl::Status SendHeartbeat(bool* go_on);
   absl::Status FatalStatus(const kafka_protocol::StreamsGroupHeartbeatResponse& response) const;
+  // The statuses of the last response (see the header's list).
+  absl::Status ActOnStatuses();
   void HandleLost();
   absl::Status Reconcile();
   void MaybeAssignNothing();
@@ -122,6 +132,7 @@ class StreamsGroupDriver {
   bool close_requested_ = false;
   bool heartbeat_failing_ = false;    // the last heartbeat got no response (said once)
   bool assigned_since_join_ = false;  // OnPartitionsAssigned called since the (re)join
+  std::optional<int64_t> missing_topics_since_ms_;  // MISSING_SOURCE_TOPICS reported since
   absl::Status fatal_;
 };
 

@@ -119,6 +119,8 @@ class StreamsGroupMember {
 
   StreamsMemberState state() const { return state_; }
   int32_t epoch() const { return epoch_; }
+  // The interval the last response gave (0 before the first).
+  int32_t heartbeat_interval_ms() const { return heartbeat_interval_ms_; }
   const std::string& member_id() const { return options_.member_id; }
   // What the member has reconciled (and reports as owned).
   const StreamsAssignment& current() const { return current_; }
