@@ -2,9 +2,12 @@
 // runtime_state.h the transitions, Kafka's).
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "core/runtime/runtime.h"
 #include "core/runtime/runtime_observer.h"
 #include "core/util/check.h"
+#include "core/util/sim_hooks.h"
 
 namespace restoresim {
 
@@ -72,6 +75,13 @@ void Runtime::OnThreadFailed(StreamThread& thread, const absl::Status& error) {
   TraceMark("runtime", fmt::format("{} failed: {} ({})", thread.name(),
                                    StreamThreadExceptionResponseName(response),
                                    std::string(error.message())));
+  // On real threads the user sees it too, as Kafka Streams logs it (the simulator's timeline has
+  // the mark above).
+  if (CurrentSim() == nullptr) {
+    std::fprintf(stderr, "restoresim: stream thread %s failed (%s): %s\n", thread.name().c_str(),
+                 std::string(StreamThreadExceptionResponseName(response)).c_str(),
+                 error.ToString().c_str());
+  }
   {
     MutexLock lock(mu_);
     // Failing or closing already: the thread is gone, nothing more to do.

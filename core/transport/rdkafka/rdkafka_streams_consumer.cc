@@ -85,9 +85,17 @@ absl::Status RdKafkaStreamsGroupConsumer::Subscribe(const std::vector<std::strin
   absl::StatusOr<int32_t> count =
       PartitionCount(handle_.get(), topics[0], options_.request_timeout_ns);
   if (!count.ok()) return count.status();
-  if (absl::Status s = Connect(); !s.ok()) return s;
-  if (connection_->heartbeat_version() < 0) {
-    connection_.reset();
+  // Whether the broker offers streams groups: any broker of the bootstrap list says so
+  // (ApiVersions). The group's coordinator is found by the first heartbeat, and found again
+  // after the member's backoff while it is not available. Found on 2026-12-06: Subscribe asked
+  // for the coordinator itself, once, and on a new cluster (no __consumer_offsets yet: the first
+  // group to ask creates it, COORDINATOR_NOT_AVAILABLE meanwhile) the stream thread failed at
+  // start (StreamsGroupFixture.AThreadGivenNothingStillRuns, first on a fresh cluster: 3 of 3).
+  // Kafka's subscribe sends nothing.
+  absl::StatusOr<KafkaProtocolConnection> any =
+      KafkaProtocolConnection::Open(options_.bootstrap_servers, config_.client_id, clock_);
+  if (!any.ok() && !IsRetryable(any.status())) return any.status();
+  if (any.ok() && any->heartbeat_version() < 0) {
     return absl::UnimplementedError(
         "subscribe: restoresim.group.protocol=streams, but the broker offers no streams groups "
         "(no StreamsGroupHeartbeat in its ApiVersions: Kafka 4.2+, or 4.1 with streams.version "
