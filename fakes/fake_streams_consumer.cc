@@ -190,14 +190,12 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> FakeStreamsGroupConsumer::Comm
 }
 
 std::string FakeStreamsGroupConsumer::MemberId() const {
-  return driver_.started() ? driver_.member().member_id() : client_id_;
+  return driver_.MemberId(client_id_);
 }
 
 absl::Status FakeStreamsGroupConsumer::SetSubscriptionUserData(std::string user_data) {
   if (absl::Status s = Enter("main.set_user_data"); !s.ok()) return s;
-  return absl::UnimplementedError(fmt::format(
-      "set subscription user data ({} bytes): a streams group's member sends none; the "
-      "broker assigns tasks", user_data.size()));
+  return StreamsGroupDriver::UserDataRefused(user_data.size());
 }
 
 absl::Status FakeStreamsGroupConsumer::EnforceRebalance() {
@@ -209,9 +207,7 @@ absl::Status FakeStreamsGroupConsumer::EnforceRebalance() {
 
 ConsumerGroupMetadata FakeStreamsGroupConsumer::GroupMetadata() const {
   broker_.TransportPoint(client_id_, "main.group_metadata");
-  if (!driver_.started() || closed_) return ConsumerGroupMetadata{group_, -1, "", ""};
-  return ConsumerGroupMetadata{group_, driver_.member().epoch(), driver_.member().member_id(),
-                               ""};
+  return driver_.Metadata(group_, closed_);
 }
 
 void FakeStreamsGroupConsumer::Close() {

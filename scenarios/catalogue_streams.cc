@@ -27,6 +27,53 @@ RuntimeConfig StreamsConfig(int32_t restore_batch, const std::string& state_dir)
   return config;
 }
 
+// The two-instance stories' world: each partition's changelog holds `records` records and its
+// input 10 (drawn keys), under the stories' group settings. Returns its baselines.
+Baselines PrepareWorld(RunEnv& env, RuntimeWorld& w, int32_t partitions, int records) {
+  w.broker.SetStreamsGroupSettings(kStreamsSettings);
+  for (int32_t q = 0; q < partitions; ++q) {
+    w.WriteChangelog(q, records);
+    ProduceInput(w, env.random, q, 10);
+  }
+  return BaselinesNow(w, partitions);
+}
+
+// Runtimes a and b of one application, each with its own state directory and a label only
+// (threads "a-StreamThread-1", "b-..."; incarnations numbered apart): no checkpoint is ever
+// taken. Start runs a, then b `b_after_ns` later with more input between.
+struct TwoInstances {
+  TwoInstances(RunEnv& env, RuntimeWorld& w, RuntimeConfig config_a, RuntimeConfig config_b)
+      : ca(std::move(config_a)),
+        cb(std::move(config_b)),
+        a(ca, w.broker, w.clock, w.fs, w.LogStoreOpener()),
+        b(cb, w.broker, w.clock, w.fs, w.LogStoreOpener()) {
+    RS_CHECK(ca.Validate().ok() && cb.Validate().ok());
+    RS_CHECK(a.EnableCheckpointRestore({.instance = "a", .random = &env.random}).ok());
+    RS_CHECK(b.EnableCheckpointRestore(
+                  {.instance = "b", .random = &env.random, .first_incarnation = 1'000'000})
+                 .ok());
+  }
+  void Start(RunEnv& env, RuntimeWorld& w, int32_t partitions, TimeNs b_after_ns) {
+    RS_CHECK(a.Start().ok());
+    w.clock.SleepFor(b_after_ns);
+    for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
+    RS_CHECK(b.Start().ok());
+  }
+  std::vector<Member> MembersOfA() { return MembersOf(a, ca); }
+  std::vector<Member> MembersOfB() { return MembersOf(b, cb); }
+  void Close(RunEnv& env, RuntimeWorld& w) {
+    for (Runtime* r : {&a, &b}) {
+      ShutdownWithin(env, w, "runtime " + r->instance(), kShutdownTimeoutNs,
+                     [&](TimeNs timeout_ns) { return r->Close(timeout_ns); });
+    }
+  }
+
+  const RuntimeConfig ca;  // first: a and b keep references to them
+  const RuntimeConfig cb;
+  Runtime a;
+  Runtime b;
+};
+
 // scenario.streams_group_places_standbys_and_recycles
 //   a starts alone: the coordinator gives it every task active (after its first join created
 //   nothing: the changelogs exist). b joins b_after later, most seeds while a still restores its
@@ -47,35 +94,14 @@ void StreamsGroupPlacesStandbysAndRecycles(RunEnv& env) {
   const TimeNs b_after_ns = draw.Ms("b_after_ms", 0, 1999);
   draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
-  w.broker.SetStreamsGroupSettings(kStreamsSettings);
-  for (int32_t q = 0; q < partitions; ++q) {
-    w.WriteChangelog(q, records);
-    ProduceInput(w, env.random, q, 10);
-  }
-  const Baselines baselines = BaselinesNow(w, partitions);
-  const RuntimeConfig ca = StreamsConfig(batch, "/state-a");
-  const RuntimeConfig cb = StreamsConfig(batch, "/state-b");
-  RS_CHECK(ca.Validate().ok() && cb.Validate().ok());
-  Runtime a(ca, w.broker, w.clock, w.fs, w.LogStoreOpener());
-  Runtime b(cb, w.broker, w.clock, w.fs, w.LogStoreOpener());
-  // Labels only (threads "a-StreamThread-1", "b-..."; incarnations numbered apart): no
-  // checkpoint is ever taken.
-  RS_CHECK(a.EnableCheckpointRestore({.instance = "a", .random = &env.random}).ok());
-  RS_CHECK(b.EnableCheckpointRestore(
-                {.instance = "b", .random = &env.random, .first_incarnation = 1'000'000})
-               .ok());
-  RS_CHECK(a.Start().ok());
-  w.clock.SleepFor(b_after_ns);
-  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
-  RS_CHECK(b.Start().ok());
-  std::vector<Member> members = MembersOf(a, ca);
-  for (const Member& m : MembersOf(b, cb)) members.push_back(m);
+  const Baselines baselines = PrepareWorld(env, w, partitions, records);
+  TwoInstances ab(env, w, StreamsConfig(batch, "/state-a"), StreamsConfig(batch, "/state-b"));
+  ab.Start(env, w, partitions, b_after_ns);
+  std::vector<Member> members = ab.MembersOfA();
+  for (const Member& m : ab.MembersOfB()) members.push_back(m);
   AwaitConverged(env, w, members, partitions);
   CheckRunningStores(env, w, members);
-  for (Runtime* r : {&a, &b}) {
-    ShutdownWithin(env, w, "runtime " + r->instance(), kShutdownTimeoutNs,
-                   [&](TimeNs timeout_ns) { return r->Close(timeout_ns); });
-  }
+  ab.Close(env, w);
   w.oracle.CheckFinal();
   CheckChangelogs(env, w, partitions, baselines);
 }
@@ -161,26 +187,13 @@ void StreamsTopologyMismatchBetweenMembers(RunEnv& env) {
   const TimeNs b_after_ns = draw.Ms("b_after_ms", 0, 1999);
   draw.NoteParams();
   RuntimeWorld w(/*faults=*/false, partitions);
-  w.broker.SetStreamsGroupSettings(kStreamsSettings);
-  for (int32_t q = 0; q < partitions; ++q) {
-    w.WriteChangelog(q, records);
-    ProduceInput(w, env.random, q, 10);
-  }
-  const Baselines baselines = BaselinesNow(w, partitions);
-  const RuntimeConfig ca = StreamsConfig(batch, "/state-a");
+  const Baselines baselines = PrepareWorld(env, w, partitions, records);
   RuntimeConfig cb = StreamsConfig(batch, "/state-b");
   cb.store_names = {"counts", "extra"};
-  RS_CHECK(ca.Validate().ok() && cb.Validate().ok());
-  Runtime a(ca, w.broker, w.clock, w.fs, w.LogStoreOpener());
-  Runtime b(cb, w.broker, w.clock, w.fs, w.LogStoreOpener());
-  RS_CHECK(a.EnableCheckpointRestore({.instance = "a", .random = &env.random}).ok());
-  RS_CHECK(b.EnableCheckpointRestore(
-                {.instance = "b", .random = &env.random, .first_incarnation = 1'000'000})
-               .ok());
-  RS_CHECK(a.Start().ok());
-  w.clock.SleepFor(b_after_ns);
-  for (int32_t q = 0; q < partitions; ++q) ProduceInput(w, env.random, q, 10);
-  RS_CHECK(b.Start().ok());
+  TwoInstances ab(env, w, StreamsConfig(batch, "/state-a"), std::move(cb));
+  ab.Start(env, w, partitions, b_after_ns);
+  Runtime& a = ab.a;
+  Runtime& b = ab.b;
   auto refused = [&]() {
     return (a.state() == RuntimeState::kError) + (b.state() == RuntimeState::kError);
   };
@@ -201,13 +214,10 @@ void StreamsTopologyMismatchBetweenMembers(RunEnv& env) {
   }
   TraceMark("cover", b_refused ? "topology mismatch: b refused, a described first"
                                : "topology mismatch: a refused, b described first");
-  const std::vector<Member> members = b_refused ? MembersOf(a, ca) : MembersOf(b, cb);
+  const std::vector<Member> members = b_refused ? ab.MembersOfA() : ab.MembersOfB();
   AwaitConverged(env, w, members, partitions);
   CheckRunningStores(env, w, members);
-  for (Runtime* r : {&a, &b}) {
-    ShutdownWithin(env, w, "runtime " + r->instance(), kShutdownTimeoutNs,
-                   [&](TimeNs timeout_ns) { return r->Close(timeout_ns); });
-  }
+  ab.Close(env, w);
   w.oracle.CheckFinal();
   CheckChangelogs(env, w, partitions, baselines);
 }

@@ -247,6 +247,21 @@ void StreamsGroupDriver::MaybeAssignNothing() {
   in_callback_ = false;
 }
 
+ConsumerGroupMetadata StreamsGroupDriver::Metadata(const std::string& group, bool closed) const {
+  if (member_ == nullptr || closed) return ConsumerGroupMetadata{group, -1, "", ""};
+  return ConsumerGroupMetadata{group, member_->epoch(), member_->member_id(), ""};
+}
+
+std::string StreamsGroupDriver::MemberId(const std::string& fallback) const {
+  return member_ == nullptr ? fallback : member_->member_id();
+}
+
+absl::Status StreamsGroupDriver::UserDataRefused(size_t bytes) {
+  return absl::UnimplementedError(fmt::format(
+      "set subscription user data ({} bytes): a streams group's member sends none; the "
+      "broker assigns tasks", bytes));
+}
+
 void StreamsGroupDriver::HeartbeatNow() {
   if (member_ == nullptr) return;
   member_->HeartbeatNow();

@@ -101,6 +101,14 @@ class StreamsGroupDriver {
   // A Close from a rebalance callback: no further callback; the host closes after Drive.
   void RequestClose() { close_requested_ = true; }
   bool close_requested() const { return close_requested_; }
+  // The port's GroupMetadata for `group`: as Kafka's consumer under the streams protocol, the
+  // member id and epoch (a TxnOffsetCommit's generation, so the coordinator can fence a zombie's
+  // offsets); unknown (-1, "") before Start or once `closed`.
+  ConsumerGroupMetadata Metadata(const std::string& group, bool closed) const;
+  // The port's MemberId: the member's, or `fallback` before Start.
+  std::string MemberId(const std::string& fallback) const;
+  // The port's SetSubscriptionUserData: a streams member sends none (the broker assigns).
+  static absl::Status UserDataRefused(size_t bytes);
   // Leaves without callbacks (the port's Close): the next heartbeat is the leave (epoch -1).
   void PrepareLeave();
   // The port's EnforceRebalance for a streams member: the next Drive heartbeats at once, so a

@@ -232,14 +232,12 @@ absl::StatusOr<std::map<TopicPartition, int64_t>> RdKafkaStreamsGroupConsumer::C
 }
 
 std::string RdKafkaStreamsGroupConsumer::MemberId() const {
-  return driver_.started() ? driver_.member().member_id() : config_.client_id;
+  return driver_.MemberId(config_.client_id);
 }
 
 absl::Status RdKafkaStreamsGroupConsumer::SetSubscriptionUserData(std::string user_data) {
   if (absl::Status s = Enter("main.set_user_data"); !s.ok()) return s;
-  return absl::UnimplementedError(fmt::format(
-      "set subscription user data ({} bytes): a streams group's member sends none; the "
-      "broker assigns tasks", user_data.size()));
+  return StreamsGroupDriver::UserDataRefused(user_data.size());
 }
 
 absl::Status RdKafkaStreamsGroupConsumer::EnforceRebalance() {
@@ -250,11 +248,7 @@ absl::Status RdKafkaStreamsGroupConsumer::EnforceRebalance() {
 }
 
 ConsumerGroupMetadata RdKafkaStreamsGroupConsumer::GroupMetadata() const {
-  // As Kafka's consumer under the streams protocol: the member id and epoch (the
-  // TxnOffsetCommit's generation), so that the coordinator can fence a zombie's offsets.
-  if (!driver_.started() || closed_) return ConsumerGroupMetadata{group_, -1, "", ""};
-  return ConsumerGroupMetadata{group_, driver_.member().epoch(), driver_.member().member_id(),
-                               ""};
+  return driver_.Metadata(group_, closed_);
 }
 
 void RdKafkaStreamsGroupConsumer::Close() {
