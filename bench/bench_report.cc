@@ -525,6 +525,7 @@ nlohmann::json ToJson(const BenchResults& results) {
           {"unreliable_reason", busy ? nlohmann::json(*busy) : nlohmann::json()},
           {"rounds", results.rounds},
           {"kafka_streams_version", results.peer_version},
+          {"rocksdb", results.rocksdb},
           {"checkpoint_records", results.checkpoint_records},
           {"eos_changelog", results.eos_changelog.empty() ? nlohmann::json()
                                                           : nlohmann::json(results.eos_changelog)},
@@ -563,6 +564,7 @@ void Report(const BenchResults& results, const RestoreBenchOptions& options) {
     std::printf("UNRELIABLE: %s; a loaded run is not a result\n", busy->c_str());
   }
   for (const std::string& p : results.problems) std::printf("PROBLEM: %s\n", p.c_str());
+  std::printf("\nour RocksDB: %s\n", results.rocksdb.c_str());
   std::printf("\n%s; %d rounds in %.0f s%s%s\n", results.machine.c_str(), results.rounds,
               results.seconds, options.svg_path.empty() ? "" : "; plot: ",
               options.svg_path.c_str());

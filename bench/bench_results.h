@@ -66,6 +66,7 @@ struct BenchResults {
   std::string backend;
   std::string spec;
   std::string peer_version;  // Kafka Streams' (empty without --peer)
+  std::string rocksdb;       // the RocksDB our cases ran on (rocksdb_library.h)
   int32_t rounds = 0;
   int64_t records = 0;       // the main size
   int64_t checkpoint_records = 0;

@@ -7,6 +7,10 @@
 
 namespace restoresim::bench {
 
+absl::Status CheckRocksDbLibrary(const std::string&) {
+  return absl::InvalidArgumentError("--rocksdb-library: this build has no RocksDB");
+}
+
 int RunRestoreBench(const RestoreBenchOptions&) {
   std::fprintf(stderr,
                "restoresim bench restore: the restore benchmark needs RocksDB; this build has "

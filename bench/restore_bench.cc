@@ -24,6 +24,7 @@
 #include "bench/streams_peer.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "core/state/rocksdb_library.h"
 #include "core/util/check.h"
 
 namespace restoresim::bench {
@@ -71,6 +72,7 @@ class Bench {
   absl::StatusOr<Changelog> MakeChangelog(const std::string& name, const ChangelogSpec& spec,
                                           std::vector<std::vector<KeyValueWrite>>* keep);
   absl::StatusOr<Changelog> MakeTransactionalChangelog();
+  absl::Status ChooseRocksDb();
   absl::Status SetUp();
   absl::Status SetUpCheckpoint();
   absl::Status ProduceInput(const TopicPartition& tp, int64_t n);
@@ -516,6 +518,38 @@ void Bench::AddLimitCases() {
   }
 }
 
+// The RocksDB our cases run on, chosen before any of them opens a store: set in the
+// environment (RESTORESIM_ROCKSDB_LIBRARY), so the own-process children run on it too.
+absl::Status Bench::ChooseRocksDb() {
+  std::string choice = o_.rocksdb_library;
+  const char* env = std::getenv(kRocksDbLibraryEnv);
+  if (choice.empty()) {
+    choice = env != nullptr && *env != '\0' ? env : o_.peer.empty() ? "linked" : "peer";
+  }
+  std::string how;
+  if (choice == "linked") {
+    ::unsetenv(kRocksDbLibraryEnv);
+  } else {
+    if (choice == "peer") {
+      absl::StatusOr<std::string> path = StreamsPeerRocksDbLibrary(Log("rocksdb-library"));
+      if (!path.ok()) return path.status();
+      choice = *path;
+      how = "Kafka Streams' own, from its rocksdbjni jar: ";
+    }
+    ::setenv(kRocksDbLibraryEnv, choice.c_str(), 1);
+  }
+  absl::StatusOr<const RocksDbLibrary*> lib = RocksDb();
+  if (!lib.ok()) return lib.status();
+  const bool linked = choice == "linked";
+  if ((*lib)->loaded == linked || (!linked && (*lib)->source != choice)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "RocksDB was chosen before the benchmark could choose it ({})", (*lib)->source));
+  }
+  results_.rocksdb = how + (*lib)->source;
+  RS_CHECK(!results_.rocksdb.empty());
+  return absl::OkStatus();
+}
+
 absl::Status Bench::SetUp() {
   results_.process_records = o_.process_records > 0
                                  ? o_.process_records
@@ -524,6 +558,8 @@ absl::Status Bench::SetUp() {
     Say("building the Kafka Streams peer (tools/kafka/peer build) ...");
     if (absl::Status s = BuildStreamsPeer(Log("kafka-streams-build")); !s.ok()) return s;
   }
+  if (absl::Status s = ChooseRocksDb(); !s.ok()) return s;
+  Say("our RocksDB: " + results_.rocksdb);
   Say(fmt::format("producing the changelogs ({}) ...", o_.spec.Describe()));
   absl::StatusOr<Changelog> main = MakeChangelog("main", o_.spec, &main_records_);
   if (!main.ok()) return main.status();
@@ -718,6 +754,11 @@ int32_t Bench::WholeRounds() {
 }
 
 }  // namespace
+
+absl::Status CheckRocksDbLibrary(const std::string& path) {
+  absl::StatusOr<RocksDbLibrary> lib = LoadRocksDbLibrary(path);
+  return lib.ok() ? absl::OkStatus() : lib.status();
+}
 
 int RunRestoreBench(const RestoreBenchOptions& options) { return Bench(options).Run(); }
 

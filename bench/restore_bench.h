@@ -71,6 +71,10 @@ struct RestoreBenchOptions {
   int32_t rounds = 5;
   int32_t restore_max_poll_records = 1000;
   int64_t bulk_min_records = -1;     // -1: the store's default
+  // The RocksDB our cases run on: "linked" (Debian's), "peer" (the one Kafka Streams runs on,
+  // from its rocksdbjni jar), or a library's path. Empty: RESTORESIM_ROCKSDB_LIBRARY if set,
+  // else "peer" with --peer kafka-streams, else "linked".
+  std::string rocksdb_library;
   std::string work_dir;              // the run's directory goes under it (empty: /tmp)
   std::string svg_path = "restore-bench.svg";  // empty: no plot
   std::string json_path;             // also write the JSON report here
@@ -92,6 +96,10 @@ struct RestoreBenchOptions {
 // Returns 0, 2 (a bad spec) or 3 (the restoration failed).
 int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
                     const std::string& state_dir);
+
+// OK when `path` is a RocksDB library the benchmark could run on (rocksdb_library.h), else
+// what is wrong with it (kInvalidArgument).
+absl::Status CheckRocksDbLibrary(const std::string& path);
 
 // Runs the benchmark; returns the process exit code (0 ok, 1 a store ended with the wrong
 // contents, 2 bad options, 3 the benchmark could not run: a broker, topic or peer failed, 130

@@ -1,8 +1,6 @@
 #include "bench/restore_limits.h"
 
 #include <fmt/format.h>
-#include <rocksdb/db.h>
-#include <rocksdb/write_batch.h>
 
 #include <condition_variable>
 #include <deque>
@@ -10,16 +8,14 @@
 #include <mutex>
 #include <thread>
 
+#include "core/state/rocksdb_library.h"
 #include "core/state/rocksdb_options.h"
-#include "core/state/rocksdb_status.h"
 #include "core/state/sst_bulk_loader.h"
 
 namespace restoresim::bench {
 namespace {
 
 constexpr size_t kOverlapQueueBatchesMax = 16;  // ~16k records in flight between the threads
-
-rocksdb::Slice ToSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
 // One DB per partition, written the way the store's write path writes.
 class RawWriter {
@@ -28,18 +24,22 @@ class RawWriter {
   ~RawWriter() { Close(); }
 
   absl::Status Open(int32_t partitions) {
-    options_ = KafkaStreamsRocksDbOptions();
+    absl::StatusOr<const RocksDbLibrary*> lib = RocksDb();
+    if (!lib.ok()) return lib.status();
+    lib_ = *lib;
+    options_ = std::make_unique<RocksDbOptions>(KafkaStreamsRocksDbOptions(*lib_));
+    no_wal_ = lib_->rocksdb_writeoptions_create();
+    lib_->rocksdb_writeoptions_disable_WAL(no_wal_, 1);
+    batch_ = lib_->rocksdb_writebatch_create();
     std::error_code error;
     std::filesystem::create_directories(config_.dir, error);
     for (int32_t p = 0; p < partitions; ++p) {
       const std::string dir = fmt::format("{}/p{}", config_.dir, p);
-      rocksdb::DB* raw = nullptr;
-      if (absl::Status s = TranslateRocksDb(rocksdb::DB::Open(options_, dir, &raw), "open");
-          !s.ok()) {
-        return s;
-      }
-      dbs_.emplace_back(raw);
-      loaders_.push_back(std::make_unique<SstBulkLoader>(dir + "/bulk-restore", options_));
+      char* failure = nullptr;
+      rocksdb_t* db = lib_->rocksdb_open(options_->get(), dir.c_str(), &failure);
+      if (absl::Status s = lib_->Check(failure, "open " + dir); !s.ok()) return s;
+      dbs_.push_back(db);
+      loaders_.push_back(std::make_unique<SstBulkLoader>(dir + "/bulk-restore", *options_));
       first_chunk_.push_back(true);
     }
     return absl::OkStatus();
@@ -47,13 +47,18 @@ class RawWriter {
 
   absl::Status Write(int32_t p, std::vector<KeyValueWrite>& batch) {
     if (path_ == WritePath::kWriteBatch) {
-      rocksdb::WriteBatch wb;
+      lib_->rocksdb_writebatch_clear(batch_);
       for (const KeyValueWrite& w : batch) {
-        (void)(w.value ? wb.Put(ToSlice(w.key), ToSlice(*w.value)) : wb.Delete(ToSlice(w.key)));
+        if (w.value.has_value()) {
+          lib_->rocksdb_writebatch_put(batch_, w.key.data(), w.key.size(), w.value->data(),
+                                       w.value->size());
+        } else {
+          lib_->rocksdb_writebatch_delete(batch_, w.key.data(), w.key.size());
+        }
       }
-      rocksdb::WriteOptions no_wal;
-      no_wal.disableWAL = true;
-      return TranslateRocksDb(dbs_[p]->Write(no_wal, &wb), "write");
+      char* failure = nullptr;
+      lib_->rocksdb_write(dbs_[p], no_wal_, batch_, &failure);
+      return lib_->Check(failure, "write");
     }
     SstBulkLoader& loader = *loaders_[p];
     if (loader.buffered_bytes() >= config_.bulk_chunk_bytes_max) {
@@ -81,24 +86,32 @@ class RawWriter {
   }
 
   void Close() {
-    for (auto& db : dbs_) {
-      if (db != nullptr) (void)db->Close();
-    }
+    loaders_.clear();
+    for (rocksdb_t* db : dbs_) lib_->rocksdb_close(db);
     dbs_.clear();
+    if (lib_ != nullptr) {
+      if (batch_ != nullptr) lib_->rocksdb_writebatch_destroy(batch_);
+      if (no_wal_ != nullptr) lib_->rocksdb_writeoptions_destroy(no_wal_);
+    }
+    batch_ = nullptr;
+    no_wal_ = nullptr;
   }
 
  private:
   absl::Status Ingest(int32_t p) {
     // Fresh DBs: the first chunk may drop its tombstones, as the store does.
-    if (absl::Status s = loaders_[p]->IngestInto(*dbs_[p], first_chunk_[p]); !s.ok()) return s;
+    if (absl::Status s = loaders_[p]->IngestInto(dbs_[p], first_chunk_[p]); !s.ok()) return s;
     first_chunk_[p] = false;
     return absl::OkStatus();
   }
 
   const WritePath path_;
   const LimitConfig config_;
-  rocksdb::Options options_;
-  std::vector<std::unique_ptr<rocksdb::DB>> dbs_;
+  const RocksDbLibrary* lib_ = nullptr;
+  std::unique_ptr<RocksDbOptions> options_;  // the loaders hold a reference: it stays put
+  rocksdb_writeoptions_t* no_wal_ = nullptr;
+  rocksdb_writebatch_t* batch_ = nullptr;  // reused: cleared before each write
+  std::vector<rocksdb_t*> dbs_;
   std::vector<std::unique_ptr<SstBulkLoader>> loaders_;
   std::vector<bool> first_chunk_;
 };
@@ -158,22 +171,30 @@ const char* WritePathName(WritePath path) {
 }
 
 absl::StatusOr<StoreDigest> DigestOfRocksDb(const std::string& dir) {
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Options options = KafkaStreamsRocksDbOptions();
-  options.create_if_missing = false;
-  if (absl::Status s = TranslateRocksDb(rocksdb::DB::OpenForReadOnly(options, dir, &raw),
-                                        "open for reading " + dir);
-      !s.ok()) {
-    return s;
-  }
-  std::unique_ptr<rocksdb::DB> db(raw);
-  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  absl::StatusOr<const RocksDbLibrary*> library = RocksDb();
+  if (!library.ok()) return library.status();
+  const RocksDbLibrary& lib = **library;
+  RocksDbOptions options = KafkaStreamsRocksDbOptions(lib);
+  lib.rocksdb_options_set_create_if_missing(options.get(), 0);
+  char* failure = nullptr;
+  rocksdb_t* db = lib.rocksdb_open_for_read_only(options.get(), dir.c_str(), 0, &failure);
+  if (absl::Status s = lib.Check(failure, "open for reading " + dir); !s.ok()) return s;
+  rocksdb_readoptions_t* read = lib.rocksdb_readoptions_create();
+  rocksdb_iterator_t* it = lib.rocksdb_create_iterator(db, read);
   StoreDigest digest;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    digest.Add(std::string_view(it->key().data(), it->key().size()),
-               std::string_view(it->value().data(), it->value().size()));
+  for (lib.rocksdb_iter_seek_to_first(it); lib.rocksdb_iter_valid(it) != 0;
+       lib.rocksdb_iter_next(it)) {
+    size_t key_length = 0;
+    size_t value_length = 0;
+    const char* key = lib.rocksdb_iter_key(it, &key_length);
+    const char* value = lib.rocksdb_iter_value(it, &value_length);
+    digest.Add(std::string_view(key, key_length), std::string_view(value, value_length));
   }
-  if (absl::Status s = TranslateRocksDb(it->status(), "iterate " + dir); !s.ok()) return s;
+  lib.rocksdb_iter_get_error(it, &failure);
+  lib.rocksdb_iter_destroy(it);
+  lib.rocksdb_readoptions_destroy(read);
+  lib.rocksdb_close(db);
+  if (absl::Status s = lib.Check(failure, "iterate " + dir); !s.ok()) return s;
   return digest;
 }
 

@@ -31,6 +31,20 @@ absl::Status BuildStreamsPeer(const std::string& log_path) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> StreamsPeerRocksDbLibrary(const std::string& log_path) {
+  std::string out;
+  const int rc = RunCommand(PeerScript() + " rocksdb-library", log_path, &out);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  const size_t line = out.rfind('\n');
+  std::string path = line == std::string::npos ? out : out.substr(line + 1);
+  if (rc != 0 || path.empty() || path[0] != '/') {
+    return absl::UnavailableError(fmt::format(
+        "could not find Kafka Streams' RocksDB library (tools/kafka/peer rocksdb-library, exit "
+        "{}; see {})", rc, log_path));
+  }
+  return path;
+}
+
 absl::StatusOr<Measurement> RunStreamsPeer(const std::string& bootstrap, const AppSpec& app,
                                            const std::string& guarantee,
                                            const std::string& state_dir,

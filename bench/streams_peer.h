@@ -22,6 +22,10 @@ namespace restoresim::bench {
 // Builds the peer (a no-op when it is up to date). `log_path` receives Maven's messages.
 absl::Status BuildStreamsPeer(const std::string& log_path);
 
+// The path of the RocksDB native library Kafka Streams runs on, taken from the peer's
+// rocksdbjni jar (`tools/kafka/peer rocksdb-library`, which builds the peer first).
+absl::StatusOr<std::string> StreamsPeerRocksDbLibrary(const std::string& log_path);
+
 // Runs Kafka Streams on `app` with a fresh `state_dir` and processing.guarantee `guarantee`
 // (at_least_once or exactly_once_v2: then its restore consumer reads committed records only);
 // `version` receives Kafka Streams' own.

@@ -1,29 +1,22 @@
 // The RocksDB adapter: the one place in core/ that talks to RocksDB (with its bulk loader and
-// options). RocksDB statuses are translated once, in rocksdb_status.h.
+// options), through the process's RocksDB (rocksdb_library.h), whose errors it translates.
 #include "core/state/rocksdb_store.h"
 
 #include <dirent.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <rocksdb/db.h>
-#include <rocksdb/env.h>
-#include <rocksdb/options.h>
-#include <rocksdb/write_batch.h>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
-#include "core/state/rocksdb_options.h"
-#include "core/state/rocksdb_status.h"
 #include "core/util/check.h"
 
 namespace restoresim {
 namespace {
-
-rocksdb::WriteOptions NoWal() {
-  rocksdb::WriteOptions options;
-  options.disableWAL = true;  // the changelog is the log, as in Kafka Streams
-  return options;
-}
 
 // Where a bulk restoration writes its chunk files before they are moved into the DB: inside
 // the store's directory, so a wipe removes leftovers, and in a subdirectory, where RocksDB's
@@ -74,101 +67,138 @@ absl::Status CheckEntriesAreFiles(const std::string& dir, const std::string& nam
   return status;
 }
 
+// What stat(2) says of `path`: missing (as RocksDB's FileExists: ENOENT or ENOTDIR), a
+// directory, something else, or an error saying why it cannot tell.
+enum class PathKind { kMissing, kDirectory, kOther };
+absl::StatusOr<PathKind> KindOf(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return S_ISDIR(st.st_mode) ? PathKind::kDirectory
+                                                                  : PathKind::kOther;
+  if (errno == ENOENT || errno == ENOTDIR) return PathKind::kMissing;
+  return absl::UnavailableError(fmt::format("rocksdb open: stat {}: {}", path,
+                                            std::strerror(errno)));
+}
+
 // Whether the MANIFEST that `dir`'s CURRENT names is missing or not a file (damage, where an
 // I/O error opening the database may also be a passing one).
-bool ManifestIsGone(rocksdb::Env* env, const std::string& dir) {
-  std::string current;
-  if (!rocksdb::ReadFileToString(env, dir + "/CURRENT", &current).ok()) return false;
+bool ManifestIsGone(const std::string& dir) {
+  std::ifstream in(dir + "/CURRENT", std::ios::binary);
+  if (!in) return false;
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  std::string current = bytes.str();
   while (!current.empty() && (current.back() == '\n' || current.back() == '\r')) {
     current.pop_back();
   }
   if (current.empty() || current.find('/') != std::string::npos) return false;
-  const std::string manifest = dir + "/" + current;
-  if (env->FileExists(manifest).IsNotFound()) return true;
-  bool is_dir = false;
-  return env->IsDirectory(manifest, &is_dir).ok() && is_dir;
+  const absl::StatusOr<PathKind> kind = KindOf(dir + "/" + current);
+  return kind.ok() && *kind != PathKind::kOther;
 }
 
 }  // namespace
 
-RocksDbStore::RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options,
+RocksDbStore::RocksDbStore(const RocksDbLibrary& lib, RocksDbOptions db_options,
                            std::string dir, std::string name, RocksDbStoreOptions options)
-    : db_(std::move(db)),
+    : lib_(lib),
+      no_wal_(lib.rocksdb_writeoptions_create()),
+      read_(lib.rocksdb_readoptions_create()),
       db_options_(std::move(db_options)),
       dir_(std::move(dir)),
       name_(std::move(name)),
-      options_(options) {}
+      options_(options) {
+  lib_.rocksdb_writeoptions_disable_WAL(no_wal_, 1);
+}
 
-RocksDbStore::~RocksDbStore() { (void)Close(); }
+RocksDbStore::~RocksDbStore() {
+  (void)Close();
+  lib_.rocksdb_writeoptions_destroy(no_wal_);
+  lib_.rocksdb_readoptions_destroy(read_);
+}
 
 absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(const std::string& dir,
                                                                  std::string name,
                                                                  RocksDbStoreOptions options) {
-  rocksdb::Options db_options = KafkaStreamsRocksDbOptions();
+  absl::StatusOr<const RocksDbLibrary*> lib = RocksDb();
+  if (!lib.ok()) return lib.status();
+  RocksDbOptions db_options = KafkaStreamsRocksDbOptions(**lib);
   // The offsets family is flushed with the data, in one version edit: its offset is durable
   // exactly when the data it reaches is. A database from before it existed gains it empty.
-  db_options.atomic_flush = true;
-  db_options.create_missing_column_families = true;
-  // A database is its CURRENT file (naming the live MANIFEST): without one, DB::Open with
+  (*lib)->rocksdb_options_set_atomic_flush(db_options.get(), 1);
+  (*lib)->rocksdb_options_set_create_missing_column_families(db_options.get(), 1);
+  // A database is its CURRENT file (naming the live MANIFEST): without one, opening with
   // create_if_missing makes a new, empty database, whatever else the directory holds.
   // Damage of the store's own files is data loss (the task is wiped and restored), never an
   // error retried as it is: a file in place of the directory, ...
-  bool is_dir = true;
-  if (db_options.env->IsDirectory(dir, &is_dir).ok() && !is_dir) {
+  if (absl::StatusOr<PathKind> kind = KindOf(dir); kind.ok() && *kind == PathKind::kOther) {
     return absl::DataLossError(fmt::format("store '{}': {} is not a directory", name, dir));
   }
-  const rocksdb::Status current = db_options.env->FileExists(dir + "/CURRENT");
-  if (!current.ok() && !current.IsNotFound()) {
-    return TranslateRocksDb(current, "open " + dir);
-  }
-  const bool created = current.IsNotFound();
+  const absl::StatusOr<PathKind> current = KindOf(dir + "/CURRENT");
+  if (!current.ok()) return current.status();
+  const bool created = *current == PathKind::kMissing;
   // ... something other than a file among the database's files (RocksDB opens every table
   // file at open: a FIFO in place of one would wait for a writer for ever), ...
   if (absl::Status s = CheckEntriesAreFiles(dir, name); !s.ok()) return s;
+  auto store = std::unique_ptr<RocksDbStore>(
+      new RocksDbStore(**lib, std::move(db_options), dir, std::move(name), options));
+  if (absl::Status s = store->OpenDb(created); !s.ok()) return s;
+  RS_CHECK(store->db_ != nullptr && store->offsets_ != nullptr);
+  return store;
+}
+
+// Opens the DB with both column families; reads back the offset it reaches.
+absl::Status RocksDbStore::OpenDb(bool created) {
+  RS_CHECK(db_ == nullptr, "store '{}' opened twice", name_);
   // Whether the database already had its offsets family: if so, a missing offset means "0"
   // (made, never flushed since); if not, it is a database of an earlier release (unknown).
   bool had_offsets = false;
   if (!created) {
-    std::vector<std::string> names;
-    if (rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(db_options), dir, &names).ok()) {
-      had_offsets = std::find(names.begin(), names.end(), kOffsetsFamily) != names.end();
+    size_t count = 0;
+    char* error = nullptr;
+    char** names =
+        lib_.rocksdb_list_column_families(db_options_.get(), dir_.c_str(), &count, &error);
+    if (error == nullptr) {
+      for (size_t i = 0; i < count; ++i) had_offsets |= std::strcmp(names[i], kOffsetsFamily) == 0;
+      lib_.rocksdb_list_column_families_destroy(names, count);
     }
+    lib_.rocksdb_free(error);
   }
-  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions(db_options)},
-      {kOffsetsFamily, rocksdb::ColumnFamilyOptions(db_options)}};
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  const rocksdb::Status opened =
-      rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);
+  const char* families[] = {"default", kOffsetsFamily};
+  const rocksdb_options_t* family_options[] = {db_options_.get(), db_options_.get()};
+  rocksdb_column_family_handle_t* handles[] = {nullptr, nullptr};
+  char* error = nullptr;
+  rocksdb_t* db = lib_.rocksdb_open_column_families(db_options_.get(), dir_.c_str(), 2, families,
+                                                    family_options, handles, &error);
   // ... or a MANIFEST that CURRENT names and that is missing or a directory.
-  if (!created && opened.IsIOError() && ManifestIsGone(db_options.env, dir)) {
-    return absl::DataLossError(fmt::format("store '{}': rocksdb open {}: {}", name, dir,
-                                           opened.ToString()));
+  if (!created && error != nullptr && std::strncmp(error, "IO error: ", 10) == 0 &&
+      ManifestIsGone(dir_)) {
+    const std::string why = error;
+    lib_.rocksdb_free(error);
+    return absl::DataLossError(fmt::format("store '{}': rocksdb open {}: {}", name_, dir_, why));
   }
-  if (absl::Status s = TranslateRocksDb(opened, "open " + dir); !s.ok()) return s;
-  RS_CHECK(handles.size() == 2, "open {}: {} column families", dir, handles.size());
-  auto store = std::unique_ptr<RocksDbStore>(new RocksDbStore(
-      std::unique_ptr<rocksdb::DB>(raw), std::move(db_options), dir, std::move(name), options));
-  store->data_ = handles[0];
-  store->offsets_ = handles[1];
-  store->created_ = created;
-  if (absl::Status s = store->ReadCommittedOffset(); !s.ok()) return s;
-  if (had_offsets && !store->committed_offset_.has_value()) store->committed_offset_ = 0;
+  if (absl::Status s = lib_.Check(error, "open " + dir_); !s.ok()) return s;
+  RS_CHECK(db != nullptr && handles[0] != nullptr && handles[1] != nullptr, "open {}", dir_);
+  db_ = db;
+  data_ = handles[0];
+  offsets_ = handles[1];
+  created_ = created;
+  if (absl::Status s = ReadCommittedOffset(); !s.ok()) return s;
+  if (had_offsets && !committed_offset_.has_value()) committed_offset_ = 0;
   // A new database reaches offset 0, durably at once: a copy of it taken before its first
   // flush must not pass as a database of an earlier release (offset unknown, trusted).
-  if (created) {
-    if (absl::Status s = store->Commit(0); !s.ok()) return s;
-  }
-  return store;
+  if (created) return Commit(0);
+  return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::ReadCommittedOffset() {
-  std::string value;
-  const rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), offsets_, kOffsetKey, &value);
-  if (s.IsNotFound()) return absl::OkStatus();
-  if (absl::Status t = TranslateRocksDb(s, "read the changelog offset"); !t.ok()) return t;
-  absl::StatusOr<int64_t> offset = DecodeOffset(value);
+  size_t length = 0;
+  char* error = nullptr;
+  char* value = lib_.rocksdb_get_cf(db_, read_, offsets_, kOffsetKey, sizeof(kOffsetKey) - 1,
+                                    &length, &error);
+  if (absl::Status t = lib_.Check(error, "read the changelog offset"); !t.ok()) return t;
+  if (value == nullptr) return absl::OkStatus();  // not found
+  const std::string bytes(value, length);
+  lib_.rocksdb_free(value);
+  absl::StatusOr<int64_t> offset = DecodeOffset(bytes);
   if (!offset.ok()) {
     return absl::DataLossError(fmt::format("store '{}' in {}: {}", name_, dir_,
                                            std::string(offset.status().message())));
@@ -187,35 +217,49 @@ absl::Status RocksDbStore::CheckOpen() const {
 absl::Status RocksDbStore::Put(std::string_view key, std::string_view value) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = LeaveBulk(); !s.ok()) return s;
-  return TranslateRocksDb(db_->Put(NoWal(), ToSlice(key), ToSlice(value)), "put");
+  char* error = nullptr;
+  lib_.rocksdb_put_cf(db_, no_wal_, data_, key.data(), key.size(), value.data(), value.size(),
+                      &error);
+  return lib_.Check(error, "put");
 }
 
 absl::Status RocksDbStore::Delete(std::string_view key) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = LeaveBulk(); !s.ok()) return s;
-  return TranslateRocksDb(db_->Delete(NoWal(), ToSlice(key)), "delete");
+  char* error = nullptr;
+  lib_.rocksdb_delete_cf(db_, no_wal_, data_, key.data(), key.size(), &error);
+  return lib_.Check(error, "delete");
 }
 
 absl::StatusOr<std::optional<std::string>> RocksDbStore::Get(std::string_view key) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-  std::string value;
-  const rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ToSlice(key), &value);
-  if (s.IsNotFound()) return std::optional<std::string>();
-  if (absl::Status t = TranslateRocksDb(s, "get"); !t.ok()) return t;
-  return std::optional<std::string>(std::move(value));
+  size_t length = 0;
+  char* error = nullptr;
+  char* value = lib_.rocksdb_get_cf(db_, read_, data_, key.data(), key.size(), &length, &error);
+  if (absl::Status t = lib_.Check(error, "get"); !t.ok()) return t;
+  if (value == nullptr) return std::optional<std::string>();  // not found
+  std::optional<std::string> found(std::in_place, value, length);
+  lib_.rocksdb_free(value);
+  return found;
 }
 
 absl::Status RocksDbStore::ApplyBatch(const std::vector<KeyValueWrite>& writes) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = LeaveBulk(); !s.ok()) return s;
-  rocksdb::WriteBatch batch;
+  rocksdb_writebatch_t* batch = lib_.rocksdb_writebatch_create();
   for (const KeyValueWrite& w : writes) {
-    const rocksdb::Status s =
-        w.value ? batch.Put(ToSlice(w.key), ToSlice(*w.value)) : batch.Delete(ToSlice(w.key));
-    if (absl::Status t = TranslateRocksDb(s, "batch"); !t.ok()) return t;
+    if (w.value.has_value()) {
+      lib_.rocksdb_writebatch_put(batch, w.key.data(), w.key.size(), w.value->data(),
+                                  w.value->size());
+    } else {
+      lib_.rocksdb_writebatch_delete(batch, w.key.data(), w.key.size());
+    }
   }
-  return TranslateRocksDb(db_->Write(NoWal(), &batch), "write batch");
+  char* error = nullptr;
+  lib_.rocksdb_write(db_, no_wal_, batch, &error);
+  lib_.rocksdb_writebatch_destroy(batch);
+  return lib_.Check(error, "write batch");
 }
 
 bool RocksDbStore::TakesBulkPath(int64_t records_expected) const {
@@ -231,9 +275,15 @@ bool RocksDbStore::TakesBulkPath(int64_t records_expected) const {
 }
 
 bool RocksDbStore::DbIsEmpty() const {
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  it->SeekToFirst();
-  return !it->Valid() && it->status().ok();  // an error counts as "may hold data"
+  rocksdb_iterator_t* it = lib_.rocksdb_create_iterator_cf(db_, read_, data_);
+  lib_.rocksdb_iter_seek_to_first(it);
+  char* error = nullptr;
+  const bool valid = lib_.rocksdb_iter_valid(it) != 0;
+  lib_.rocksdb_iter_get_error(it, &error);
+  lib_.rocksdb_iter_destroy(it);
+  const bool failed = error != nullptr;
+  lib_.rocksdb_free(error);
+  return !valid && !failed;  // an error counts as "may hold data"
 }
 
 void RocksDbStore::BeginRestore(int64_t records_expected) {
@@ -245,6 +295,7 @@ void RocksDbStore::BeginRestore(int64_t records_expected) {
   }
   ++stats_.restores_bulk;
   bulk_ = std::make_unique<SstBulkLoader>(ScratchDir(dir_), db_options_);
+  RS_CHECK(bulk_->empty());
   bulk_into_empty_ = DbIsEmpty();
 }
 
@@ -261,7 +312,7 @@ absl::Status RocksDbStore::RestoreBatch(std::vector<KeyValueWrite> writes) {
 
 absl::Status RocksDbStore::IngestBuffered() {
   if (bulk_ == nullptr || bulk_->empty()) return absl::OkStatus();
-  if (absl::Status s = bulk_->IngestInto(*db_, bulk_into_empty_); !s.ok()) return s;
+  if (absl::Status s = bulk_->IngestInto(db_, bulk_into_empty_); !s.ok()) return s;
   bulk_into_empty_ = false;  // the DB now holds this chunk: later deletions must be kept
   return absl::OkStatus();
 }
@@ -297,7 +348,19 @@ RocksDbStoreStats RocksDbStore::stats() const {
 absl::Status RocksDbStore::Flush() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-  return TranslateRocksDb(db_->Flush(rocksdb::FlushOptions(), {data_, offsets_}), "flush");
+  return FlushBoth();
+}
+
+// One atomic flush of both families (atomic_flush), waited for.
+absl::Status RocksDbStore::FlushBoth() {
+  RS_CHECK(db_ != nullptr && data_ != nullptr && offsets_ != nullptr);
+  rocksdb_flushoptions_t* options = lib_.rocksdb_flushoptions_create();
+  lib_.rocksdb_flushoptions_set_wait(options, 1);
+  rocksdb_column_family_handle_t* families[] = {data_, offsets_};
+  char* error = nullptr;
+  lib_.flush_cfs(db_, options, families, 2, &error);
+  lib_.rocksdb_flushoptions_destroy(options);
+  return lib_.Check(error, "flush");
 }
 
 // The offset goes into the offsets family's memtable, then one atomic flush of both families
@@ -307,17 +370,12 @@ absl::Status RocksDbStore::Commit(int64_t changelog_offset) {
   RS_CHECK(changelog_offset >= 0, "store '{}': changelog offset {}", name_, changelog_offset);
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-  if (absl::Status s = TranslateRocksDb(
-          db_->Put(NoWal(), offsets_, kOffsetKey, EncodeOffset(changelog_offset)),
-          "record the changelog offset");
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          TranslateRocksDb(db_->Flush(rocksdb::FlushOptions(), {data_, offsets_}), "flush");
-      !s.ok()) {
-    return s;
-  }
+  const std::string encoded = EncodeOffset(changelog_offset);
+  char* error = nullptr;
+  lib_.rocksdb_put_cf(db_, no_wal_, offsets_, kOffsetKey, sizeof(kOffsetKey) - 1,
+                      encoded.data(), encoded.size(), &error);
+  if (absl::Status s = lib_.Check(error, "record the changelog offset"); !s.ok()) return s;
+  if (absl::Status s = FlushBoth(); !s.ok()) return s;
   committed_offset_ = changelog_offset;
   RS_CHECK(committed_offset_ == changelog_offset);
   return absl::OkStatus();
@@ -329,33 +387,41 @@ absl::Status RocksDbStore::Close() {
   // is off); a failure is reported, and the store closes anyway.
   const absl::Status drained = LeaveBulk();
   bulk_.reset();
-  for (rocksdb::ColumnFamilyHandle* h : {data_, offsets_}) {
-    if (h != nullptr) (void)db_->DestroyColumnFamilyHandle(h);
+  for (rocksdb_column_family_handle_t* h : {data_, offsets_}) {
+    if (h != nullptr) lib_.rocksdb_column_family_handle_destroy(h);
   }
   data_ = nullptr;
   offsets_ = nullptr;
-  const rocksdb::Status s = db_->Close();
-  db_.reset();
-  if (!drained.ok()) return drained;
-  return TranslateRocksDb(s, "close");
+  // The C API's close flushes the memtables and reports nothing (DB::Close's status is lost).
+  lib_.rocksdb_close(db_);
+  db_ = nullptr;
+  return drained;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> RocksDbStore::ReadAll() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
   std::map<std::string, std::string> all;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    all.emplace(it->key().ToString(), it->value().ToString());
+  rocksdb_iterator_t* it = lib_.rocksdb_create_iterator_cf(db_, read_, data_);
+  for (lib_.rocksdb_iter_seek_to_first(it); lib_.rocksdb_iter_valid(it) != 0;
+       lib_.rocksdb_iter_next(it)) {
+    size_t key_length = 0;
+    size_t value_length = 0;
+    const char* key = lib_.rocksdb_iter_key(it, &key_length);
+    const char* value = lib_.rocksdb_iter_value(it, &value_length);
+    all.emplace(std::string(key, key_length), std::string(value, value_length));
   }
-  if (absl::Status s = TranslateRocksDb(it->status(), "iterate"); !s.ok()) return s;
+  char* error = nullptr;
+  lib_.rocksdb_iter_get_error(it, &error);
+  lib_.rocksdb_iter_destroy(it);
+  if (absl::Status s = lib_.Check(error, "iterate"); !s.ok()) return s;
   return all;
 }
 
 uint64_t RocksDbStore::NumEntries() const {
   if (db_ == nullptr) return 0;
   uint64_t n = 0;
-  db_->GetIntProperty("rocksdb.estimate-num-keys", &n);
+  (void)lib_.rocksdb_property_int_cf(db_, data_, "rocksdb.estimate-num-keys", &n);
   return n;
 }
 

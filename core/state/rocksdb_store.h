@@ -2,7 +2,8 @@
 // stores (rocksdb_options.h): the write-ahead log off (the changelog is the log), durability at
 // Flush() (a memtable flush). RocksDB reaches the disk through its own Env, not our file-system
 // port, so it serves real runs only; under the simulator LogStore stands in with the same
-// durability contract.
+// durability contract. It speaks RocksDB's C API through the process's RocksDB
+// (rocksdb_library.h): Debian's linked library, or the one Kafka Streams bundles.
 //
 // Restoration takes one of two write paths (chosen at BeginRestore, per RocksDbStoreOptions):
 //   WriteBatch  every batch of restored records is one WriteBatch into the memtable, as Kafka
@@ -26,12 +27,9 @@
 #include <string>
 
 #include "core/state/key_value_store.h"
+#include "core/state/rocksdb_library.h"
+#include "core/state/rocksdb_options.h"
 #include "core/state/sst_bulk_loader.h"
-
-namespace rocksdb {
-class ColumnFamilyHandle;
-class DB;
-}  // namespace rocksdb
 
 namespace restoresim {
 
@@ -54,7 +52,7 @@ struct RocksDbStoreStats {
 
 class RocksDbStore final : public KeyValueStore {
  public:
-  // Opens (creating if needed) the database in directory `dir`.
+  // Opens (creating if needed) the database in directory `dir`, with the process's RocksDB.
   static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(const std::string& dir,
                                                             std::string name,
                                                             RocksDbStoreOptions options = {});
@@ -82,8 +80,10 @@ class RocksDbStore final : public KeyValueStore {
   bool bulk_restoring() const { return bulk_ != nullptr; }
 
  private:
-  RocksDbStore(std::unique_ptr<rocksdb::DB> db, rocksdb::Options db_options, std::string dir,
+  RocksDbStore(const RocksDbLibrary& lib, RocksDbOptions db_options, std::string dir,
                std::string name, RocksDbStoreOptions options);
+  absl::Status OpenDb(bool created);
+  absl::Status FlushBoth();
   absl::Status CheckOpen() const;
   absl::Status ReadCommittedOffset();
   bool TakesBulkPath(int64_t records_expected) const;
@@ -93,11 +93,14 @@ class RocksDbStore final : public KeyValueStore {
   // Ingests the buffered chunk and leaves the bulk path (a write outside restoration).
   absl::Status LeaveBulk();
 
-  std::unique_ptr<rocksdb::DB> db_;
-  rocksdb::ColumnFamilyHandle* data_ = nullptr;     // the default family: the store's entries
-  rocksdb::ColumnFamilyHandle* offsets_ = nullptr;  // the changelog offset (Commit)
+  const RocksDbLibrary& lib_;
+  rocksdb_t* db_ = nullptr;
+  rocksdb_column_family_handle_t* data_ = nullptr;     // the default family: the entries
+  rocksdb_column_family_handle_t* offsets_ = nullptr;  // the changelog offset (Commit)
+  rocksdb_writeoptions_t* no_wal_ = nullptr;  // the changelog is the log, as in Kafka Streams
+  rocksdb_readoptions_t* read_ = nullptr;
   std::optional<int64_t> committed_offset_;
-  const rocksdb::Options db_options_;  // what db_ was opened with (chunk files need the same)
+  const RocksDbOptions db_options_;  // what db_ was opened with (chunk files need the same)
   const std::string dir_;
   std::string name_;
   const RocksDbStoreOptions options_;

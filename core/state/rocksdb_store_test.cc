@@ -7,8 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include <rocksdb/db.h>
-
 #include "core/state/log_store.h"
 #include "core/port/posix_file_system.h"
 #include "core/util/prng.h"
@@ -108,13 +106,18 @@ TEST_F(RocksDbStoreTest, CreatedOnOpenOnlyWhenTheDirectoryHeldNoDatabase) {
 TEST_F(RocksDbStoreTest, CommitRecordsTheOffsetAndOldDatabasesOpenWithoutOne) {
   {
     // A database as a release before the offsets family wrote it: the default family only.
-    rocksdb::Options options;
-    options.create_if_missing = true;
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(options, dir_ + "/db", &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "a", "1").ok());
-    ASSERT_TRUE(db->Close().ok());
+    const RocksDbLibrary& lib = **RocksDb();
+    rocksdb_options_t* options = lib.rocksdb_options_create();
+    lib.rocksdb_options_set_create_if_missing(options, 1);
+    char* error = nullptr;
+    rocksdb_t* db = lib.rocksdb_open(options, (dir_ + "/db").c_str(), &error);
+    ASSERT_TRUE(lib.Check(error, "open").ok());
+    rocksdb_writeoptions_t* write = lib.rocksdb_writeoptions_create();
+    lib.rocksdb_put(db, write, "a", 1, "1", 1, &error);
+    ASSERT_TRUE(lib.Check(error, "put").ok());
+    lib.rocksdb_writeoptions_destroy(write);
+    lib.rocksdb_close(db);
+    lib.rocksdb_options_destroy(options);
   }
   {
     auto store = RocksDbStore::Open(dir_ + "/db", "s");

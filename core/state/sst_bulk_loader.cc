@@ -1,14 +1,13 @@
 #include "core/state/sst_bulk_loader.h"
 
 #include <fmt/format.h>
-#include <rocksdb/db.h>
-#include <rocksdb/env.h>
-#include <rocksdb/sst_file_writer.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
-#include "core/state/rocksdb_status.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -32,10 +31,16 @@ uint64_t PrefixAt(std::string_view key, size_t offset) {
   return prefix;
 }
 
+// The chunk files' directory, made when missing (an I/O error is retryable).
+absl::Status MakeDirectory(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return absl::OkStatus();
+  return absl::UnavailableError(fmt::format("mkdir {}: {}", dir, std::strerror(errno)));
+}
+
 }  // namespace
 
-SstBulkLoader::SstBulkLoader(std::string scratch_dir, rocksdb::Options options)
-    : scratch_dir_(std::move(scratch_dir)), options_(std::move(options)) {}
+SstBulkLoader::SstBulkLoader(std::string scratch_dir, const RocksDbOptions& options)
+    : scratch_dir_(std::move(scratch_dir)), options_(options), lib_(options.lib()) {}
 
 void SstBulkLoader::Add(KeyValueWrite write) {
   RS_CHECK(writes_.size() < UINT32_MAX, "bulk chunk of more than 2^32 writes");
@@ -54,7 +59,7 @@ bool SstBulkLoader::Less(const Entry& a, const Entry& b) const {
   if (a.prefix != b.prefix) return a.prefix < b.prefix;
   const std::string& ka = writes_[a.index].key;
   const std::string& kb = writes_[b.index].key;
-  const int c = ToSlice(ka).compare(ToSlice(kb));  // bytewise, as RocksDB's default comparator
+  const int c = std::string_view(ka).compare(kb);  // bytewise, as RocksDB's default comparator
   if (c != 0) return c < 0;
   return a.index < b.index;  // the same key: arrival order, so the last write comes last
 }
@@ -89,10 +94,22 @@ void SstBulkLoader::Prefetch(const std::vector<Entry>& sorted, size_t i) const {
 
 absl::Status SstBulkLoader::WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
                                       const std::string& path, int64_t& written) {
-  // The written pages stay cached (the default drops them): restored data is read soon.
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options_, nullptr,
-                                /*invalidate_page_cache=*/false);
-  if (absl::Status s = TranslateRocksDb(writer.Open(path), "open sst " + path); !s.ok()) return s;
+  // The C API's writer drops the written pages from the page cache as it goes (RocksDB's
+  // default); the C++ API could keep them, the C API cannot say so.
+  rocksdb_envoptions_t* env = lib_.rocksdb_envoptions_create();
+  rocksdb_sstfilewriter_t* writer = lib_.rocksdb_sstfilewriter_create(env, options_.get());
+  lib_.rocksdb_envoptions_destroy(env);
+  absl::Status s = WriteEntries(writer, sorted, drop_tombstones, path, written);
+  lib_.rocksdb_sstfilewriter_destroy(writer);
+  return s;
+}
+
+absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer,
+                                         const std::vector<Entry>& sorted, bool drop_tombstones,
+                                         const std::string& path, int64_t& written) {
+  char* error = nullptr;
+  lib_.rocksdb_sstfilewriter_open(writer, path.c_str(), &error);
+  if (absl::Status s = lib_.Check(error, "open sst " + path); !s.ok()) return s;
   for (size_t i = 0; i < sorted.size(); ++i) {
     Prefetch(sorted, i);
     const KeyValueWrite& w = writes_[sorted[i].index];
@@ -105,34 +122,41 @@ absl::Status SstBulkLoader::WriteFile(const std::vector<Entry>& sorted, bool dro
       ++stats_.tombstones_dropped;
       continue;
     }
-    const rocksdb::Status s = w.value ? writer.Put(ToSlice(w.key), ToSlice(*w.value))
-                                      : writer.Delete(ToSlice(w.key));
-    if (absl::Status t = TranslateRocksDb(s, "sst add"); !t.ok()) return t;
+    if (w.value.has_value()) {
+      lib_.rocksdb_sstfilewriter_put(writer, w.key.data(), w.key.size(), w.value->data(),
+                                     w.value->size(), &error);
+    } else {
+      lib_.rocksdb_sstfilewriter_delete(writer, w.key.data(), w.key.size(), &error);
+    }
+    if (absl::Status t = lib_.Check(error, "sst add"); !t.ok()) return t;
     ++written;
   }
   if (written == 0) return absl::OkStatus();  // nothing left: the caller removes the file
-  return TranslateRocksDb(writer.Finish(), "finish sst " + path);
+  lib_.rocksdb_sstfilewriter_finish(writer, &error);
+  return lib_.Check(error, "finish sst " + path);
 }
 
-absl::Status SstBulkLoader::IngestInto(rocksdb::DB& db, bool drop_tombstones) {
+absl::Status SstBulkLoader::IngestInto(rocksdb_t* db, bool drop_tombstones) {
+  RS_CHECK(db != nullptr, "bulk ingestion into a closed DB");
   if (writes_.empty()) return absl::OkStatus();
-  rocksdb::Env* env = rocksdb::Env::Default();
-  if (absl::Status s = TranslateRocksDb(env->CreateDirIfMissing(scratch_dir_), "mkdir");
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = MakeDirectory(scratch_dir_); !s.ok()) return s;
   const std::string path = fmt::format("{}/chunk-{}.sst", scratch_dir_, next_file_++);
   const std::vector<Entry> sorted = SortedEntries();
   const int64_t dropped_before = stats_.tombstones_dropped;
   int64_t written = 0;
   absl::Status s = WriteFile(sorted, drop_tombstones, path, written);
   if (s.ok() && written > 0) {
-    rocksdb::IngestExternalFileOptions ingest;
-    ingest.move_files = true;          // a hard link: the chunk is not copied again
-    ingest.allow_blocking_flush = true;  // an overlapping memtable is flushed first (older)
-    s = TranslateRocksDb(db.IngestExternalFile({path}, ingest), "ingest " + path);
+    rocksdb_ingestexternalfileoptions_t* ingest = lib_.rocksdb_ingestexternalfileoptions_create();
+    // A hard link: the chunk is not copied again. An overlapping memtable is flushed first.
+    lib_.rocksdb_ingestexternalfileoptions_set_move_files(ingest, 1);
+    lib_.rocksdb_ingestexternalfileoptions_set_allow_blocking_flush(ingest, 1);
+    const char* files[] = {path.c_str()};
+    char* error = nullptr;
+    lib_.rocksdb_ingest_external_file(db, files, 1, ingest, &error);
+    lib_.rocksdb_ingestexternalfileoptions_destroy(ingest);
+    s = lib_.Check(error, "ingest " + path);
   }
-  (void)env->DeleteFile(path);  // moved on success (the link stays in the DB); a leftover else
+  (void)::unlink(path.c_str());  // moved on success (the link stays in the DB); a leftover else
   if (!s.ok()) {
     stats_.tombstones_dropped = dropped_before;
     return s;

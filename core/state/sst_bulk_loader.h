@@ -2,7 +2,7 @@
 // record into the memtable (a skip-list insert per record, then a flush and compactions), it
 // buffers a chunk of records in changelog order, sorts it by key, writes the chunk's final
 // state as one sorted SST file (rocksdb::SstFileWriter) and ingests that file
-// (DB::IngestExternalFile, moved, not copied).
+// (DB::IngestExternalFile, moved, not copied), through the DB's RocksDB (rocksdb_library.h).
 //
 // Why the result equals the WriteBatch path (the same writes applied in order):
 //  1. Within a chunk the last write of a key wins: entries are ordered by (key, arrival), and
@@ -28,18 +28,13 @@
 #ifndef RESTORESIM_CORE_STATE_SST_BULK_LOADER_H_
 #define RESTORESIM_CORE_STATE_SST_BULK_LOADER_H_
 
-#include <rocksdb/options.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "core/state/key_value_store.h"
-
-namespace rocksdb {
-class DB;
-}
+#include "core/state/rocksdb_options.h"
 
 namespace restoresim {
 
@@ -53,8 +48,9 @@ struct BulkLoadStats {
 class SstBulkLoader {
  public:
   // Chunk files are written to `scratch_dir` (created when needed) and moved into the DB.
-  // `options` must be the options the DB was opened with.
-  SstBulkLoader(std::string scratch_dir, rocksdb::Options options);
+  // `options` must be the options the DB was opened with, of the DB's library; they must
+  // outlive the loader.
+  SstBulkLoader(std::string scratch_dir, const RocksDbOptions& options);
 
   void Add(KeyValueWrite write);
   bool empty() const { return writes_.empty(); }
@@ -64,7 +60,7 @@ class SstBulkLoader {
   // Writes the buffered writes as one SST file and ingests it into `db`. With drop_tombstones,
   // deletions are left out (REQUIRES: nothing in `db` can hold any of the chunk's keys). On
   // failure the buffer is kept, so a retry writes the same chunk, and no file is left behind.
-  [[nodiscard]] absl::Status IngestInto(rocksdb::DB& db, bool drop_tombstones);
+  [[nodiscard]] absl::Status IngestInto(rocksdb_t* db, bool drop_tombstones);
   // Drops the buffer (the store is being wiped or closed dirty).
   void Clear();
 
@@ -80,9 +76,12 @@ class SstBulkLoader {
   void Prefetch(const std::vector<Entry>& sorted, size_t i) const;
   absl::Status WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
                          const std::string& path, int64_t& written);
+  absl::Status WriteEntries(rocksdb_sstfilewriter_t* writer, const std::vector<Entry>& sorted,
+                            bool drop_tombstones, const std::string& path, int64_t& written);
 
   const std::string scratch_dir_;
-  const rocksdb::Options options_;
+  const RocksDbOptions& options_;
+  const RocksDbLibrary& lib_;
   std::vector<KeyValueWrite> writes_;
   size_t bytes_ = 0;
   size_t common_ = 0;  // length of the prefix every buffered key shares with writes_[0]

@@ -62,6 +62,9 @@ std::string CheckValues(const RestoreOptions& o) {
   if (r.checkpoint_fraction <= 0 || r.checkpoint_fraction > 10) {
     return "--checkpoint-fraction must be in (0, 10]";
   }
+  if (r.rocksdb_library == "peer" && r.peer.empty()) {
+    return "--rocksdb-library peer needs --peer kafka-streams";
+  }
   if (!o.restore_child.empty() && (!kafka || r.bootstrap_servers.empty() || r.work_dir.empty())) {
     return "--restore-child needs --backend kafka, --bootstrap-servers and --work-dir";
   }
@@ -78,6 +81,10 @@ absl::StatusOr<bench::RestoreBenchOptions> Prepare(const RestoreOptions& given,
   r.backend = *backend;
   if (std::string wrong = CheckValues(o); !wrong.empty()) {
     return absl::InvalidArgumentError(wrong);
+  }
+  if (!r.rocksdb_library.empty() && r.rocksdb_library != "linked" && r.rocksdb_library != "peer") {
+    // A path: loaded now, so a wrong one is a bad option, not a failed run.
+    if (absl::Status s = bench::CheckRocksDbLibrary(r.rocksdb_library); !s.ok()) return s;
   }
   r.spec.tombstone_per_mille = static_cast<uint32_t>(o.tombstones * 1000 + 0.5);
   for (absl::string_view part : absl::StrSplit(o.sizes, ',', absl::SkipEmpty())) {
@@ -145,6 +152,10 @@ void AddRunOptions(CLI::App& cmd, RestoreOptions& o) {
   cmd.add_option("--bootstrap-servers", r.bootstrap_servers,
                  "kafka: the cluster (default: start a local broker and stop it afterwards)");
   cmd.add_option("--peer", r.peer, "kafka-streams: Kafka Streams restores the same changelogs");
+  cmd.add_option("--rocksdb-library", r.rocksdb_library,
+                 "the RocksDB ours runs on: linked (Debian's), peer (Kafka Streams' own, from "
+                 "its rocksdbjni jar) or a library's path (default: $RESTORESIM_ROCKSDB_LIBRARY, "
+                 "else peer with --peer, else linked)");
   cmd.add_option("--rounds", r.rounds,
                  "rounds, interleaved: min/median/max and paired ratios (default 5)");
   cmd.add_option("--process-records", r.process_records,
