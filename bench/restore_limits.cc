@@ -39,6 +39,12 @@ class RawWriter {
       rocksdb_t* db = lib_->rocksdb_open(options_->get(), dir.c_str(), &failure);
       if (absl::Status s = lib_->Check(failure, "open " + dir); !s.ok()) return s;
       dbs_.push_back(db);
+      if (path_ == WritePath::kBulk) {  // as the store's bulk path: compacted after, not during
+        const char* keys[] = {"disable_auto_compactions"};
+        const char* values[] = {"true"};
+        lib_->rocksdb_set_options(db, 1, keys, values, &failure);
+        if (absl::Status s = lib_->Check(failure, "turn compactions off"); !s.ok()) return s;
+      }
       loaders_.push_back(std::make_unique<SstBulkLoader>(dir + "/bulk-restore", *options_));
       first_chunk_.push_back(true);
     }
@@ -62,7 +68,9 @@ class RawWriter {
     }
     SstBulkLoader& loader = *loaders_[p];
     if (loader.buffered_bytes() >= config_.bulk_chunk_bytes_max) {
-      if (absl::Status s = Ingest(p); !s.ok()) return s;
+      // As the store does: the full chunk is written by the loader's thread meanwhile.
+      if (absl::Status s = loader.IngestInBackground(dbs_[p], first_chunk_[p]); !s.ok()) return s;
+      first_chunk_[p] = false;
     }
     for (KeyValueWrite& w : batch) loader.Add(std::move(w));
     return absl::OkStatus();

@@ -30,7 +30,7 @@ const char* WritePathName(WritePath path);
 struct LimitConfig {
   std::string dir;  // DBs go to <dir>/p<partition>; the caller removes <dir>
   int32_t batch_records = 1000;
-  size_t bulk_chunk_bytes_max = 64 << 20;
+  size_t bulk_chunk_bytes_max = 16 << 20;
 };
 
 absl::StatusOr<Measurement> MeasureConsume(Backend& backend, const std::string& topic,

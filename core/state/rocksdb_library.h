@@ -72,7 +72,7 @@ inline constexpr char kRocksDbLibraryEnv[] = "RESTORESIM_ROCKSDB_LIBRARY";
   X(rocksdb_ingestexternalfileoptions_destroy)                                                \
   X(rocksdb_ingestexternalfileoptions_set_move_files)                                         \
   X(rocksdb_ingestexternalfileoptions_set_allow_blocking_flush)                               \
-  X(rocksdb_ingest_external_file) X(rocksdb_free)
+  X(rocksdb_ingest_external_file) X(rocksdb_set_options) X(rocksdb_free)
 
 struct RocksDbLibrary {
 #define RESTORESIM_ROCKSDB_FIELD(name) decltype(&::name) name = nullptr;

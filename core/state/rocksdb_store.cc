@@ -296,6 +296,11 @@ void RocksDbStore::BeginRestore(int64_t records_expected) {
   ++stats_.restores_bulk;
   bulk_ = std::make_unique<SstBulkLoader>(ScratchDir(dir_), db_options_);
   RS_CHECK(bulk_->empty());
+  // Chunk files overlap (a changelog's keys come in no order): compacting them while more come
+  // would merge each several times, on the cores the restoration needs. They are compacted
+  // once, after it (RocksDB's PrepareForBulkLoad does the same; Kafka Streams' RocksDBStore
+  // did, before 3.0, for every restoration). A failure only costs compactions.
+  compactions_off_ = SetAutoCompactions(false).ok();
   bulk_into_empty_ = DbIsEmpty();
 }
 
@@ -304,7 +309,13 @@ absl::Status RocksDbStore::RestoreBatch(std::vector<KeyValueWrite> writes) {
   if (bulk_ == nullptr) return ApplyBatch(writes);
   // The full chunk goes first, so a failure leaves this batch untaken (all or nothing).
   if (bulk_->buffered_bytes() >= options_.bulk_chunk_bytes_max) {
-    if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+    if (!options_.bulk_pipelined) {
+      if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+    } else {
+      // Written and ingested by the loader's thread while this one buffers the next chunk.
+      if (absl::Status s = bulk_->IngestInBackground(db_, bulk_into_empty_); !s.ok()) return s;
+      bulk_into_empty_ = false;  // the DB holds (or will, before the next chunk) this chunk
+    }
   }
   for (KeyValueWrite& w : writes) bulk_->Add(std::move(w));
   return absl::OkStatus();
@@ -318,15 +329,30 @@ absl::Status RocksDbStore::IngestBuffered() {
 }
 
 absl::Status RocksDbStore::LeaveBulk() {
-  if (bulk_ == nullptr) return absl::OkStatus();
-  if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-  const BulkLoadStats& done = bulk_->stats();
-  stats_.bulk.files += done.files;
-  stats_.bulk.records_in += done.records_in;
-  stats_.bulk.entries_out += done.entries_out;
-  stats_.bulk.tombstones_dropped += done.tombstones_dropped;
-  bulk_.reset();
+  if (bulk_ != nullptr) {
+    if (absl::Status s = IngestBuffered(); !s.ok()) return s;
+    const BulkLoadStats& done = bulk_->stats();
+    stats_.bulk.files += done.files;
+    stats_.bulk.records_in += done.records_in;
+    stats_.bulk.entries_out += done.entries_out;
+    stats_.bulk.tombstones_dropped += done.tombstones_dropped;
+    stats_.bulk.background += done.background;
+    bulk_.reset();
+  }
+  // Compactions come back on (a failure is retried by the next write, read or flush).
+  if (!compactions_off_) return absl::OkStatus();
+  if (absl::Status s = SetAutoCompactions(true); !s.ok()) return s;
+  compactions_off_ = false;
   return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::SetAutoCompactions(bool on) {
+  RS_CHECK(db_ != nullptr);
+  const char* keys[] = {"disable_auto_compactions"};
+  const char* values[] = {on ? "false" : "true"};
+  char* error = nullptr;
+  lib_.rocksdb_set_options(db_, 1, keys, values, &error);
+  return lib_.Check(error, on ? "turn compactions on" : "turn compactions off");
 }
 
 absl::Status RocksDbStore::EndRestore() {
@@ -341,6 +367,7 @@ RocksDbStoreStats RocksDbStore::stats() const {
     stats.bulk.records_in += bulk_->stats().records_in;
     stats.bulk.entries_out += bulk_->stats().entries_out;
     stats.bulk.tombstones_dropped += bulk_->stats().tombstones_dropped;
+    stats.bulk.background += bulk_->stats().background;
   }
   return stats;
 }

@@ -42,32 +42,37 @@ absl::Status MakeDirectory(const std::string& dir) {
 SstBulkLoader::SstBulkLoader(std::string scratch_dir, const RocksDbOptions& options)
     : scratch_dir_(std::move(scratch_dir)), options_(options), lib_(options.lib()) {}
 
+SstBulkLoader::~SstBulkLoader() {
+  if (writer_.joinable()) writer_.join();
+}
+
 void SstBulkLoader::Add(KeyValueWrite write) {
-  RS_CHECK(writes_.size() < UINT32_MAX, "bulk chunk of more than 2^32 writes");
-  common_ = writes_.empty() ? write.key.size() : CommonPrefix(writes_[0].key, write.key, common_);
-  bytes_ += write.key.size() + (write.value ? write.value->size() : 0);
-  writes_.push_back(std::move(write));
+  Chunk& c = buffer_;
+  RS_CHECK(c.writes.size() < UINT32_MAX, "bulk chunk of more than 2^32 writes");
+  c.common = c.writes.empty() ? write.key.size() : CommonPrefix(c.writes[0].key, write.key,
+                                                                c.common);
+  c.bytes += write.key.size() + (write.value ? write.value->size() : 0);
+  c.writes.push_back(std::move(write));
 }
 
 void SstBulkLoader::Clear() {
-  writes_.clear();
-  bytes_ = 0;
-  common_ = 0;
+  if (writer_.joinable()) writer_.join();
+  buffer_ = Chunk();
 }
 
-bool SstBulkLoader::Less(const Entry& a, const Entry& b) const {
+bool SstBulkLoader::Chunk::Less(const Entry& a, const Entry& b) const {
   if (a.prefix != b.prefix) return a.prefix < b.prefix;
-  const std::string& ka = writes_[a.index].key;
-  const std::string& kb = writes_[b.index].key;
+  const std::string& ka = writes[a.index].key;
+  const std::string& kb = writes[b.index].key;
   const int c = std::string_view(ka).compare(kb);  // bytewise, as RocksDB's default comparator
   if (c != 0) return c < 0;
   return a.index < b.index;  // the same key: arrival order, so the last write comes last
 }
 
-std::vector<SstBulkLoader::Entry> SstBulkLoader::SortedEntries() const {
-  std::vector<Entry> entries(writes_.size());
+std::vector<SstBulkLoader::Entry> SstBulkLoader::Chunk::Sorted() const {
+  std::vector<Entry> entries(writes.size());
   for (uint32_t i = 0; i < entries.size(); ++i) {
-    entries[i] = Entry{PrefixAt(writes_[i].key, common_), i};
+    entries[i] = Entry{PrefixAt(writes[i].key, common), i};
   }
   std::sort(entries.begin(), entries.end(),
             [this](const Entry& a, const Entry& b) { return Less(a, b); });
@@ -78,48 +83,48 @@ std::vector<SstBulkLoader::Entry> SstBulkLoader::SortedEntries() const {
 // costs two or three cache misses (the write, its key, its value), which was most of the time
 // spent writing a chunk. The write `kAhead` entries on is fetched now, and the key and value of
 // the one half as far on (whose write arrived earlier).
-void SstBulkLoader::Prefetch(const std::vector<Entry>& sorted, size_t i) const {
+void SstBulkLoader::Chunk::Prefetch(const std::vector<Entry>& sorted, size_t i) const {
   constexpr size_t kAhead = 32;
   if (i + kAhead < sorted.size()) {
-    const KeyValueWrite* w = &writes_[sorted[i + kAhead].index];
+    const KeyValueWrite* w = &writes[sorted[i + kAhead].index];
     __builtin_prefetch(w);
     __builtin_prefetch(reinterpret_cast<const char*>(w) + 64);
   }
   if (i + kAhead / 2 < sorted.size()) {
-    const KeyValueWrite& w = writes_[sorted[i + kAhead / 2].index];
+    const KeyValueWrite& w = writes[sorted[i + kAhead / 2].index];
     __builtin_prefetch(w.key.data());
     if (w.value.has_value()) __builtin_prefetch(w.value->data());
   }
 }
 
-absl::Status SstBulkLoader::WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
-                                      const std::string& path, int64_t& written) {
+absl::Status SstBulkLoader::WriteFile(const Chunk& chunk, const std::vector<Entry>& sorted,
+                                      const std::string& path, Written& out) const {
   // The C API's writer drops the written pages from the page cache as it goes (RocksDB's
   // default); the C++ API could keep them, the C API cannot say so.
   rocksdb_envoptions_t* env = lib_.rocksdb_envoptions_create();
   rocksdb_sstfilewriter_t* writer = lib_.rocksdb_sstfilewriter_create(env, options_.get());
   lib_.rocksdb_envoptions_destroy(env);
-  absl::Status s = WriteEntries(writer, sorted, drop_tombstones, path, written);
+  absl::Status s = WriteEntries(writer, chunk, sorted, path, out);
   lib_.rocksdb_sstfilewriter_destroy(writer);
   return s;
 }
 
-absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer,
-                                         const std::vector<Entry>& sorted, bool drop_tombstones,
-                                         const std::string& path, int64_t& written) {
+absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer, const Chunk& chunk,
+                                         const std::vector<Entry>& sorted,
+                                         const std::string& path, Written& out) const {
   char* error = nullptr;
   lib_.rocksdb_sstfilewriter_open(writer, path.c_str(), &error);
   if (absl::Status s = lib_.Check(error, "open sst " + path); !s.ok()) return s;
   for (size_t i = 0; i < sorted.size(); ++i) {
-    Prefetch(sorted, i);
-    const KeyValueWrite& w = writes_[sorted[i].index];
+    chunk.Prefetch(sorted, i);
+    const KeyValueWrite& w = chunk.writes[sorted[i].index];
     // A later write of the same key follows: it wins.
     if (i + 1 < sorted.size() && sorted[i + 1].prefix == sorted[i].prefix &&
-        writes_[sorted[i + 1].index].key == w.key) {
+        chunk.writes[sorted[i + 1].index].key == w.key) {
       continue;
     }
-    if (!w.value.has_value() && drop_tombstones) {
-      ++stats_.tombstones_dropped;
+    if (!w.value.has_value() && chunk.drop_tombstones) {
+      ++out.dropped;
       continue;
     }
     if (w.value.has_value()) {
@@ -129,23 +134,22 @@ absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer,
       lib_.rocksdb_sstfilewriter_delete(writer, w.key.data(), w.key.size(), &error);
     }
     if (absl::Status t = lib_.Check(error, "sst add"); !t.ok()) return t;
-    ++written;
+    ++out.entries;
   }
-  if (written == 0) return absl::OkStatus();  // nothing left: the caller removes the file
+  if (out.entries == 0) return absl::OkStatus();  // nothing left: the caller removes the file
   lib_.rocksdb_sstfilewriter_finish(writer, &error);
   return lib_.Check(error, "finish sst " + path);
 }
 
-absl::Status SstBulkLoader::IngestInto(rocksdb_t* db, bool drop_tombstones) {
-  RS_CHECK(db != nullptr, "bulk ingestion into a closed DB");
-  if (writes_.empty()) return absl::OkStatus();
-  if (absl::Status s = MakeDirectory(scratch_dir_); !s.ok()) return s;
-  const std::string path = fmt::format("{}/chunk-{}.sst", scratch_dir_, next_file_++);
-  const std::vector<Entry> sorted = SortedEntries();
-  const int64_t dropped_before = stats_.tombstones_dropped;
-  int64_t written = 0;
-  absl::Status s = WriteFile(sorted, drop_tombstones, path, written);
-  if (s.ok() && written > 0) {
+SstBulkLoader::Written SstBulkLoader::Ingest(const Chunk& chunk, rocksdb_t* db) const {
+  RS_CHECK(db != nullptr && !chunk.writes.empty(), "bulk ingestion of nothing or into nothing");
+  Written out;
+  out.status = MakeDirectory(scratch_dir_);
+  if (!out.status.ok()) return out;
+  const std::string path = fmt::format("{}/chunk-{}.sst", scratch_dir_, chunk.file);
+  const std::vector<Entry> sorted = chunk.Sorted();
+  out.status = WriteFile(chunk, sorted, path, out);
+  if (out.status.ok() && out.entries > 0) {
     rocksdb_ingestexternalfileoptions_t* ingest = lib_.rocksdb_ingestexternalfileoptions_create();
     // A hard link: the chunk is not copied again. An overlapping memtable is flushed first.
     lib_.rocksdb_ingestexternalfileoptions_set_move_files(ingest, 1);
@@ -154,17 +158,66 @@ absl::Status SstBulkLoader::IngestInto(rocksdb_t* db, bool drop_tombstones) {
     char* error = nullptr;
     lib_.rocksdb_ingest_external_file(db, files, 1, ingest, &error);
     lib_.rocksdb_ingestexternalfileoptions_destroy(ingest);
-    s = lib_.Check(error, "ingest " + path);
+    out.status = lib_.Check(error, "ingest " + path);
   }
   (void)::unlink(path.c_str());  // moved on success (the link stays in the DB); a leftover else
-  if (!s.ok()) {
-    stats_.tombstones_dropped = dropped_before;
-    return s;
+  return out;
+}
+
+void SstBulkLoader::Count(const Chunk& chunk, const Written& written) {
+  RS_CHECK(written.status.ok());
+  if (written.entries > 0) ++stats_.files;
+  stats_.records_in += static_cast<int64_t>(chunk.writes.size());
+  stats_.entries_out += written.entries;
+  stats_.tombstones_dropped += written.dropped;
+}
+
+SstBulkLoader::Chunk SstBulkLoader::TakeBuffer(bool drop_tombstones) {
+  Chunk chunk = std::move(buffer_);
+  buffer_ = Chunk();
+  chunk.drop_tombstones = drop_tombstones;
+  chunk.file = next_file_++;
+  return chunk;
+}
+
+absl::Status SstBulkLoader::Wait() {
+  if (!in_flight_) return absl::OkStatus();
+  if (writer_.joinable()) writer_.join();
+  if (!result_.status.ok()) {
+    // Written again here, in order, before anything buffered after it.
+    result_ = Ingest(chunk_, chunk_db_);
+    if (!result_.status.ok()) return result_.status;
+  } else {
+    ++stats_.background;
   }
-  if (written > 0) ++stats_.files;
-  stats_.records_in += static_cast<int64_t>(writes_.size());
-  stats_.entries_out += written;
-  Clear();
+  Count(chunk_, result_);
+  in_flight_ = false;
+  chunk_ = Chunk();
+  return absl::OkStatus();
+}
+
+absl::Status SstBulkLoader::IngestInBackground(rocksdb_t* db, bool drop_tombstones) {
+  if (absl::Status s = Wait(); !s.ok()) return s;
+  RS_CHECK(!in_flight_ && !writer_.joinable());
+  if (buffer_.writes.empty()) return absl::OkStatus();
+  chunk_ = TakeBuffer(drop_tombstones);
+  chunk_db_ = db;
+  in_flight_ = true;
+  writer_ = std::thread([this] { result_ = Ingest(chunk_, chunk_db_); });
+  return absl::OkStatus();
+}
+
+absl::Status SstBulkLoader::IngestInto(rocksdb_t* db, bool drop_tombstones) {
+  if (absl::Status s = Wait(); !s.ok()) return s;
+  if (buffer_.writes.empty()) return absl::OkStatus();
+  buffer_.drop_tombstones = drop_tombstones;
+  buffer_.file = next_file_;
+  const Written written = Ingest(buffer_, db);
+  if (!written.status.ok()) return written.status;
+  ++next_file_;
+  Count(buffer_, written);
+  buffer_ = Chunk();
+  RS_CHECK(empty());
   return absl::OkStatus();
 }
 

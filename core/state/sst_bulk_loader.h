@@ -24,12 +24,20 @@
 // most comparisons are one integer comparison (RocksDB's bytewise order); ties fall back to
 // comparing the keys' remaining bytes.
 //
-// Thread-safety: not thread-safe; its store's owner only.
+// Pipelining (IngestInBackground): a full chunk is sorted, written and ingested by a writer
+// thread of the loader's own while the restore thread fetches and buffers the next, so that on
+// two cores fetching overlaps writing; chunks are still ingested one at a time, in changelog
+// order (the next waits for the one in flight), which point 2 above needs.
+//
+// Thread-safety: not thread-safe; its store's owner only. The writer thread touches only the
+// chunk handed to it, the DB (thread-safe) and the loader's immutable members, and is joined
+// before the owner looks at its chunk or result.
 #ifndef RESTORESIM_CORE_STATE_SST_BULK_LOADER_H_
 #define RESTORESIM_CORE_STATE_SST_BULK_LOADER_H_
 
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -43,6 +51,7 @@ struct BulkLoadStats {
   int64_t records_in = 0;     // writes given to the loader and ingested
   int64_t entries_out = 0;    // entries written to files (after last-write-wins)
   int64_t tombstones_dropped = 0;
+  int64_t background = 0;     // chunks written and ingested by the writer thread
 };
 
 class SstBulkLoader {
@@ -51,40 +60,75 @@ class SstBulkLoader {
   // `options` must be the options the DB was opened with, of the DB's library; they must
   // outlive the loader.
   SstBulkLoader(std::string scratch_dir, const RocksDbOptions& options);
+  ~SstBulkLoader();  // waits for a chunk in flight
+  SstBulkLoader(const SstBulkLoader&) = delete;
+  SstBulkLoader& operator=(const SstBulkLoader&) = delete;
 
   void Add(KeyValueWrite write);
-  bool empty() const { return writes_.empty(); }
-  size_t buffered_records() const { return writes_.size(); }
-  size_t buffered_bytes() const { return bytes_; }
+  // Nothing buffered and nothing in flight.
+  bool empty() const { return buffer_.writes.empty() && !in_flight_; }
+  size_t buffered_records() const { return buffer_.writes.size(); }
+  size_t buffered_bytes() const { return buffer_.bytes; }
 
-  // Writes the buffered writes as one SST file and ingests it into `db`. With drop_tombstones,
-  // deletions are left out (REQUIRES: nothing in `db` can hold any of the chunk's keys). On
-  // failure the buffer is kept, so a retry writes the same chunk, and no file is left behind.
+  // Writes every chunk (the one in flight first, then the buffered writes) as SST files and
+  // ingests them into `db`, in order. With drop_tombstones, the buffered chunk's deletions are
+  // left out (REQUIRES: nothing in `db` can hold any of its keys). On failure the chunks not
+  // ingested are kept, so a retry writes them again, in order, and no file is left behind.
   [[nodiscard]] absl::Status IngestInto(rocksdb_t* db, bool drop_tombstones);
-  // Drops the buffer (the store is being wiped or closed dirty).
+  // The buffered chunk is handed to a writer thread, which writes and ingests it into `db`
+  // while the caller buffers the next one (fetching overlaps sorting and writing). At most one
+  // chunk is in flight: the previous one is waited for first, and when it failed it is written
+  // again here, and on a second failure that error is returned with the buffer untouched.
+  [[nodiscard]] absl::Status IngestInBackground(rocksdb_t* db, bool drop_tombstones);
+  // Waits for the chunk in flight (if any) and writes it again if it failed.
+  [[nodiscard]] absl::Status Wait();
+  // Drops the buffer (the store is being wiped or closed dirty), after the chunk in flight.
   void Clear();
 
   const BulkLoadStats& stats() const { return stats_; }
 
  private:
   struct Entry {
-    uint64_t prefix;  // key bytes [common_, common_ + 8), big-endian, zero-padded
-    uint32_t index;   // arrival order in writes_
+    uint64_t prefix;  // key bytes [common, common + 8), big-endian, zero-padded
+    uint32_t index;   // arrival order in writes
   };
-  std::vector<Entry> SortedEntries() const;
-  bool Less(const Entry& a, const Entry& b) const;
-  void Prefetch(const std::vector<Entry>& sorted, size_t i) const;
-  absl::Status WriteFile(const std::vector<Entry>& sorted, bool drop_tombstones,
-                         const std::string& path, int64_t& written);
-  absl::Status WriteEntries(rocksdb_sstfilewriter_t* writer, const std::vector<Entry>& sorted,
-                            bool drop_tombstones, const std::string& path, int64_t& written);
+  struct Chunk {
+    std::vector<KeyValueWrite> writes;
+    size_t bytes = 0;
+    size_t common = 0;  // length of the prefix every key shares with writes[0]
+    bool drop_tombstones = false;
+    uint64_t file = 0;  // the chunk file's number
+    std::vector<Entry> Sorted() const;
+    bool Less(const Entry& a, const Entry& b) const;
+    void Prefetch(const std::vector<Entry>& sorted, size_t i) const;
+  };
+  struct Written {
+    absl::Status status;
+    int64_t entries = 0;
+    int64_t dropped = 0;
+  };
+  // Writes `chunk` as one SST file and ingests it (any thread; touches no member but the
+  // immutable ones).
+  Written Ingest(const Chunk& chunk, rocksdb_t* db) const;
+  absl::Status WriteFile(const Chunk& chunk, const std::vector<Entry>& sorted,
+                         const std::string& path, Written& out) const;
+  absl::Status WriteEntries(rocksdb_sstfilewriter_t* writer, const Chunk& chunk,
+                            const std::vector<Entry>& sorted, const std::string& path,
+                            Written& out) const;
+  void Count(const Chunk& chunk, const Written& written);
+  Chunk TakeBuffer(bool drop_tombstones);
 
   const std::string scratch_dir_;
   const RocksDbOptions& options_;
   const RocksDbLibrary& lib_;
-  std::vector<KeyValueWrite> writes_;
-  size_t bytes_ = 0;
-  size_t common_ = 0;  // length of the prefix every buffered key shares with writes_[0]
+  Chunk buffer_;
+  // The chunk handed to the writer thread: in_flight_ while it runs or failed; the thread
+  // owns chunk_ and result_ until joined, the owner afterwards.
+  bool in_flight_ = false;
+  Chunk chunk_;
+  rocksdb_t* chunk_db_ = nullptr;
+  Written result_;
+  std::thread writer_;
   uint64_t next_file_ = 0;
   BulkLoadStats stats_;
 };

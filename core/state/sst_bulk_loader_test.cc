@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -126,6 +127,7 @@ void Restore(RocksDbStore& store, const Changelog& log, Prng& prng) {
 TEST_F(BulkRestoreEquivalenceTest, SameContentsAsWriteBatchesForRandomChangelogs) {
   constexpr uint32_t kTombstones[] = {0, 100, 500, 900};
   int64_t files_total = 0;
+  int64_t background_total = 0;
   for (uint64_t seed = 0; seed < 56; ++seed) {
     Prng prng(seed);
     const Keys kind = kAllKeys[seed % std::size(kAllKeys)];
@@ -134,7 +136,8 @@ TEST_F(BulkRestoreEquivalenceTest, SameContentsAsWriteBatchesForRandomChangelogs
     SCOPED_TRACE(fmt::format("seed {} keys {} tombstones {}‰ existing {}", seed,
                              static_cast<int>(kind), tombstones, existing));
     RocksDbStoreOptions bulk{.bulk_restore = RocksDbStoreOptions::BulkRestore::kAlways,
-                             .bulk_chunk_bytes_max = 200 + prng.Uniform(8000)};
+                             .bulk_chunk_bytes_max = 200 + prng.Uniform(8000),
+                             .bulk_pipelined = seed % 4 < 3};  // the writer thread, mostly
     RocksDbStoreOptions batches{.bulk_restore = RocksDbStoreOptions::BulkRestore::kOff};
     auto a = Open(fmt::format("bulk-{}", seed), bulk);
     auto b = Open(fmt::format("batch-{}", seed), batches);
@@ -165,11 +168,89 @@ TEST_F(BulkRestoreEquivalenceTest, SameContentsAsWriteBatchesForRandomChangelogs
     EXPECT_EQ(b->stats().restores_bulk, 0);
     EXPECT_EQ(a->stats().bulk.records_in, static_cast<int64_t>(log.writes.size()));
     files_total += a->stats().bulk.files;
+    background_total += a->stats().bulk.background;
     ASSERT_TRUE(a->Close().ok());
     a = Open(fmt::format("bulk-{}", seed), bulk);  // what was ingested survives a reopen
     EXPECT_EQ(*a->ReadAll(), model);
   }
   EXPECT_GT(files_total, 56 * 3) << "the chunks were meant to span many files";
+  EXPECT_GT(background_total, 42) << "most chunks were meant for the writer thread";
+}
+
+// A chunk the writer thread could not write is written again, before any later chunk, by the
+// next one's hand-over; while that fails too, the batch that would start the next chunk is
+// refused whole; nothing restored is lost or reordered.
+TEST_F(BulkRestoreEquivalenceTest, AChunkTheWriterThreadFailedIsWrittenAgainInOrder) {
+  RocksDbStoreOptions bulk{.bulk_restore = RocksDbStoreOptions::BulkRestore::kAlways,
+                           .bulk_chunk_bytes_max = 1};  // every batch is a chunk of its own
+  auto store = Open("s", bulk);
+  ASSERT_NE(store, nullptr);
+  const std::string scratch = dir_ + "/s/bulk-restore";
+  std::ofstream(scratch) << "a file where the chunk files' directory goes";
+  store->BeginRestore(100);
+  ASSERT_TRUE(store->RestoreBatch({{"a", "1"}, {"z", "1"}}).ok());
+  ASSERT_TRUE(store->RestoreBatch({{"a", "2"}, {"b", "1"}}).ok());  // {a, z} to the thread: fails
+  const absl::Status refused = store->RestoreBatch({{"c", "1"}});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnavailable) << refused;
+  EXPECT_EQ(store->stats().bulk.files, 0);
+  std::filesystem::remove(scratch);
+  ASSERT_TRUE(store->RestoreBatch({{"c", "1"}}).ok());  // {a, z} again, then {a:2, b:1} handed
+  ASSERT_TRUE(store->EndRestore().ok());
+  EXPECT_EQ(*store->ReadAll(),
+            (std::map<std::string, std::string>{
+                {"a", "2"}, {"b", "1"}, {"c", "1"}, {"z", "1"}}));
+  EXPECT_EQ(store->stats().bulk.files, 3);
+  EXPECT_EQ(store->stats().bulk.background, 1) << "{a:2, b:1}; {a, z} was written again here";
+}
+
+// The newest OPTIONS file RocksDB wrote into `dir` (it writes one at open and at each
+// SetOptions): the default family's disable_auto_compactions there.
+std::string AutoCompactionsOff(const std::string& dir) {
+  std::string newest;
+  uint64_t newest_number = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("OPTIONS-", 0) != 0 || name.size() <= 8 ||
+        name.find('.') != std::string::npos) {
+      continue;
+    }
+    const uint64_t number = std::stoull(name.substr(8));
+    if (newest.empty() || number > newest_number) {
+      newest = entry.path().string();
+      newest_number = number;
+    }
+  }
+  std::ifstream in(newest);
+  std::string line;
+  bool in_default = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("[CFOptions ", 0) == 0) {
+      in_default = line.find("\"default\"") != std::string::npos;
+    }
+    const size_t at = line.find("disable_auto_compactions=");
+    if (in_default && at != std::string::npos) return line.substr(at + 25);
+  }
+  return "not found in " + newest;
+}
+
+// A bulk restoration compacts its overlapping chunk files once, after it: compactions are off
+// from BeginRestore until the restoration ends, and on again afterwards.
+TEST_F(BulkRestoreEquivalenceTest, CompactionsWaitForTheEndOfABulkRestoration) {
+  RocksDbStoreOptions bulk{.bulk_restore = RocksDbStoreOptions::BulkRestore::kAlways,
+                           .bulk_chunk_bytes_max = 1};
+  auto store = Open("s", bulk);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(AutoCompactionsOff(dir_ + "/s"), "false");
+  store->BeginRestore(100);
+  EXPECT_EQ(AutoCompactionsOff(dir_ + "/s"), "true");
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(store->RestoreBatch({{fmt::format("k{}", i % 3), "v"}}).ok());
+  }
+  ASSERT_TRUE(store->Flush().ok());  // a checkpoint in the middle: still restoring
+  EXPECT_EQ(AutoCompactionsOff(dir_ + "/s"), "true");
+  ASSERT_TRUE(store->EndRestore().ok());
+  EXPECT_EQ(AutoCompactionsOff(dir_ + "/s"), "false");
+  EXPECT_EQ(store->ReadAll()->size(), 3u);
 }
 
 TEST_F(BulkRestoreEquivalenceTest, LaterOffsetWinsAndTombstonesDeleteAcrossFiles) {
