@@ -130,6 +130,7 @@ RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk, bool exactl
   options.store.bulk_restore = bulk;
   if (o_.bulk_min_records >= 0) options.store.bulk_min_records = o_.bulk_min_records;
   options.restore_max_poll_records = o_.restore_max_poll_records;
+  options.restore_share_while_processing = o_.restore_share_while_processing;
   return options;
 }
 

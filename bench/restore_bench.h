@@ -70,6 +70,8 @@ struct RestoreBenchOptions {
   int64_t process_records = 0;
   int32_t rounds = 5;
   int32_t restore_max_poll_records = 1000;
+  // restoresim.restore.share.while.processing.percent of our runtime; -1: its default.
+  int32_t restore_share_while_processing = -1;
   int64_t bulk_min_records = -1;     // -1: the store's default
   // The RocksDB our cases run on: "linked" (Debian's), "peer" (the one Kafka Streams runs on,
   // from its rocksdbjni jar), or a library's path. Empty: RESTORESIM_ROCKSDB_LIBRARY if set,

@@ -181,6 +181,9 @@ RuntimeConfig ConfigFor(const AppSpec& app, const std::string& state_dir,
   config.state_dir = state_dir;
   config.num_stream_threads = 1;
   config.restore_max_poll_records = options.restore_max_poll_records;
+  if (options.restore_share_while_processing > 0) {
+    config.restore_share_while_processing_percent = options.restore_share_while_processing;
+  }
   if (options.exactly_once) config.processing_guarantee = "exactly_once_v2";
   return config;
 }

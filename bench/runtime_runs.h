@@ -37,6 +37,8 @@ struct AppSpec {
 struct RuntimeOptions {
   RocksDbStoreOptions store;
   int32_t restore_max_poll_records = 1000;  // restore.consumer.max.poll.records
+  // restoresim.restore.share.while.processing.percent; -1: the runtime's default.
+  int32_t restore_share_while_processing = -1;
   double timeout_s = 600;
   // processing.guarantee=exactly_once_v2: the restore consumer reads committed records only
   // and restores to the last stable offset; at-least-once otherwise.

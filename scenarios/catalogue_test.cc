@@ -379,6 +379,9 @@ INSTANTIATE_TEST_SUITE_P(
                      {"cover/task added while its topology is paused",
                       "scenario/resume with new actives parked paused",
                       "cover/idle restore thread woken to resume its paused tasks"}},
+        // The restore thread pauses for processing (its share while processing, issue 27).
+        CoverageCase{"scenario.no_restore_task_with_restoring_task",
+                     {"cover/restore thread yielded to processing"}},
         // A close times out while a revocation's commit retries; later closes wait.
         CoverageCase{"scenario.close_times_out_then_closes_again",
                      {"scenario/close while a revocation's commit retries",

@@ -132,7 +132,8 @@ void RestoreThread::Run() {
     checkpoints_.MaybeHold();
     if (stop_.Load()) break;
     RS_OBSERVE(OnRestoreLoop, config_.name);
-    metrics_.BeginIteration(clock_.NowNs());  // restore_thread_metrics.cc
+    const TimeNs began_ns = clock_.NowNs();
+    metrics_.BeginIteration(began_ns);  // restore_thread_metrics.cc
     std::vector<std::vector<TaskItem>> rounds;
     handover_.DrainRounds(rounds);
     const bool idled = rounds.empty() && tasks_.updating().empty();
@@ -162,6 +163,7 @@ void RestoreThread::Run() {
     HandleStep(*step);
     checkpoints_.MaybeCheckpoint();
     EndIterationMetrics();
+    YieldToProcessing(began_ns, step->records);
   }
   if (config_.hold != nullptr) config_.hold->Finished();
   ReturnAllTasks();
@@ -170,6 +172,23 @@ void RestoreThread::Run() {
   MutexLock lock(done_mu_);
   done_ = true;
   done_cv_.NotifyAll();
+}
+
+// On two cores a restoration at full speed (the restore thread, its consumer's fetcher and the
+// store's writer and flush threads) took half the processing rate of a stream thread whose
+// tasks had input: the bench's processing pair measured 0.63 of idle with Kafka Streams'
+// RocksDB (docs/BENCH.md). Pausing in proportion to the work done gives processing the share
+// asked for, whatever an iteration costs on the machine, and restoration takes the rest.
+void RestoreThread::YieldToProcessing(TimeNs began_ns, int64_t records) {
+  const int32_t share = config_.share_while_processing_percent;
+  if (share >= 100 || config_.processing == nullptr || records == 0) return;
+  RS_CHECK(share >= 1, "{}: a share of {}%", config_.name, share);
+  const TimeNs took_ns = clock_.NowNs() - began_ns;
+  if (took_ns <= 0 || !config_.processing->Load()) return;
+  const TimeNs pause_ns = std::min<TimeNs>(took_ns * (100 - share) / share, config_.yield_max_ns);
+  RS_CHECK(pause_ns > 0 || took_ns * (100 - share) < share);
+  TraceMark("cover", "restore thread yielded to processing");
+  clock_.SleepFor(pause_ns);
 }
 
 // A fatal error of the step (the broker refuses, a topic is gone, a bug) is task-less and fails

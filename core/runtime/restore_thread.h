@@ -97,6 +97,14 @@ struct RestoreThreadConfig {
   bool publish_offset_sums = false;
   StateUpdaterMetricsConfig metrics;  // KIP-869 metrics (state_updater_metrics.h)
   const TopologyPause* pause = nullptr;  // its topology's pause (KIP-834); null: never paused
+  // restoresim.restore.share.while.processing.percent (runtime_config.h): while `processing`
+  // (its stream thread has input to process) is set, the thread restores at most this share
+  // of the time: after an iteration that restored records it pauses for as long as the
+  // iteration took times (100 - share) / share, at most yield_max_ns. 100, or no signal: it
+  // never pauses (and reads neither the clock nor the signal for it).
+  int32_t share_while_processing_percent = 100;
+  const Atomic<bool>* processing = nullptr;
+  TimeNs yield_max_ns = 100 * kMillisecond;
 };
 
 class RestoreThread {
@@ -168,6 +176,9 @@ class RestoreThread {
   void MeasuredErrorBackoff();
   // Records the iteration and publishes the metrics' snapshot.
   void EndIterationMetrics();
+  // Gives the cores back to processing (share_while_processing_percent) after an iteration
+  // that began at `began_ns` and restored `records`.
+  void YieldToProcessing(TimeNs began_ns, int64_t records);
 
   Transport& transport_;
   Clock& clock_;

@@ -154,6 +154,7 @@ std::unique_ptr<StreamThread> Runtime::NewThread(int32_t index) {
   c.tasks.directory = &directory_;
   c.tasks.store_names = config_.store_names;
   c.restore.max_poll_records = config_.restore_max_poll_records;
+  c.restore.share_while_processing_percent = config_.restore_share_while_processing_percent;
   // The state updater checkpoints on the commit interval (Kafka: commit.interval.ms), past
   // the offset-delta threshold; so does a periodic commit.
   c.restore.checkpoint_interval_ns = config_.commit_interval_ms * kMillisecond;

@@ -104,6 +104,8 @@ absl::Status RuntimeConfig::Validate() const {
                          Range("restore.consumer.max.poll.records", restore_max_poll_records, 1,
                                1'000'000),
                          Range("task.timeout.ms", task_timeout_ms, 0, 86'400'000),
+                         Range("restoresim.restore.share.while.processing.percent",
+                               restore_share_while_processing_percent, 1, 100),
                          Range("checkpoint_offset_delta_min", checkpoint_offset_delta_min, 0,
                                int64_t{1} << 40),
                          Range("max.warmup.replicas", max_warmup_replicas, 1, 1'000'000),
@@ -150,6 +152,8 @@ const std::map<std::string_view, Setter>& Setters() {
       {"probing.rebalance.interval.ms", SetInt<&RuntimeConfig::probing_rebalance_interval_ms>},
       {"restoresim.group.assignor", SetText<&RuntimeConfig::group_assignor>},
       {"restoresim.group.protocol", SetText<&RuntimeConfig::group_protocol>},
+      {"restoresim.restore.share.while.processing.percent",
+       SetInt<&RuntimeConfig::restore_share_while_processing_percent>},
   };
   return *setters;
 }
@@ -238,6 +242,8 @@ std::vector<std::pair<std::string, std::string>> RuntimeConfig::ToProperties() c
       {"probing.rebalance.interval.ms", std::to_string(probing_rebalance_interval_ms)},
       {"restoresim.group.assignor", group_assignor},
       {"restoresim.group.protocol", group_protocol},
+      {"restoresim.restore.share.while.processing.percent",
+       std::to_string(restore_share_while_processing_percent)},
   };
 }
 

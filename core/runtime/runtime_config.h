@@ -58,6 +58,14 @@ struct RuntimeConfig {
   // at-least-once — is written only once a task's stores moved more than this many records
   // since its last one. Simulations lower it so changelogs of tens of records checkpoint.
   int64_t checkpoint_offset_delta_min = 10'000;
+  // Not a Kafka setting (restoresim.restore.share.while.processing.percent, 1..100): while a
+  // stream thread's tasks have input to process, its restore thread restores at most this
+  // share of the time (restore_thread.h, YieldToProcessing), so that restoring other tasks
+  // takes less from processing on few cores. 100: no limit, as Kafka Streams' state updater
+  // (it has none). Kafka's nearest analogue is the StreamThread before the state updater
+  // (KIP-869), which restored one batch of restore.consumer.max.poll.records per loop between
+  // processing, so processing had the thread between batches.
+  int32_t restore_share_while_processing_percent = 25;
 
   static constexpr int32_t kStreamThreadsMax = 64;
 

@@ -167,6 +167,24 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("application.id: missing"));
 }
 
+// Issue 27: the restore thread's share of the time while its stream thread has input.
+TEST(RuntimeConfigTest, RestoreShareWhileProcessingIsAPercentageDefaulting25) {
+  absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({{"application.id", "a"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->restore_share_while_processing_percent, 25);
+  c = RuntimeConfig::FromProperties(
+      {{"application.id", "a"}, {"restoresim.restore.share.while.processing.percent", "100"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->restore_share_while_processing_percent, 100);
+  for (const char* bad : {"0", "101", "-5", "half"}) {
+    c = RuntimeConfig::FromProperties(
+        {{"application.id", "a"}, {"restoresim.restore.share.while.processing.percent", bad}});
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_THAT(c.status().message(),
+                HasSubstr("restoresim.restore.share.while.processing.percent"));
+  }
+}
+
 TEST(RuntimeConfigTest, UnknownKeysAreWarnedAboutAndIgnored) {
   std::vector<std::string> warnings;
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties(

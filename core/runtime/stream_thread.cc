@@ -43,6 +43,7 @@ StreamThread::StreamThread(StreamThreadConfig config, Transport& transport, Cloc
   restore.name = config_.name + "-restore";
   restore.publish_offset_sums = assignor_ != nullptr;
   restore.metrics.task_thread_id = config_.name;  // tasks are made on the stream thread
+  restore.processing = &processing_;
   restore_ = std::make_unique<RestoreThread>(transport, clock, listener, restore);
   TaskManagerConfig tasks = config_.tasks;
   tasks.clock = &clock;  // backoff between a clean close's commit attempts
@@ -174,6 +175,15 @@ void StreamThread::Run() {
   on_failure_(*this, status);
 }
 
+void StreamThread::SayWhetherProcessing() {
+  if (config_.restore.share_while_processing_percent >= 100) return;  // nobody reads it
+  const bool processing = tasks_->HasBuffered();
+  if (processing == processing_said_) return;
+  processing_.Store(processing);
+  processing_said_ = processing;
+  RS_CHECK(processing_said_ == processing);
+}
+
 absl::Status StreamThread::RunOnce() {
   ++loops_;
   RS_OBSERVE(OnStreamLoop, config_.name, restore_->name());
@@ -194,6 +204,7 @@ absl::Status StreamThread::RunOnce() {
   } else if (!IsRetryable(polled.status())) {
     return polled.status();
   }
+  SayWhetherProcessing();
   if (absl::Status s = tasks_->HandOver(); !s.ok() && !absl::IsCancelled(s)) return s;
   // Mutation events-drained-late: the restore thread's events wait while input flows.
   if (!(got_records && RS_MUTANT(kEventsDrainedLate))) {

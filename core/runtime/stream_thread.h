@@ -154,6 +154,9 @@ class StreamThread {
   // Streams assignor can move it to an instance whose standby of it is caught up instead of
   // restoring it from scratch here (Kafka's StreamThread after handleCorruption, KAFKA-12486).
   void MaybeEnforceRebalanceAfterCorruption();
+  // Tells its restore thread whether its tasks have input to process (processing_), when it
+  // yields to processing at all; stored only when it changes.
+  void SayWhetherProcessing();
   // Restore thread, tasks, clients; DEAD. Once (completed_).
   absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result,
                                 bool leave_group = true);
@@ -163,6 +166,10 @@ class StreamThread {
   std::unique_ptr<StreamsGroupAssignor> assignor_;  // outlives the consumer offering it
   std::unique_ptr<MainConsumer> consumer_;
   std::unique_ptr<StreamsProducer> producer_;  // exactly_once_v2: its transactions
+  // Set while its tasks have input to process (only when its restore thread yields to it:
+  // RestoreThreadConfig::share_while_processing_percent below 100); the restore thread reads.
+  Atomic<bool> processing_{false, "stream_processing"};
+  bool processing_said_ = false;  // the last value stored in processing_
   std::unique_ptr<RestoreThread> restore_;
   std::unique_ptr<TaskManager> tasks_;
   Atomic<bool> stop_{false, "stream_stop"};

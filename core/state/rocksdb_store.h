@@ -113,8 +113,8 @@ class RocksDbStore final : public KeyValueStore {
   std::string name_;
   const RocksDbStoreOptions options_;
   std::unique_ptr<SstBulkLoader> bulk_;  // non-null while on the bulk path
-  bool bulk_into_empty_ = false;
-  bool compactions_off_ = false;  // turned off for a bulk restoration (BeginRestore)  // the DB held nothing older than the buffered chunk
+  bool bulk_into_empty_ = false;  // the DB held nothing older than the buffered chunk
+  bool compactions_off_ = false;  // turned off for a bulk restoration (BeginRestore)
   RocksDbStoreStats stats_;       // bulk figures of finished restorations
   bool created_ = false;          // see CreatedOnOpen
 };

@@ -42,8 +42,12 @@ absl::Status MakeDirectory(const std::string& dir) {
 SstBulkLoader::SstBulkLoader(std::string scratch_dir, const RocksDbOptions& options)
     : scratch_dir_(std::move(scratch_dir)), options_(options), lib_(options.lib()) {}
 
-SstBulkLoader::~SstBulkLoader() {
-  if (writer_.joinable()) writer_.join();
+SstBulkLoader::~SstBulkLoader() { JoinWriter(); }
+
+void SstBulkLoader::JoinWriter() {
+  if (writer_ == nullptr) return;
+  writer_->Join();
+  writer_.reset();
 }
 
 void SstBulkLoader::Add(KeyValueWrite write) {
@@ -56,7 +60,7 @@ void SstBulkLoader::Add(KeyValueWrite write) {
 }
 
 void SstBulkLoader::Clear() {
-  if (writer_.joinable()) writer_.join();
+  JoinWriter();
   buffer_ = Chunk();
 }
 
@@ -182,7 +186,7 @@ SstBulkLoader::Chunk SstBulkLoader::TakeBuffer(bool drop_tombstones) {
 
 absl::Status SstBulkLoader::Wait() {
   if (!in_flight_) return absl::OkStatus();
-  if (writer_.joinable()) writer_.join();
+  JoinWriter();
   if (!result_.status.ok()) {
     // Written again here, in order, before anything buffered after it.
     result_ = Ingest(chunk_, chunk_db_);
@@ -198,12 +202,13 @@ absl::Status SstBulkLoader::Wait() {
 
 absl::Status SstBulkLoader::IngestInBackground(rocksdb_t* db, bool drop_tombstones) {
   if (absl::Status s = Wait(); !s.ok()) return s;
-  RS_CHECK(!in_flight_ && !writer_.joinable());
+  RS_CHECK(!in_flight_ && writer_ == nullptr);
   if (buffer_.writes.empty()) return absl::OkStatus();
   chunk_ = TakeBuffer(drop_tombstones);
   chunk_db_ = db;
   in_flight_ = true;
-  writer_ = std::thread([this] { result_ = Ingest(chunk_, chunk_db_); });
+  writer_ = std::make_unique<Thread>("bulk-writer",
+                                     [this] { result_ = Ingest(chunk_, chunk_db_); });
   return absl::OkStatus();
 }
 

@@ -37,12 +37,12 @@
 
 #include <cstdint>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "core/state/key_value_store.h"
 #include "core/state/rocksdb_options.h"
+#include "core/sync/thread.h"
 
 namespace restoresim {
 
@@ -117,6 +117,7 @@ class SstBulkLoader {
                             Written& out) const;
   void Count(const Chunk& chunk, const Written& written);
   Chunk TakeBuffer(bool drop_tombstones);
+  void JoinWriter();
 
   const std::string scratch_dir_;
   const RocksDbOptions& options_;
@@ -128,7 +129,7 @@ class SstBulkLoader {
   Chunk chunk_;
   rocksdb_t* chunk_db_ = nullptr;
   Written result_;
-  std::thread writer_;
+  std::unique_ptr<Thread> writer_;  // the chunk in flight's; null once joined
   uint64_t next_file_ = 0;
   BulkLoadStats stats_;
 };

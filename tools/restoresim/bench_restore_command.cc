@@ -62,6 +62,10 @@ std::string CheckValues(const RestoreOptions& o) {
   if (r.checkpoint_fraction <= 0 || r.checkpoint_fraction > 10) {
     return "--checkpoint-fraction must be in (0, 10]";
   }
+  if (r.restore_share_while_processing != -1 &&
+      (r.restore_share_while_processing < 1 || r.restore_share_while_processing > 100)) {
+    return "--restore-share is a percentage in 1..100";
+  }
   if (r.rocksdb_library == "peer" && r.peer.empty()) {
     return "--rocksdb-library peer needs --peer kafka-streams";
   }
@@ -163,6 +167,9 @@ void AddRunOptions(CLI::App& cmd, RestoreOptions& o) {
                  "that processing outlasts the restoration; at least N/2 and 20000)");
   cmd.add_option("--max-poll-records", r.restore_max_poll_records,
                  "restore.consumer.max.poll.records, also the limits' batch size (1000)");
+  cmd.add_option("--restore-share", r.restore_share_while_processing,
+                 "restoresim.restore.share.while.processing.percent of our runtime, 1..100 "
+                 "(default: the runtime's)");
   cmd.add_option("--bulk-min-records", r.bulk_min_records,
                  "the store's bulk path threshold (default: the store's, 100000)");
   cmd.add_option("--work-dir", r.work_dir,
