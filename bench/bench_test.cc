@@ -608,11 +608,11 @@ TEST(ProcessingPair, TheRestorationAndTheInputAreSizedToOverlap) {
                                {1'000'000, 400'000}).input,
             400'000);
   // Issue 27's shape: 20,000 records restored in 0.4 s, over before the first processed record
-  // (1 s). The changelog grows to end 1 s after it (x1.5): 50k/s x 1.9 s x 1.5 = 142,500
-  // records, ending at 2.95 s; the input covers 1.95 s x 100k/s x 3 = 585,000.
+  // (1 s). The changelog grows to end kMinPairOverlapS (3 s) after it (x1.5): 50k/s x 3.9 s x
+  // 1.5 = 292,500 records, ending at 5.95 s; the input covers 4.95 s x 100k/s x 3 = 1,485,000.
   s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000}, cap);
-  EXPECT_NEAR(s.restore, 142'500, 100);
-  EXPECT_NEAR(s.input, 585'000, 8'000);
+  EXPECT_NEAR(s.restore, 292'500, 100);
+  EXPECT_NEAR(s.input, 1'485'000, 8'000);
   // Capped growth: 50,000 records end at 1.1 s; the input never shrinks below what was given.
   s = SizeProcessingPair(Linear(1.0, 100e3, 100'000, 0.1, 0.5), {20'000, 100'000},
                          {50'000, 5'000'000});

@@ -65,7 +65,7 @@ struct RuntimeConfig {
   // (it has none). Kafka's nearest analogue is the StreamThread before the state updater
   // (KIP-869), which restored one batch of restore.consumer.max.poll.records per loop between
   // processing, so processing had the thread between batches.
-  int32_t restore_share_while_processing_percent = 25;
+  int32_t restore_share_while_processing_percent = 10;
 
   static constexpr int32_t kStreamThreadsMax = 64;
 

@@ -168,10 +168,10 @@ TEST(RuntimeConfigTest, RejectsBadSettingsNamingThem) {
 }
 
 // Issue 27: the restore thread's share of the time while its stream thread has input.
-TEST(RuntimeConfigTest, RestoreShareWhileProcessingIsAPercentageDefaulting25) {
+TEST(RuntimeConfigTest, RestoreShareWhileProcessingIsAPercentageDefaulting10) {
   absl::StatusOr<RuntimeConfig> c = RuntimeConfig::FromProperties({{"application.id", "a"}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->restore_share_while_processing_percent, 25);
+  EXPECT_EQ(c->restore_share_while_processing_percent, 10);
   c = RuntimeConfig::FromProperties(
       {{"application.id", "a"}, {"restoresim.restore.share.while.processing.percent", "100"}});
   ASSERT_TRUE(c.ok()) << c.status();

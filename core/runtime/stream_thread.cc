@@ -175,9 +175,12 @@ void StreamThread::Run() {
   on_failure_(*this, status);
 }
 
-void StreamThread::SayWhetherProcessing() {
+// Input flows while a poll brings records or some are buffered: a thread that drained its
+// buffer and polls again is still processing (the flag went false between batches before, and
+// the restore thread ran at full speed in those gaps: 0.71 of idle instead of 0.98).
+void StreamThread::SayWhetherProcessing(bool polled_records) {
   if (config_.restore.share_while_processing_percent >= 100) return;  // nobody reads it
-  const bool processing = tasks_->HasBuffered();
+  const bool processing = polled_records || tasks_->HasBuffered();
   if (processing == processing_said_) return;
   processing_.Store(processing);
   processing_said_ = processing;
@@ -204,7 +207,7 @@ absl::Status StreamThread::RunOnce() {
   } else if (!IsRetryable(polled.status())) {
     return polled.status();
   }
-  SayWhetherProcessing();
+  SayWhetherProcessing(got_records);
   if (absl::Status s = tasks_->HandOver(); !s.ok() && !absl::IsCancelled(s)) return s;
   // Mutation events-drained-late: the restore thread's events wait while input flows.
   if (!(got_records && RS_MUTANT(kEventsDrainedLate))) {

@@ -156,7 +156,7 @@ class StreamThread {
   void MaybeEnforceRebalanceAfterCorruption();
   // Tells its restore thread whether its tasks have input to process (processing_), when it
   // yields to processing at all; stored only when it changes.
-  void SayWhetherProcessing();
+  void SayWhetherProcessing(bool polled_records);
   // Restore thread, tasks, clients; DEAD. Once (completed_).
   absl::Status CompleteShutdown(TimeNs deadline, bool clean, absl::Status result,
                                 bool leave_group = true);
