@@ -60,6 +60,21 @@ RocksDbLibrary MakeLinked() {
   return lib;
 }
 
+// Sanitizer runtimes refuse RTLD_DEEPBIND (ASan's dlopen interceptor reports it and dies), and
+// without it a second RocksDB would bind to the linked one's symbols: a sanitized build keeps
+// to the linked library.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
 // Where a symbol is missing: the library is not RocksDB, or one too old for the table.
 absl::Status Missing(const std::string& path, const char* name) {
   return absl::InvalidArgumentError(fmt::format(
@@ -71,6 +86,11 @@ absl::Status Missing(const std::string& path, const char* name) {
 
 absl::StatusOr<RocksDbLibrary> LoadRocksDbLibrary(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("an empty RocksDB library path");
+  if (kSanitized) {
+    return absl::FailedPreconditionError(fmt::format(
+        "cannot load the RocksDB library {} in a sanitizer build (its runtime refuses "
+        "RTLD_DEEPBIND); it runs on the linked RocksDB only", path));
+  }
   // RTLD_DEEPBIND: the library's references to its own (exported, same-named) C++ symbols
   // bind to its own definitions, not to the linked RocksDB's. The handle lives as long as the
   // process: stores opened through it may outlive any owner we could give it.

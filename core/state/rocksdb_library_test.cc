@@ -30,6 +30,10 @@ TEST(RocksDbLibraryTest, TheProcessUsesTheLibraryTheEnvironmentNames) {
 TEST(RocksDbLibraryTest, APathThatIsNotRocksDbIsAClearError) {
   absl::StatusOr<RocksDbLibrary> missing = LoadRocksDbLibrary("/nonexistent/librocksdb.so");
   ASSERT_FALSE(missing.ok());
+  if (missing.status().code() == absl::StatusCode::kFailedPrecondition) {
+    EXPECT_NE(missing.status().message().find("sanitizer"), std::string::npos);
+    GTEST_SKIP() << "a sanitizer build loads no other RocksDB: " << missing.status();
+  }
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("/nonexistent/librocksdb.so"), std::string::npos);
 
