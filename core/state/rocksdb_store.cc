@@ -158,8 +158,9 @@ absl::Status RocksDbStore::OpenDb(bool created) {
         lib_.rocksdb_list_column_families(db_options_.get(), dir_.c_str(), &count, &error);
     if (error == nullptr) {
       for (size_t i = 0; i < count; ++i) had_offsets |= std::strcmp(names[i], kOffsetsFamily) == 0;
-      lib_.rocksdb_list_column_families_destroy(names, count);
     }
+    // The list is malloc'd even when the call failed (an empty one: found by LeakSanitizer).
+    if (names != nullptr) lib_.rocksdb_list_column_families_destroy(names, count);
     lib_.rocksdb_free(error);
   }
   const char* families[] = {"default", kOffsetsFamily};
