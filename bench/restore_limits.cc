@@ -40,10 +40,7 @@ class RawWriter {
       if (absl::Status s = lib_->Check(failure, "open " + dir); !s.ok()) return s;
       dbs_.push_back(db);
       if (path_ == WritePath::kBulk) {  // as the store's bulk path: compacted after, not during
-        const char* keys[] = {"disable_auto_compactions"};
-        const char* values[] = {"true"};
-        lib_->rocksdb_set_options(db, 1, keys, values, &failure);
-        if (absl::Status s = lib_->Check(failure, "turn compactions off"); !s.ok()) return s;
+        if (absl::Status s = SetAutoCompactions(*lib_, db, false); !s.ok()) return s;
       }
       loaders_.push_back(std::make_unique<SstBulkLoader>(dir + "/bulk-restore", *options_));
       first_chunk_.push_back(true);
@@ -188,21 +185,14 @@ absl::StatusOr<StoreDigest> DigestOfRocksDb(const std::string& dir) {
   rocksdb_t* db = lib.rocksdb_open_for_read_only(options.get(), dir.c_str(), 0, &failure);
   if (absl::Status s = lib.Check(failure, "open for reading " + dir); !s.ok()) return s;
   rocksdb_readoptions_t* read = lib.rocksdb_readoptions_create();
-  rocksdb_iterator_t* it = lib.rocksdb_create_iterator(db, read);
   StoreDigest digest;
-  for (lib.rocksdb_iter_seek_to_first(it); lib.rocksdb_iter_valid(it) != 0;
-       lib.rocksdb_iter_next(it)) {
-    size_t key_length = 0;
-    size_t value_length = 0;
-    const char* key = lib.rocksdb_iter_key(it, &key_length);
-    const char* value = lib.rocksdb_iter_value(it, &value_length);
-    digest.Add(std::string_view(key, key_length), std::string_view(value, value_length));
-  }
-  lib.rocksdb_iter_get_error(it, &failure);
-  lib.rocksdb_iter_destroy(it);
+  const absl::Status walked = lib.ForEach(
+      lib.rocksdb_create_iterator(db, read),
+      [&digest](std::string_view key, std::string_view value) { digest.Add(key, value); },
+      "iterate " + dir);
   lib.rocksdb_readoptions_destroy(read);
   lib.rocksdb_close(db);
-  if (absl::Status s = lib.Check(failure, "iterate " + dir); !s.ok()) return s;
+  if (!walked.ok()) return walked;
   return digest;
 }
 

@@ -136,6 +136,24 @@ absl::StatusOr<const RocksDbLibrary*> RocksDb() {
   return *chosen;
 }
 
+absl::Status RocksDbLibrary::ForEach(
+    rocksdb_iterator_t* it,
+    const std::function<void(std::string_view key, std::string_view value)>& visit,
+    std::string_view what) const {
+  RS_CHECK(it != nullptr);
+  for (rocksdb_iter_seek_to_first(it); rocksdb_iter_valid(it) != 0; rocksdb_iter_next(it)) {
+    size_t key_length = 0;
+    size_t value_length = 0;
+    const char* key = rocksdb_iter_key(it, &key_length);
+    const char* value = rocksdb_iter_value(it, &value_length);
+    visit(std::string_view(key, key_length), std::string_view(value, value_length));
+  }
+  char* error = nullptr;
+  rocksdb_iter_get_error(it, &error);
+  rocksdb_iter_destroy(it);
+  return Check(error, what);
+}
+
 absl::Status RocksDbLibrary::Check(char* error, std::string_view what) const {
   if (error == nullptr) return absl::OkStatus();
   const std::string text = error;

@@ -30,6 +30,7 @@
 
 #include <rocksdb/c.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -89,6 +90,12 @@ struct RocksDbLibrary {
   // The port's status for a C API error message (taking ownership of it; null is OK), with
   // `what` saying which call failed.
   absl::Status Check(char* error, std::string_view what) const;
+  // Visits every entry of `it` in order from the first, destroys it, and returns its error (as
+  // Check, with `what`).
+  absl::Status ForEach(rocksdb_iterator_t* it,
+                       const std::function<void(std::string_view key, std::string_view value)>&
+                           visit,
+                       std::string_view what) const;
 };
 
 // The process's RocksDB: made at the first call (loading RESTORESIM_ROCKSDB_LIBRARY if set);

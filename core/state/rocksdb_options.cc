@@ -41,4 +41,12 @@ RocksDbOptions KafkaStreamsRocksDbOptions(const RocksDbLibrary& lib) {
   return options;
 }
 
+absl::Status SetAutoCompactions(const RocksDbLibrary& lib, rocksdb_t* db, bool on) {
+  const char* keys[] = {"disable_auto_compactions"};
+  const char* values[] = {on ? "false" : "true"};
+  char* error = nullptr;
+  lib.rocksdb_set_options(db, 1, keys, values, &error);
+  return lib.Check(error, on ? "turn compactions on" : "turn compactions off");
+}
+
 }  // namespace restoresim

@@ -46,6 +46,10 @@ class RocksDbOptions {
 // Options for opening (create_if_missing) a store's DB, with a block cache of its own.
 RocksDbOptions KafkaStreamsRocksDbOptions(const RocksDbLibrary& lib);
 
+// Turns the default family's auto compactions of an open `db` on or off (a bulk restoration
+// compacts its overlapping chunk files once, after it).
+absl::Status SetAutoCompactions(const RocksDbLibrary& lib, rocksdb_t* db, bool on);
+
 }  // namespace restoresim
 
 #endif  // RESTORESIM_CORE_STATE_ROCKSDB_OPTIONS_H_

@@ -333,11 +333,7 @@ absl::Status RocksDbStore::LeaveBulk() {
   if (bulk_ != nullptr) {
     if (absl::Status s = IngestBuffered(); !s.ok()) return s;
     const BulkLoadStats& done = bulk_->stats();
-    stats_.bulk.files += done.files;
-    stats_.bulk.records_in += done.records_in;
-    stats_.bulk.entries_out += done.entries_out;
-    stats_.bulk.tombstones_dropped += done.tombstones_dropped;
-    stats_.bulk.background += done.background;
+    stats_.bulk += done;
     bulk_.reset();
   }
   // Compactions come back on (a failure is retried by the next write, read or flush).
@@ -349,11 +345,7 @@ absl::Status RocksDbStore::LeaveBulk() {
 
 absl::Status RocksDbStore::SetAutoCompactions(bool on) {
   RS_CHECK(db_ != nullptr);
-  const char* keys[] = {"disable_auto_compactions"};
-  const char* values[] = {on ? "false" : "true"};
-  char* error = nullptr;
-  lib_.rocksdb_set_options(db_, 1, keys, values, &error);
-  return lib_.Check(error, on ? "turn compactions on" : "turn compactions off");
+  return restoresim::SetAutoCompactions(lib_, db_, on);
 }
 
 absl::Status RocksDbStore::EndRestore() {
@@ -364,11 +356,7 @@ absl::Status RocksDbStore::EndRestore() {
 RocksDbStoreStats RocksDbStore::stats() const {
   RocksDbStoreStats stats = stats_;
   if (bulk_ != nullptr) {
-    stats.bulk.files += bulk_->stats().files;
-    stats.bulk.records_in += bulk_->stats().records_in;
-    stats.bulk.entries_out += bulk_->stats().entries_out;
-    stats.bulk.tombstones_dropped += bulk_->stats().tombstones_dropped;
-    stats.bulk.background += bulk_->stats().background;
+    stats.bulk += bulk_->stats();
   }
   return stats;
 }
@@ -430,19 +418,14 @@ absl::StatusOr<std::map<std::string, std::string>> RocksDbStore::ReadAll() {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (absl::Status s = IngestBuffered(); !s.ok()) return s;
   std::map<std::string, std::string> all;
-  rocksdb_iterator_t* it = lib_.rocksdb_create_iterator_cf(db_, read_, data_);
-  for (lib_.rocksdb_iter_seek_to_first(it); lib_.rocksdb_iter_valid(it) != 0;
-       lib_.rocksdb_iter_next(it)) {
-    size_t key_length = 0;
-    size_t value_length = 0;
-    const char* key = lib_.rocksdb_iter_key(it, &key_length);
-    const char* value = lib_.rocksdb_iter_value(it, &value_length);
-    all.emplace(std::string(key, key_length), std::string(value, value_length));
+  if (absl::Status s = lib_.ForEach(lib_.rocksdb_create_iterator_cf(db_, read_, data_),
+                                     [&all](std::string_view key, std::string_view value) {
+                                       all.emplace(key, value);
+                                     },
+                                     "iterate");
+      !s.ok()) {
+    return s;
   }
-  char* error = nullptr;
-  lib_.rocksdb_iter_get_error(it, &error);
-  lib_.rocksdb_iter_destroy(it);
-  if (absl::Status s = lib_.Check(error, "iterate"); !s.ok()) return s;
   return all;
 }
 

@@ -52,6 +52,15 @@ struct BulkLoadStats {
   int64_t entries_out = 0;    // entries written to files (after last-write-wins)
   int64_t tombstones_dropped = 0;
   int64_t background = 0;     // chunks written and ingested by the writer thread
+
+  BulkLoadStats& operator+=(const BulkLoadStats& o) {
+    files += o.files;
+    records_in += o.records_in;
+    entries_out += o.entries_out;
+    tombstones_dropped += o.tombstones_dropped;
+    background += o.background;
+    return *this;
+  }
 };
 
 class SstBulkLoader {
