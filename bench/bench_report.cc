@@ -270,6 +270,15 @@ nlohmann::json LoadsJson(const BenchResults& results) {
   return loads;
 }
 
+nlohmann::json CpuJson(const BenchResults& results) {
+  nlohmann::json rounds = nlohmann::json::array();
+  for (const RoundLoad& l : results.loads) {
+    const auto cores = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(); };
+    rounds.push_back({{"own_cores", cores(l.own_cores)}, {"others_cores", cores(l.others_cores)}});
+  }
+  return rounds;
+}
+
 std::string Mb(double bytes) { return fmt::format("{:.0f} MB", bytes / 1e6); }
 
 // Peak RSS of our restorations from scratch and of Kafka Streams', medians over rounds.
@@ -304,15 +313,35 @@ void PrintLoads(const BenchResults& results) {
                 l.after >= 0 ? fmt::format("{:.2f}", l.after).c_str() : "n/a (unknown)");
   }
   std::printf(" %d cores\n", results.cores);
+  std::printf("CPU used during each round, in cores (ours: this process, its children and the "
+              "brokers serving it; others: the rest of the machine):");
+  for (size_t r = 0; r < results.loads.size(); ++r) {
+    const RoundLoad& l = results.loads[r];
+    if (l.others_cores < 0) {
+      std::printf(" %zu: n/a (unknown);", r + 1);
+    } else {
+      std::printf(" %zu: ours %.2f, others %.2f;", r + 1, l.own_cores, l.others_cores);
+    }
+  }
+  std::printf("\n");
 }
 
 }  // namespace
 
 std::optional<std::string> BusyReason(const BenchResults& results) {
+  if (results.cores <= 0) return std::nullopt;
+  const double others_max = kOthersShareMax * results.cores;
   for (size_t r = 0; r < results.loads.size(); ++r) {
     const RoundLoad& l = results.loads[r];
+    if (l.others_cores >= 0) {
+      if (l.others_cores <= others_max) continue;
+      return fmt::format("the machine was busy: in round {} other processes used {:.2f} cores "
+                         "on average, more than a quarter of its {} cores ({:.2f})",
+                         r + 1, l.others_cores, results.cores, others_max);
+    }
+    // Unknown (no /proc): the load average, which counts the benchmark's own threads too.
     const double worst = std::max(l.before, l.after);
-    if (results.cores > 0 && worst > results.cores) {
+    if (worst > results.cores) {
       return fmt::format("the machine was busy: in round {} the load average (1 min) reached "
                          "{:.2f}, above its {} cores", r + 1, worst, results.cores);
     }
@@ -521,6 +550,7 @@ nlohmann::json ToJson(const BenchResults& results) {
           {"machine", results.machine},
           {"cores", results.cores},
           {"load_average_1min", LoadsJson(results)},
+          {"cpu_per_round", CpuJson(results)},
           {"reliable", !busy.has_value()},
           {"unreliable_reason", busy ? nlohmann::json(*busy) : nlohmann::json()},
           {"rounds", results.rounds},

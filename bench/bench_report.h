@@ -20,8 +20,12 @@ namespace restoresim::bench {
 std::string MachineDescription();
 std::string LoadAverages();
 double LoadAverage1();  // the 1-minute load average; -1 when unknown
-// Why the run's figures are not a result, or nullopt: the machine was busy when the load
-// average (1 minute) before or after any round exceeded its number of cores.
+// Why the run's figures are not a result, or nullopt: the machine was busy when, in any
+// round, processes other than the benchmark's own (machine_cpu.h) used more than
+// kOthersShareMax of its cores on average. Where that is unknown (no /proc), when the load
+// average (1 minute) before or after the round exceeded the number of cores (which counts the
+// benchmark's own threads: on 2 cores it flags every full run).
+inline constexpr double kOthersShareMax = 0.25;
 std::optional<std::string> BusyReason(const BenchResults& results);
 
 // A ratio of two cases' records/s: the median of the ratios within each round (the headline:

@@ -49,10 +49,13 @@ struct ProcessingSample {
   }
 };
 
-// The load average (1 minute) before and after one round.
+// The load average (1 minute) before and after one round, and who used the CPUs during it
+// (machine_cpu.h): the benchmark's own processes and everyone else's, in cores.
 struct RoundLoad {
   double before = -1;  // -1: unknown (getloadavg failed)
   double after = -1;
+  double own_cores = -1;  // -1: unknown (no /proc)
+  double others_cores = -1;
 };
 
 // min / median / max of some figure over rounds.

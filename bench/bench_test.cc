@@ -672,6 +672,32 @@ TEST(BenchReport, ARoundWithTheLoadAboveTheCoreCountMakesTheRunUnreliable) {
   EXPECT_THAT(text, HasSubstr("3: 2.50 -> 7.25"));
 }
 
+TEST(BenchReport, OnlyOtherProcessesCpuMakesTheRunUnreliable) {
+  // The benchmark loads a 2-core machine past 2 by itself: where the others' CPU is known, the
+  // load average does not decide.
+  BenchResults r = SampleResults();
+  r.cores = 2;
+  r.loads = {{.before = 0.3, .after = 2.6, .own_cores = 1.9, .others_cores = 0.1},
+             {.before = 2.1, .after = 2.4, .own_cores = 1.8, .others_cores = 0.5}};
+  EXPECT_FALSE(BusyReason(r).has_value()) << "0.5 cores of 2 is a quarter, not more";
+  nlohmann::json j = ToJson(r);
+  EXPECT_TRUE(j["reliable"].get<bool>());
+  EXPECT_EQ(j["cpu_per_round"][0]["own_cores"], 1.9);
+  EXPECT_EQ(j["cpu_per_round"][1]["others_cores"], 0.5);
+  EXPECT_THAT(TextReport(r), HasSubstr("2: ours 1.80, others 0.50;"));
+  r.loads.push_back({.before = 0.5, .after = 1.0, .own_cores = 1.0, .others_cores = 0.75});
+  ASSERT_TRUE(BusyReason(r).has_value());
+  EXPECT_THAT(*BusyReason(r), HasSubstr("in round 3 other processes used 0.75 cores"));
+  j = ToJson(r);
+  EXPECT_FALSE(j["reliable"].get<bool>());
+  // A round whose share is unknown falls back on the load average.
+  r.loads = {{.before = 0.5, .after = 2.5}};
+  ASSERT_TRUE(BusyReason(r).has_value());
+  EXPECT_THAT(*BusyReason(r), HasSubstr("load average"));
+  EXPECT_THAT(TextReport(r), HasSubstr("1: n/a (unknown);"));
+  EXPECT_TRUE(ToJson(r)["cpu_per_round"][0]["others_cores"].is_null());
+}
+
 TEST(BenchReport, PeakMemoryOfOursAndKafkaStreams) {
   BenchResults r = SampleResults();
   for (Measurement& m : r.cases[2].rounds) {  // ours.scratch.writebatch

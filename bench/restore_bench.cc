@@ -17,6 +17,7 @@
 #include "bench/bench_report.h"
 #include "bench/bench_results.h"
 #include "bench/local_broker.h"
+#include "bench/machine_cpu.h"
 #include "bench/progress_bar.h"
 #include "bench/project_paths.h"
 #include "bench/restore_limits.h"
@@ -673,11 +674,15 @@ absl::Status Bench::RunRounds() {
   const size_t per_round = cases_.size() + (o_.peer.empty() ? 1 : 2);
   const size_t total = per_round * static_cast<size_t>(o_.rounds);
   size_t done = 0;
+  // Ours: this process, its children (our restorations in their own process, Kafka Streams'
+  // JVM) and the brokers serving us, found by their ports.
+  const OwnCpuMeter cpu(PortsOf(backend_->bootstrap_servers()));
   for (int32_t round = 0; round < o_.rounds; ++round) {
     // Rotated by one more each round: every case runs early and late.
     std::vector<size_t> order(per_round);
     for (size_t i = 0; i < per_round; ++i) order[i] = (i + static_cast<size_t>(round)) % per_round;
     results_.loads.push_back(RoundLoad{.before = LoadAverage1()});
+    const OwnCpuMeter::Sample cpu_before = cpu.Take();
     for (size_t i : order) {
       if (Stopping()) return Interrupted();  // between cases: each leaves no directory behind
       const std::string what =
@@ -688,7 +693,10 @@ absl::Status Bench::RunRounds() {
       if (absl::Status s = RunSlot(i, round, what); !s.ok()) return s;
       ++done;
     }
+    const CpuShare share = OwnCpuMeter::Between(cpu_before, cpu.Take());
     results_.loads.back().after = LoadAverage1();
+    results_.loads.back().own_cores = share.own_cores;
+    results_.loads.back().others_cores = share.others_cores;
   }
   if (bar_ != nullptr) bar_->Show(total, total, "done");
   return absl::OkStatus();

@@ -24,8 +24,9 @@
 // MB/s and CPU-seconds per million records as min/median/max over rounds, and every figure of
 // ours as a ratio to the overlapped limit of its write path and to Kafka Streams (the median of
 // the per-round ratios, their min..max, and the ratio of medians), the peak RSS of our
-// restorations and of Kafka Streams', and the load average before and after each round (a run
-// whose load average exceeded the core count is flagged unreliable).
+// restorations and of Kafka Streams', the load average before and after each round, and the
+// CPU each round's own processes and everyone else's used (a run in which others used more
+// than a quarter of the cores is flagged unreliable: bench_report.h, BusyReason).
 //
 // Thread-safety: Run is called once per process, on the main thread.
 #ifndef RESTORESIM_BENCH_RESTORE_BENCH_H_
