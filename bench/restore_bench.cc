@@ -88,6 +88,12 @@ class Bench {
   absl::StatusOr<Measurement> RunOwnProcess(const Changelog& c, const std::string& path,
                                             const std::string& dir);
   void AddLimitCases();
+  // The main changelog's records in each partition (the bulk limit's expected ends).
+  std::vector<int64_t> RecordsPerPartition() const {
+    std::vector<int64_t> n;
+    for (const auto& p : main_records_) n.push_back(static_cast<int64_t>(p.size()));
+    return n;
+  }
   void AddRestoreCases(const Changelog& c, const std::string& id_prefix,
                        const std::string& label_suffix);
   absl::StatusOr<ProcessingSample> RunProcessingPair(int32_t round);
@@ -502,6 +508,7 @@ void Bench::AddLimitCases() {
             main_.records, [this, path, limit](const std::string& dir) {
               LimitConfig c = limit;
               c.dir = dir;
+              c.records_per_partition = RecordsPerPartition();
               return MeasureWrites(main_records_, path, c, main_.expected);
             });
     AddCase("limit.overlap." + name,
@@ -509,6 +516,7 @@ void Bench::AddLimitCases() {
             [this, path, limit, topic, partitions](const std::string& dir) {
               LimitConfig c = limit;
               c.dir = dir;
+              c.records_per_partition = RecordsPerPartition();
               return MeasureOverlapped(*backend_, topic, partitions, path, c, main_.expected);
             });
   }

@@ -44,6 +44,10 @@ class RawWriter {
       }
       loaders_.push_back(std::make_unique<SstBulkLoader>(dir + "/bulk-restore", *options_));
       first_chunk_.push_back(true);
+      const size_t at = static_cast<size_t>(p);
+      chunking_.emplace_back(
+          config_.bulk_chunk_bytes_min, config_.bulk_chunk_bytes_max,
+          at < config_.records_per_partition.size() ? config_.records_per_partition[at] : 0);
     }
     return absl::OkStatus();
   }
@@ -64,12 +68,18 @@ class RawWriter {
       return lib_->Check(failure, "write");
     }
     SstBulkLoader& loader = *loaders_[p];
-    if (loader.buffered_bytes() >= config_.bulk_chunk_bytes_max) {
+    BulkChunking& chunking = chunking_[static_cast<size_t>(p)];
+    const size_t buffered = loader.buffered_bytes();
+    if (loader.buffered_records() > 0 && buffered >= chunking.Limit(buffered)) {
       // As the store does: the full chunk is written by the loader's thread meanwhile.
       if (absl::Status s = loader.IngestInBackground(dbs_[p], first_chunk_[p]); !s.ok()) return s;
       first_chunk_[p] = false;
+      chunking.Cut();
     }
+    const size_t before = loader.buffered_bytes();
     for (KeyValueWrite& w : batch) loader.Add(std::move(w));
+    chunking.Added(static_cast<int64_t>(batch.size()),
+                   static_cast<int64_t>(loader.buffered_bytes() - before));
     return absl::OkStatus();
   }
 
@@ -119,6 +129,7 @@ class RawWriter {
   std::vector<rocksdb_t*> dbs_;
   std::vector<std::unique_ptr<SstBulkLoader>> loaders_;
   std::vector<bool> first_chunk_;
+  std::vector<BulkChunking> chunking_;  // per partition
 };
 
 void CheckContents(const LimitConfig& config, const std::vector<StoreDigest>& expected,

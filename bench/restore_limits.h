@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/state/rocksdb_store.h"
 #include "absl/status/statusor.h"
 #include "bench/backend.h"
 #include "bench/changelog_data.h"
@@ -30,7 +31,11 @@ const char* WritePathName(WritePath path);
 struct LimitConfig {
   std::string dir;  // DBs go to <dir>/p<partition>; the caller removes <dir>
   int32_t batch_records = 1000;
-  size_t bulk_chunk_bytes_max = 16 << 20;
+  // Chunks as the store cuts them (core/state/bulk_chunking.h): from the smallest, ramping up
+  // and halving towards each partition's expected records (none given: every chunk the max).
+  size_t bulk_chunk_bytes_max = RocksDbStoreOptions{}.bulk_chunk_bytes_max;
+  size_t bulk_chunk_bytes_min = RocksDbStoreOptions{}.bulk_chunk_bytes_min;
+  std::vector<int64_t> records_per_partition;
 };
 
 absl::StatusOr<Measurement> MeasureConsume(Backend& backend, const std::string& topic,

@@ -289,7 +289,12 @@ bool RocksDbStore::DbIsEmpty() const {
 
 void RocksDbStore::BeginRestore(int64_t records_expected) {
   if (db_ == nullptr) return;  // the first RestoreBatch reports the closed store
-  if (bulk_ != nullptr) return;  // an unfinished bulk restoration goes on: its buffer stays
+  if (bulk_ != nullptr) {
+    // An unfinished bulk restoration goes on (its buffer stays), from where it stopped.
+    RS_CHECK(chunking_.has_value());
+    chunking_->ExpectMore(records_expected);
+    return;
+  }
   if (!TakesBulkPath(records_expected)) {
     ++stats_.restores_batch;
     return;
@@ -297,6 +302,9 @@ void RocksDbStore::BeginRestore(int64_t records_expected) {
   ++stats_.restores_bulk;
   bulk_ = std::make_unique<SstBulkLoader>(ScratchDir(dir_), db_options_);
   RS_CHECK(bulk_->empty());
+  chunking_.emplace(options_.bulk_chunk_bytes_min, options_.bulk_chunk_bytes_max,
+                    records_expected);
+  stats_.last_chunks_bytes.clear();
   // Chunk files overlap (a changelog's keys come in no order): compacting them while more come
   // would merge each several times, on the cores the restoration needs. They are compacted
   // once, after it (RocksDB's PrepareForBulkLoad does the same; Kafka Streams' RocksDBStore
@@ -309,23 +317,38 @@ absl::Status RocksDbStore::RestoreBatch(std::vector<KeyValueWrite> writes) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (bulk_ == nullptr) return ApplyBatch(writes);
   // The full chunk goes first, so a failure leaves this batch untaken (all or nothing).
-  if (bulk_->buffered_bytes() >= options_.bulk_chunk_bytes_max) {
-    if (!options_.bulk_pipelined) {
-      if (absl::Status s = IngestBuffered(); !s.ok()) return s;
-    } else {
-      // Written and ingested by the loader's thread while this one buffers the next chunk.
-      if (absl::Status s = bulk_->IngestInBackground(db_, bulk_into_empty_); !s.ok()) return s;
-      bulk_into_empty_ = false;  // the DB holds (or will, before the next chunk) this chunk
-    }
+  const size_t buffered = bulk_->buffered_bytes();
+  if (bulk_->buffered_records() > 0 && buffered >= chunking_->Limit(buffered)) {
+    if (absl::Status s = CutChunk(); !s.ok()) return s;
   }
+  const size_t bytes_before = bulk_->buffered_bytes();
+  const auto records = static_cast<int64_t>(writes.size());
   for (KeyValueWrite& w : writes) bulk_->Add(std::move(w));
+  RS_CHECK_GE(bulk_->buffered_bytes(), bytes_before);
+  chunking_->Added(records, static_cast<int64_t>(bulk_->buffered_bytes() - bytes_before));
+  return absl::OkStatus();
+}
+
+absl::Status RocksDbStore::CutChunk() {
+  RS_CHECK(bulk_ != nullptr && !bulk_->empty());
+  if (!options_.bulk_pipelined) return IngestBuffered();
+  // Written and ingested by the loader's thread while this one buffers the next chunk.
+  const auto bytes = static_cast<int64_t>(bulk_->buffered_bytes());
+  if (absl::Status s = bulk_->IngestInBackground(db_, bulk_into_empty_); !s.ok()) return s;
+  bulk_into_empty_ = false;  // the DB holds (or will, before the next chunk) this chunk
+  stats_.last_chunks_bytes.push_back(bytes);
+  chunking_->Cut();
+  RS_CHECK(bulk_->buffered_records() == 0, "the chunk handed over is still buffered");
   return absl::OkStatus();
 }
 
 absl::Status RocksDbStore::IngestBuffered() {
   if (bulk_ == nullptr || bulk_->empty()) return absl::OkStatus();
+  const auto bytes = static_cast<int64_t>(bulk_->buffered_bytes());
   if (absl::Status s = bulk_->IngestInto(db_, bulk_into_empty_); !s.ok()) return s;
   bulk_into_empty_ = false;  // the DB now holds this chunk: later deletions must be kept
+  stats_.last_chunks_bytes.push_back(bytes);
+  if (chunking_.has_value()) chunking_->Cut();
   return absl::OkStatus();
 }
 
@@ -335,6 +358,7 @@ absl::Status RocksDbStore::LeaveBulk() {
     const BulkLoadStats& done = bulk_->stats();
     stats_.bulk += done;
     bulk_.reset();
+    chunking_.reset();
   }
   // Compactions come back on (a failure is retried by the next write, read or flush).
   if (!compactions_off_) return absl::OkStatus();

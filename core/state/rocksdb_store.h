@@ -25,8 +25,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/state/key_value_store.h"
+#include "core/state/bulk_chunking.h"
 #include "core/state/rocksdb_library.h"
 #include "core/state/rocksdb_options.h"
 #include "core/state/sst_bulk_loader.h"
@@ -46,6 +48,10 @@ struct RocksDbStoreOptions {
   // thread: on Kafka 4.4 with Kafka Streams' RocksDB, 1M records, 16 MiB restored at 1.38M/s
   // median, 64 MiB at 1.25M/s (2 rounds each, docs/BENCHMARKS.md).
   size_t bulk_chunk_bytes_max = 16 << 20;
+  // The smallest chunk: chunks ramp up from it and halve towards the restoration's expected
+  // end (BeginRestore's records_expected), bulk_chunking.h says why. 0, or at least the max:
+  // every chunk the max.
+  size_t bulk_chunk_bytes_min = 2 << 20;
   // A full chunk is written and ingested by the loader's writer thread while restoration goes
   // on (SstBulkLoader::IngestInBackground); false: by the restoring thread, which waits.
   bool bulk_pipelined = true;
@@ -55,6 +61,8 @@ struct RocksDbStoreStats {
   int64_t restores_bulk = 0;   // restorations that took the bulk path
   int64_t restores_batch = 0;  // ... the WriteBatch path
   BulkLoadStats bulk;          // summed over every bulk restoration
+  // The chunks of the last bulk restoration, in order: their keys' and values' bytes.
+  std::vector<int64_t> last_chunks_bytes;
 };
 
 class RocksDbStore final : public KeyValueStore {
@@ -95,6 +103,8 @@ class RocksDbStore final : public KeyValueStore {
   absl::Status CheckOpen() const;
   absl::Status ReadCommittedOffset();
   bool TakesBulkPath(int64_t records_expected) const;
+  // Hands the full chunk to be written (by the writer thread when pipelined).
+  absl::Status CutChunk();
   bool DbIsEmpty() const;
   // Ingests the buffered chunk (if any); the bulk path stays on.
   absl::Status IngestBuffered();
@@ -115,6 +125,7 @@ class RocksDbStore final : public KeyValueStore {
   std::unique_ptr<SstBulkLoader> bulk_;  // non-null while on the bulk path
   bool bulk_into_empty_ = false;  // the DB held nothing older than the buffered chunk
   bool compactions_off_ = false;  // turned off for a bulk restoration (BeginRestore)
+  std::optional<BulkChunking> chunking_;  // set while on the bulk path
   RocksDbStoreStats stats_;       // bulk figures of finished restorations
   bool created_ = false;          // see CreatedOnOpen
 };

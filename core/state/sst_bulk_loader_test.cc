@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -137,6 +138,7 @@ TEST_F(BulkRestoreEquivalenceTest, SameContentsAsWriteBatchesForRandomChangelogs
                              static_cast<int>(kind), tombstones, existing));
     RocksDbStoreOptions bulk{.bulk_restore = RocksDbStoreOptions::BulkRestore::kAlways,
                              .bulk_chunk_bytes_max = 200 + prng.Uniform(8000),
+                             .bulk_chunk_bytes_min = seed % 3 == 0 ? 0 : 100 * (seed % 7 + 1),
                              .bulk_pipelined = seed % 4 < 3};  // the writer thread, mostly
     RocksDbStoreOptions batches{.bulk_restore = RocksDbStoreOptions::BulkRestore::kOff};
     auto a = Open(fmt::format("bulk-{}", seed), bulk);
@@ -175,6 +177,49 @@ TEST_F(BulkRestoreEquivalenceTest, SameContentsAsWriteBatchesForRandomChangelogs
   }
   EXPECT_GT(files_total, 56 * 3) << "the chunks were meant to span many files";
   EXPECT_GT(background_total, 42) << "most chunks were meant for the writer thread";
+}
+
+// Chunks ramp up from the smallest (the writer thread starts early) and halve towards the
+// expected end (the last chunk, written alone after the last fetch, is small); the contents
+// are the same whatever the cuts.
+TEST_F(BulkRestoreEquivalenceTest, ChunksRampUpAndHalveTowardsTheExpectedEnd) {
+  constexpr size_t kMin = 1 << 10, kMax = 16 << 10, kBatch = 10;  // 10 records of 100 bytes
+  constexpr int64_t kRecords = 3000;
+  std::map<std::string, std::string> model;
+  std::vector<KeyValueWrite> all;
+  for (int64_t i = 0; i < kRecords; ++i) {
+    all.push_back({fmt::format("k{:08}-", i * 7919 % kRecords), std::string(90, 'a' + i % 26)});
+    model[all.back().key] = *all.back().value;
+  }
+  for (const size_t min : {kMin, kMax}) {
+    SCOPED_TRACE(fmt::format("min {}", min));
+    auto store = Open(fmt::format("ramp-{}", min),
+                      RocksDbStoreOptions{.bulk_restore = RocksDbStoreOptions::BulkRestore::kAlways,
+                                          .bulk_chunk_bytes_max = kMax,
+                                          .bulk_chunk_bytes_min = min});
+    ASSERT_NE(store, nullptr);
+    store->BeginRestore(kRecords);
+    for (size_t at = 0; at < all.size(); at += kBatch) {
+      ASSERT_TRUE(store->RestoreBatch({all.begin() + at, all.begin() + at + kBatch}).ok());
+    }
+    ASSERT_TRUE(store->EndRestore().ok());
+    EXPECT_EQ(*store->ReadAll(), model);
+    const std::vector<int64_t> chunks = store->stats().last_chunks_bytes;
+    ASSERT_GE(chunks.size(), 3u);
+    EXPECT_EQ(std::accumulate(chunks.begin(), chunks.end(), int64_t{0}), kRecords * 100);
+    const int64_t batch_bytes = kBatch * 100;
+    EXPECT_LE(*std::max_element(chunks.begin(), chunks.end()), kMax + batch_bytes);
+    if (min == kMax) {  // no ramp: every chunk but the last full
+      for (size_t i = 0; i + 1 < chunks.size(); ++i) EXPECT_GE(chunks[i], kMax) << i;
+      continue;
+    }
+    EXPECT_LE(chunks.front(), kMin + batch_bytes);
+    EXPECT_LT(chunks[0], chunks[1]);
+    EXPECT_LT(chunks[1], chunks[2]);
+    EXPECT_GE(*std::max_element(chunks.begin(), chunks.end()), kMax);
+    EXPECT_LE(chunks.back(), 2 * kMin + batch_bytes) << "the last chunk is small";
+    EXPECT_GT(chunks[chunks.size() - 2], chunks.back());
+  }
 }
 
 // A chunk the writer thread could not write is written again, before any later chunk, by the
