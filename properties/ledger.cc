@@ -169,20 +169,28 @@ void Ledger::OnRegistered(const events::Registered& e) {
     reg.task_dir = record->task_dir;
     reg.from_scratch = e.owner_state && !e.start_offset.has_value();
   }
+  last_registration_ = nullptr;
   registered.insert_or_assign(ReaderKey{e.reader, e.changelog}, std::move(reg));
 }
 
 void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
                             const TaskIncarnation& owner) {
   if (auto it = registered.find(ReaderKeyView{reader, changelog}); it != registered.end()) {
+    last_registration_ = nullptr;
     registered.erase(it);
   }
 }
 
 const Registration* Ledger::RegistrationOf(std::string_view reader,
                                            const TopicPartition& changelog) const {
+  if (const auto* last = last_registration_;
+      last != nullptr && last->first.first == reader && last->first.second == changelog) {
+    return &last->second;
+  }
   auto it = registered.find(ReaderKeyView{reader, changelog});
-  return it == registered.end() ? nullptr : &it->second;
+  if (it == registered.end()) return nullptr;
+  last_registration_ = &*it;
+  return &it->second;
 }
 
 int64_t Ledger::CompactedBelow(std::string_view reader, const TopicPartition& changelog,
@@ -245,6 +253,7 @@ void Ledger::OnListener(std::string_view reader, const TopicPartition& changelog
 
 void Ledger::OnReaderDestroyed(std::string_view reader) {
   const std::string rt = Str(reader);
+  last_registration_ = nullptr;
   for (auto it = registered.begin(); it != registered.end();) {
     it = it->first.first == rt ? registered.erase(it) : std::next(it);
   }

@@ -138,6 +138,10 @@ class Ledger final {
  public:
   using ReaderKey = std::pair<std::string, TopicPartition>;
 
+  Ledger() = default;
+  Ledger(const Ledger&) = delete;  // (RegistrationOf's memory points into its own map)
+  Ledger& operator=(const Ledger&) = delete;
+
   // The header of the event being recorded (the Oracle sets it before each event).
   void SetCurrent(const events::EventHeader* header) { current_ = header; }
 
@@ -151,6 +155,8 @@ class Ledger final {
   int64_t CompactedBelow(std::string_view reader, const TopicPartition& changelog,
                          std::string_view task_dir, int64_t log_start) const;
   // What `reader` has registered for `changelog` (null: nothing).
+  // Remembers its last answer (five checkers ask for one batch's): `registered` changes only
+  // through the Ledger's own methods, which forget it.
   const Registration* RegistrationOf(std::string_view reader,
                                      const TopicPartition& changelog) const;
   // The open task whose state manager this is (null: none, e.g. a test's own state manager).
@@ -250,6 +256,8 @@ class Ledger final {
   void NoteScratchStart(Registration& reg, const TopicPartition& changelog, int64_t log_start);
 
   const events::EventHeader* current_ = nullptr;
+  // RegistrationOf's last answer (null: none); its key is compared by contents at each use.
+  mutable const std::pair<const ReaderKey, Registration>* last_registration_ = nullptr;
   std::map<uint64_t, TaskIncarnation> owner_of_;  // state_id -> its open task; lookup only
 };
 

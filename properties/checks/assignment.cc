@@ -69,7 +69,7 @@ class AssignmentChecker final : public Checker {
     };
     // Everything the stream thread holds is in the view.
     for (const auto& [who, record] : ledger().open) {
-      if (record.stream_thread != thread || record.holder != TaskHolder::kStreamThread) continue;
+      if (record.holder != TaskHolder::kStreamThread || record.stream_thread != thread) continue;
       const TaskView* listed = first_of(who.id);
       if (listed == nullptr || listed->who != who) {
         Violation(who.ToString(), fmt::format("held by {} but not in its task manager", thread));

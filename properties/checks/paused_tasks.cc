@@ -66,7 +66,7 @@ class PausedTasksChecker final : public Checker {
     LoopBegan(st);
     processing_.clear();
   }
-  void OnProcessBegin(std::string_view st) override { processing_ = Str(st); }
+  void OnProcessBegin(std::string_view st) override { processing_.assign(st); }  // (no new string)
 
   void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
                        const TaskIncarnation& owner, TaskType type, int64_t,

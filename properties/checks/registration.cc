@@ -77,8 +77,9 @@ class RegistrationChecker final : public Checker {
   // to that incarnation. (Completed active changelogs stay registered until the CLOSE.)
   void OnRestoreLoop(std::string_view rt) override {
     for (const auto& [who, record] : ledger().open) {
-      if (record.holder != TaskHolder::kRestoreThread || record.restore_thread != rt ||
-          record.state != TaskState::kRestoring || paused_.contains(who)) {
+      // (The enums first: the name is compared only for tasks some restore thread restores.)
+      if (record.holder != TaskHolder::kRestoreThread || record.state != TaskState::kRestoring ||
+          record.restore_thread != rt || paused_.contains(who)) {
         continue;
       }
       auto known = changelogs_.find(who);
