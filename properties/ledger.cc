@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "core/runtime/count_topology.h"
 
@@ -45,9 +47,16 @@ const TaskIncarnation* Ledger::OwnerOf(const events::StateInfo& state) const {
 }
 
 void ChangelogHistory::Append(const ConsumerRecord& record) {
-  if (record.offset < end_) return;  // seen
-  keys_[record.key].push_back(Entry{record.offset, record.value});
-  end_ = record.offset + 1;
+  Append(record.offset, record.key, record.value);
+}
+
+void ChangelogHistory::Append(int64_t offset, std::string_view key,
+                              const std::optional<std::string>& value) {
+  if (offset < end_) return;  // seen
+  auto it = keys_.find(key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Entry>{}).first;
+  it->second.push_back(Entry{offset, value});
+  end_ = offset + 1;
 }
 
 void ChangelogHistory::Abort(int64_t first, int64_t end) {
@@ -65,8 +74,7 @@ void ChangelogHistory::Abort(int64_t first, int64_t end) {
 void Ledger::OnAppend(const events::Appended& record) {
   // Only changelogs are folded; input topics need no history.
   if (!std::string_view(record.tp.topic).ends_with("-changelog")) return;
-  history[record.tp].Append(
-      ConsumerRecord{.offset = record.offset, .key = record.key, .value = record.value});
+  history[record.tp].Append(record.offset, record.key, record.value);
 }
 
 void Ledger::OnAbort(const events::Aborted& abort) {
@@ -161,16 +169,32 @@ void Ledger::OnRegistered(const events::Registered& e) {
     reg.task_dir = record->task_dir;
     reg.from_scratch = e.owner_state && !e.start_offset.has_value();
   }
+  last_registration_ = nullptr;
   registered.insert_or_assign(ReaderKey{e.reader, e.changelog}, std::move(reg));
 }
 
 void Ledger::OnUnregistered(std::string_view reader, const TopicPartition& changelog,
                             const TaskIncarnation& owner) {
-  registered.erase(ReaderKey{Str(reader), changelog});
+  if (auto it = registered.find(ReaderKeyView{reader, changelog}); it != registered.end()) {
+    last_registration_ = nullptr;
+    registered.erase(it);
+  }
+}
+
+const Registration* Ledger::RegistrationOf(std::string_view reader,
+                                           const TopicPartition& changelog) const {
+  if (const auto* last = last_registration_;
+      last != nullptr && last->first.first == reader && last->first.second == changelog) {
+    return &last->second;
+  }
+  auto it = registered.find(ReaderKeyView{reader, changelog});
+  if (it == registered.end()) return nullptr;
+  last_registration_ = &*it;
+  return &it->second;
 }
 
 int64_t Ledger::CompactedBelow(std::string_view reader, const TopicPartition& changelog,
-                              const std::string& task_dir, int64_t log_start) const {
+                              std::string_view task_dir, int64_t log_start) const {
   int64_t below = 0;
   if (auto dir = dirs.find(task_dir); dir != dirs.end()) {
     if (auto b = dir->second.compacted_below.find(changelog);
@@ -178,15 +202,15 @@ int64_t Ledger::CompactedBelow(std::string_view reader, const TopicPartition& ch
       below = b->second;
     }
   }
-  auto reg = registered.find(ReaderKey{std::string(reader), changelog});
-  if (reg != registered.end() && reg->second.from_scratch && !reg->second.scratch_noted) {
+  const Registration* reg = RegistrationOf(reader, changelog);
+  if (reg != nullptr && reg->from_scratch && !reg->scratch_noted) {
     below = std::max(below, log_start);
   }
   return below;
 }
 
 void Ledger::OnRestoredBatch(const events::BatchRestored& e) {
-  auto it = registered.find(ReaderKey{e.reader, e.changelog});
+  auto it = registered.find(ReaderKeyView{e.reader, e.changelog});
   if (it == registered.end()) return;
   it->second.position = e.next_offset;
   NoteScratchStart(it->second, e.changelog, e.log_start);
@@ -205,7 +229,7 @@ void Ledger::NoteScratchStart(Registration& reg, const TopicPartition& changelog
 }
 
 void Ledger::OnCompleted(const events::Completed& e) {
-  auto it = registered.find(ReaderKey{e.reader, e.changelog});
+  auto it = registered.find(ReaderKeyView{e.reader, e.changelog});
   if (it != registered.end()) {
     it->second.completed = true;
     NoteScratchStart(it->second, e.changelog, e.log_start);
@@ -216,13 +240,20 @@ void Ledger::OnCompleted(const events::Completed& e) {
 
 void Ledger::OnListener(std::string_view reader, const TopicPartition& changelog,
                         ListenerCall call) {
-  ReaderKey key{Str(reader), changelog};
-  if (call == ListenerCall::kStart) listening.insert(key);
-  if (call == ListenerCall::kEnd || call == ListenerCall::kSuspended) listening.erase(key);
+  if (call == ListenerCall::kStart) {
+    if (!listening.contains(ReaderKeyView{reader, changelog})) {
+      listening.emplace(Str(reader), changelog);
+    }
+  } else if (call == ListenerCall::kEnd || call == ListenerCall::kSuspended) {
+    if (auto it = listening.find(ReaderKeyView{reader, changelog}); it != listening.end()) {
+      listening.erase(it);
+    }
+  }
 }
 
 void Ledger::OnReaderDestroyed(std::string_view reader) {
   const std::string rt = Str(reader);
+  last_registration_ = nullptr;
   for (auto it = registered.begin(); it != registered.end();) {
     it = it->first.first == rt ? registered.erase(it) : std::next(it);
   }
@@ -417,39 +448,64 @@ void Ledger::OnClientOwner(std::string_view client_id, std::string_view thread) 
 
 // ---- history ----
 
+// One walk over the history's keys and the store's, both sorted by key: a key's expectation
+// is a binary search of its offsets, its contents a step of the walk (a lookup per key in
+// each map, as before, cost a log factor of string comparisons per key, at every batch).
+// The text is as before: the history's keys' differences first, then keys no record named,
+// at most five in all.
 std::string DiffFromHistory(const ChangelogHistory& history, int64_t upto,
                             int64_t compacted_below,
                             const std::map<std::string, std::string>& actual, bool or_later) {
-  std::string diff;
-  int shown = 0;
-  auto note = [&](const std::string& text) {
-    if (shown++ < 5) diff += " " + text + ";";
-  };
-  auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("nothing"); };
+  std::vector<std::string> differ;  // per history key, in key order
+  std::vector<std::string> extra;   // keys no record named, in key order
+  constexpr size_t kShownMax = 5;
+  auto show = [](const std::string* v) { return v != nullptr ? *v : std::string("nothing"); };
   using Entry = ChangelogHistory::Entry;
+  auto a = actual.begin();
   for (const auto& [key, entries] : history.keys()) {
+    for (; a != actual.end() && a->first < key; ++a) {
+      if (extra.size() < kShownMax) {
+        extra.push_back(fmt::format("{}: expected nothing, found {}", a->first, a->second));
+      }
+    }
+    const std::string* found = nullptr;
+    if (a != actual.end() && a->first == key) found = &(a++)->second;
     // The key's last record below `upto`, if any.
     auto after = std::lower_bound(entries.begin(), entries.end(), upto,
                                   [](const Entry& e, int64_t o) { return e.offset < o; });
-    if (after == entries.begin() && !or_later) {
-      if (actual.contains(key)) note(fmt::format("{}: expected nothing, found {}", key, actual.at(key)));
-      continue;
-    }
     const bool seen = after != entries.begin();
-    const std::optional<std::string> expected = seen ? std::prev(after)->value : std::nullopt;
-    auto it = actual.find(key);
-    const std::optional<std::string> found =
-        it == actual.end() ? std::nullopt : std::optional<std::string>(it->second);
-    if (found == expected) continue;
-    if (!found.has_value() && seen && std::prev(after)->offset < compacted_below) continue;
-    // Ahead of `upto` for this key: what a later record of it says.
-    if (or_later && std::any_of(after, entries.end(), [&](const Entry& e) { return e.value == found; })) {
+    const std::string* expected =
+        seen && std::prev(after)->value.has_value() ? &*std::prev(after)->value : nullptr;
+    if (!seen && !or_later) {
+      if (found != nullptr && differ.size() < kShownMax) {
+        differ.push_back(fmt::format("{}: expected nothing, found {}", key, *found));
+      }
       continue;
     }
-    note(fmt::format("{}: expected {}, found {}", key, show(expected), show(found)));
+    const bool same = found == nullptr ? expected == nullptr
+                                       : expected != nullptr && *found == *expected;
+    if (same) continue;
+    if (found == nullptr && seen && std::prev(after)->offset < compacted_below) continue;
+    // Ahead of `upto` for this key: what a later record of it says.
+    if (or_later && std::any_of(after, entries.end(), [&](const Entry& e) {
+          return found == nullptr ? !e.value.has_value() : e.value == *found;
+        })) {
+      continue;
+    }
+    if (differ.size() < kShownMax) {
+      differ.push_back(
+          fmt::format("{}: expected {}, found {}", key, show(expected), show(found)));
+    }
   }
-  for (const auto& [key, value] : actual) {
-    if (!history.keys().contains(key)) note(fmt::format("{}: expected nothing, found {}", key, value));
+  for (; a != actual.end() && extra.size() < kShownMax; ++a) {
+    extra.push_back(fmt::format("{}: expected nothing, found {}", a->first, a->second));
+  }
+  std::string diff;
+  size_t shown = 0;
+  for (const std::vector<std::string>* notes : {&differ, &extra}) {
+    for (const std::string& note : *notes) {
+      if (shown++ < kShownMax) diff += " " + note + ";";
+    }
   }
   return diff;
 }

@@ -91,24 +91,56 @@ class ChangelogHistory {
     std::optional<std::string> value;  // nullopt: a tombstone
   };
   void Append(const ConsumerRecord& record);
+  // The same from an event's fields (the key copied only at its first record).
+  void Append(int64_t offset, std::string_view key, const std::optional<std::string>& value);
   // Forgets the records in [first, end): an abort marker took them back (read_committed never
   // returns them, so no store restored from the changelog holds them).
   void Abort(int64_t first, int64_t end);
   int64_t aborted() const { return aborted_; }
   // Every key's records, in offset order.
-  const std::map<std::string, std::vector<Entry>>& keys() const { return keys_; }
+  const std::map<std::string, std::vector<Entry>, std::less<>>& keys() const { return keys_; }
   int64_t end() const { return end_; }
 
  private:
-  std::map<std::string, std::vector<Entry>> keys_;
+  std::map<std::string, std::vector<Entry>, std::less<>> keys_;
   int64_t end_ = 0;
   int64_t aborted_ = 0;  // records forgotten by Abort
 };
 using LogHistory = std::map<TopicPartition, ChangelogHistory>;
 
+// A changelog of a reader, as a lookup key that builds no string.
+struct ReaderKeyView {
+  std::string_view reader;
+  const TopicPartition& changelog;
+};
+
+// The order of std::pair<std::string, TopicPartition> (reader, then changelog), which also
+// compares ReaderKeyViews: the maps keyed by a reader's changelog are looked up with a hook's
+// string_view and iterated in the same order as before.
+struct ReaderKeyLess {
+  using is_transparent = void;
+  static std::string_view Reader(const std::pair<std::string, TopicPartition>& k) {
+    return k.first;
+  }
+  static std::string_view Reader(const ReaderKeyView& k) { return k.reader; }
+  static const TopicPartition& Changelog(const std::pair<std::string, TopicPartition>& k) {
+    return k.second;
+  }
+  static const TopicPartition& Changelog(const ReaderKeyView& k) { return k.changelog; }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    if (const int c = Reader(a).compare(Reader(b)); c != 0) return c < 0;
+    return Changelog(a) < Changelog(b);
+  }
+};
+
 class Ledger final {
  public:
   using ReaderKey = std::pair<std::string, TopicPartition>;
+
+  Ledger() = default;
+  Ledger(const Ledger&) = delete;  // (RegistrationOf's memory points into its own map)
+  Ledger& operator=(const Ledger&) = delete;
 
   // The header of the event being recorded (the Oracle sets it before each event).
   void SetCurrent(const events::EventHeader* header) { current_ = header; }
@@ -121,7 +153,12 @@ class Ledger final {
   // removed, and, for this registration's first batch from scratch, `log_start` now: the ledger
   // notes it only after that batch's event).
   int64_t CompactedBelow(std::string_view reader, const TopicPartition& changelog,
-                         const std::string& task_dir, int64_t log_start) const;
+                         std::string_view task_dir, int64_t log_start) const;
+  // What `reader` has registered for `changelog` (null: nothing).
+  // Remembers its last answer (five checkers ask for one batch's): `registered` changes only
+  // through the Ledger's own methods, which forget it.
+  const Registration* RegistrationOf(std::string_view reader,
+                                     const TopicPartition& changelog) const;
   // The open task whose state manager this is (null: none, e.g. a test's own state manager).
   const TaskIncarnation* OwnerOf(const events::StateInfo& state) const;
 
@@ -131,9 +168,9 @@ class Ledger final {
   std::map<TaskIncarnation, TaskHolder> dropped;  // destroyed without being closed
   std::map<std::string, uint64_t> dir_users;  // task directory -> state_id
   std::set<std::pair<std::string, TaskIncarnation>> close_applied;
-  std::map<ReaderKey, Registration> registered;
-  std::set<ReaderKey> listening;
-  std::map<std::string, DirRecord> dirs;
+  std::map<ReaderKey, Registration, ReaderKeyLess> registered;
+  std::set<ReaderKey, ReaderKeyLess> listening;
+  std::map<std::string, DirRecord, std::less<>> dirs;
   std::map<std::string, int64_t, std::less<>> events_in_flight;  // per restore thread
   std::set<TaskIncarnation> corruption_reported;
   std::set<std::string, std::less<>> restore_threads;
@@ -219,6 +256,8 @@ class Ledger final {
   void NoteScratchStart(Registration& reg, const TopicPartition& changelog, int64_t log_start);
 
   const events::EventHeader* current_ = nullptr;
+  // RegistrationOf's last answer (null: none); its key is compared by contents at each use.
+  mutable const std::pair<const ReaderKey, Registration>* last_registration_ = nullptr;
   std::map<uint64_t, TaskIncarnation> owner_of_;  // state_id -> its open task; lookup only
 };
 

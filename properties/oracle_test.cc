@@ -3,13 +3,18 @@
 // run of the real runtime passes with the oracle watching.
 #include "properties/oracle.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "core/runtime/restore_thread.h"
+#include "core/util/prng.h"
 #include "scenarios/runtime_world.h"
 #include "sim/sim_test_util.h"
 
@@ -767,6 +772,104 @@ TEST(ChangelogHistoryTest, AbortedRecordsAreNoPartOfTheFold) {
       {"k0", "1"}, {"k1", "2"}, {"k2", "aborted too"}};
   EXPECT_THAT(DiffFromHistory(history, 5, 0, applied_key, /*or_later=*/true),
               HasSubstr("k2: expected nothing, found aborted too"));
+}
+
+// DiffFromHistory as it was before it walked the history and the store together (a find and
+// a contains per key), kept as the reference the walk must agree with, text and all.
+std::string DiffFromHistoryByLookups(const ChangelogHistory& history, int64_t upto,
+                                     int64_t compacted_below,
+                                     const std::map<std::string, std::string>& actual,
+                                     bool or_later) {
+  std::string diff;
+  int shown = 0;
+  auto note = [&](const std::string& text) {
+    if (shown++ < 5) diff += " " + text + ";";
+  };
+  auto show = [](const std::optional<std::string>& v) { return v ? *v : std::string("nothing"); };
+  using Entry = ChangelogHistory::Entry;
+  for (const auto& [key, entries] : history.keys()) {
+    auto after = std::lower_bound(entries.begin(), entries.end(), upto,
+                                  [](const Entry& e, int64_t o) { return e.offset < o; });
+    if (after == entries.begin() && !or_later) {
+      if (actual.contains(key)) {
+        note(fmt::format("{}: expected nothing, found {}", key, actual.at(key)));
+      }
+      continue;
+    }
+    const bool seen = after != entries.begin();
+    const std::optional<std::string> expected = seen ? std::prev(after)->value : std::nullopt;
+    auto it = actual.find(key);
+    const std::optional<std::string> found =
+        it == actual.end() ? std::nullopt : std::optional<std::string>(it->second);
+    if (found == expected) continue;
+    if (!found.has_value() && seen && std::prev(after)->offset < compacted_below) continue;
+    if (or_later &&
+        std::any_of(after, entries.end(), [&](const Entry& e) { return e.value == found; })) {
+      continue;
+    }
+    note(fmt::format("{}: expected {}, found {}", key, show(expected), show(found)));
+  }
+  for (const auto& [key, value] : actual) {
+    if (!history.keys().contains(key)) {
+      note(fmt::format("{}: expected nothing, found {}", key, value));
+    }
+  }
+  return diff;
+}
+
+// The one-walk DiffFromHistory says what the lookups said, for every store a seeded draw
+// makes: histories with tombstones and aborts, stores that match, lag, run ahead, lose keys,
+// hold values no record had and keys no record named, under both modes and compaction marks.
+TEST(ChangelogHistoryTest, OneWalkDiffAgreesWithLookupsOnDrawnStores) {
+  constexpr int kCasesMax = 3000;
+  Prng prng(20261206);
+  int differing = 0;
+  for (int c = 0; c < kCasesMax; ++c) {
+    ChangelogHistory history;
+    const int64_t records = prng.Range(0, 30);
+    const int64_t keys = prng.Range(1, 8);
+    auto key = [&] { return "k" + std::to_string(prng.Uniform(static_cast<uint64_t>(keys))); };
+    for (int64_t o = 0; o < records; ++o) {
+      std::optional<std::string> value;
+      if (!prng.OneIn(5)) value = std::to_string(prng.Uniform(6));
+      history.Append(o, key(), value);
+    }
+    if (records > 2 && prng.OneIn(4)) {
+      const int64_t first = prng.Range(0, records - 1);
+      history.Abort(first, prng.Range(first, records));
+    }
+    const int64_t upto = prng.Range(0, records + 1);
+    std::map<std::string, std::string> store;  // the fold below `upto`, then spoiled
+    for (const auto& [k, entries] : history.keys()) {
+      for (const ChangelogHistory::Entry& e : entries) {
+        if (e.offset >= upto) break;
+        if (e.value.has_value()) {
+          store[k] = *e.value;
+        } else {
+          store.erase(k);
+        }
+      }
+    }
+    const int64_t spoils = prng.Range(0, 3);
+    for (int64_t i = 0; i < spoils; ++i) {
+      if (prng.OneIn(3) && !store.empty()) {
+        store.erase(std::next(store.begin(), prng.Uniform(store.size())));
+      } else {
+        store[prng.OneIn(4) ? "x" + std::to_string(prng.Uniform(3)) : key()] =
+            std::to_string(prng.Uniform(8));
+      }
+    }
+    const int64_t below = prng.OneIn(3) ? prng.Range(0, upto) : 0;
+    for (bool or_later : {false, true}) {
+      const std::string want = DiffFromHistoryByLookups(history, upto, below, store, or_later);
+      ASSERT_EQ(DiffFromHistory(history, upto, below, store, or_later), want)
+          << "case " << c << " or_later " << or_later;
+      differing += want.empty() ? 0 : 1;
+    }
+  }
+  // The draw exercises both answers (a sweep of matching stores would prove nothing).
+  EXPECT_GT(differing, kCasesMax / 4);
+  EXPECT_LT(differing, 2 * kCasesMax - kCasesMax / 4);
 }
 
 // standby_progress (mutant be4feeb8dd7c: a step of one record did not publish the standby

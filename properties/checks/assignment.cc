@@ -26,7 +26,7 @@ class AssignmentChecker final : public Checker {
 
   void OnDecision(std::string_view st, const TaskIncarnation& who, TaskDecision decision,
                   TaskType type) override {
-    auto w = ledger().wanted.find(Str(st));
+    auto w = ledger().wanted.find(st);
     if (w == ledger().wanted.end()) return;  // no assignment yet (a hand-driven test)
     const std::optional<TaskType> want = w->second.Of(who.id);
     bool agrees = true;
@@ -58,8 +58,7 @@ class AssignmentChecker final : public Checker {
     }
   }
 
-  void OnTaskManagerView(std::string_view st, const std::vector<TaskView>& tasks) override {
-    const std::string thread = Str(st);
+  void OnTaskManagerView(std::string_view thread, const std::vector<TaskView>& tasks) override {
     for (const TaskView& t : tasks) CheckHeld(thread, t);
     // The view's first entry for a task (a view lists a handful: a scan, no index built).
     auto first_of = [&tasks](const TaskId& id) -> const TaskView* {
@@ -70,7 +69,7 @@ class AssignmentChecker final : public Checker {
     };
     // Everything the stream thread holds is in the view.
     for (const auto& [who, record] : ledger().open) {
-      if (record.stream_thread != thread || record.holder != TaskHolder::kStreamThread) continue;
+      if (record.holder != TaskHolder::kStreamThread || record.stream_thread != thread) continue;
       const TaskView* listed = first_of(who.id);
       if (listed == nullptr || listed->who != who) {
         Violation(who.ToString(), fmt::format("held by {} but not in its task manager", thread));
@@ -101,7 +100,7 @@ class AssignmentChecker final : public Checker {
   }
 
  private:
-  void CheckHeld(const std::string& thread, const TaskView& t) {
+  void CheckHeld(std::string_view thread, const TaskView& t) {
     const TaskRecord* record = ledger().Find(t.who);
     if (record == nullptr) {
       Violation(t.who.ToString(), fmt::format("{} lists it {}, but it is not open", thread,

@@ -29,28 +29,31 @@ class DeadIncarnationChecker final : public Checker {
       return;
     }
     if (decision == TaskDecision::kStartRunning || decision == TaskDecision::kResume) {
-      RejectWhileCloseSent(who, fmt::format("{} decides to {} it", st,
-                                            TaskDecisionName(decision)));
+      RejectWhileCloseSent(who, [&] {
+        return fmt::format("{} decides to {} it", st, TaskDecisionName(decision));
+      });
     }
   }
 
   void OnHandOff(std::string_view, const TaskIncarnation& who, TaskHolder from,
                  TaskHolder to) override {
     if (from != TaskHolder::kStreamThread || to != TaskHolder::kToRestore) return;
-    RejectWhileCloseSent(who, "it is handed to the restore thread again");
+    RejectWhileCloseSent(who, [] {
+      return std::string("it is handed to the restore thread again");
+    });
   }
 
   void OnTaskTransition(const events::TaskInfo& task, TaskState, TaskState to) override {
     if (to == TaskState::kClosed) {
       closed_.insert(task.who);
     } else if (to == TaskState::kRunning) {
-      RejectWhileCloseSent(task.who, "it transitions to RUNNING");
+      RejectWhileCloseSent(task.who, [] { return std::string("it transitions to RUNNING"); });
     }
   }
 
   void OnProcess(const events::TaskInfo& task, size_t records) override {
-    if (records > 0) RejectWhileCloseSent(task.who, fmt::format("it processes {} records",
-                                                                records));
+    if (records == 0) return;
+    RejectWhileCloseSent(task.who, [&] { return fmt::format("it processes {} records", records); });
   }
 
   void OnCloseApplied(std::string_view, const TaskIncarnation& who) override {
@@ -81,11 +84,13 @@ class DeadIncarnationChecker final : public Checker {
     bool applied = false;  // the restore thread applied the CLOSE (its changelogs unregistered)
   };
 
-  void RejectWhileCloseSent(const TaskIncarnation& who, std::string what) {
+  // `what` makes the text, for a violation only (processing calls this for every task).
+  template <typename What>
+  void RejectWhileCloseSent(const TaskIncarnation& who, const What& what) {
     auto it = close_sent_.find(who);
     if (it == close_sent_.end()) return;
     Violation(who.ToString(),
-              fmt::format("{} while its CLOSE is {}", what,
+              fmt::format("{} while its CLOSE is {}", what(),
                           it->second.applied ? "applied and the task not yet back"
                                              : "still in flight to the restore thread"));
   }

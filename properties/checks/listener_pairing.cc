@@ -20,7 +20,7 @@ class ListenerPairingChecker final : public Checker {
   explicit ListenerPairingChecker(OracleContext& c) : Checker(c, "listener_pairing") {}
 
   void OnListener(std::string_view reader, const TopicPartition& tp, ListenerCall call) override {
-    const Ledger::ReaderKey key{Str(reader), tp};
+    const ReaderKeyView key{reader, tp};
     auto reg = ledger().registered.find(key);
     const bool standby_call = call == ListenerCall::kStandbyStart ||
                               call == ListenerCall::kStandbyBatch ||
@@ -76,9 +76,9 @@ class ListenerPairingChecker final : public Checker {
 
   void OnUnregistered(std::string_view reader, const TopicPartition& tp,
                       const TaskIncarnation& owner) override {
-    auto it = updating_.find(Ledger::ReaderKey{Str(reader), tp});
+    auto it = updating_.find(ReaderKeyView{reader, tp});
     if (it == updating_.end()) return;
-    if (!stopping_.contains(Str(reader))) {
+    if (!stopping_.contains(reader)) {
       Violation(owner.ToString(), fmt::format("standby update of {} stopped without update "
                                               "suspended (its restore thread is not stopping)",
                                               tp.ToString()));
@@ -98,24 +98,28 @@ class ListenerPairingChecker final : public Checker {
   }
 
  private:
-  void OnStandbyListener(const Ledger::ReaderKey& key, ListenerCall call) {
-    const bool open = updating_.contains(key);
-    const std::string tp = key.second.ToString();
+  void OnStandbyListener(const ReaderKeyView& key, ListenerCall call) {
+    auto it = updating_.find(key);
+    const bool open = it != updating_.end();
     if (call == ListenerCall::kStandbyStart) {
-      if (open) Violation("-", fmt::format("standby update of {} started twice", tp));
-      updating_.insert(key);
+      if (open) {
+        Violation("-", fmt::format("standby update of {} started twice", key.changelog.ToString()));
+      }
+      updating_.emplace(Str(key.reader), key.changelog);
       return;
     }
     if (!open) {
-      Violation("-", fmt::format("standby update of {}: {} without a start", tp,
+      Violation("-", fmt::format("standby update of {}: {} without a start",
+                                 key.changelog.ToString(),
                                  call == ListenerCall::kStandbyBatch ? "batch loaded"
                                                                      : "suspended"));
     }
-    if (call == ListenerCall::kStandbySuspended) updating_.erase(key);
+    if (call == ListenerCall::kStandbySuspended) updating_.erase(it);
   }
 
-  std::set<Ledger::ReaderKey> updating_;  // standby updates started and not suspended
-  std::set<std::string> stopping_;        // restore threads asked to shut down
+  // Standby updates started and not suspended (looked up by a hook's view).
+  std::set<Ledger::ReaderKey, ReaderKeyLess> updating_;
+  std::set<std::string, std::less<>> stopping_;  // restore threads asked to shut down
 };
 
 RESTORESIM_CHECKER(110, ListenerPairingChecker);

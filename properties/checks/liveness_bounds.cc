@@ -23,13 +23,13 @@ class LivenessBoundsChecker final : public Checker {
   explicit LivenessBoundsChecker(OracleContext& c) : Checker(c, "liveness_bounds") {}
 
   void OnRoundQueued(std::string_view rt, size_t) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     if (t.queued == t.drained) t.oldest_pending_ns = context().now_ns();
     ++t.queued;
   }
 
   void OnRestoreLoop(std::string_view rt) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     if (t.stopped) {  // a new restore thread of the same name (a restarted instance)
       std::vector<int64_t> pending = std::move(t.pending_events);
       t = Thread{};
@@ -43,7 +43,7 @@ class LivenessBoundsChecker final : public Checker {
   }
 
   void OnRoundsDrained(std::string_view rt, size_t rounds) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     t.drained += static_cast<int64_t>(rounds);
     if (t.drained < t.due) {
       Violation(Str(rt), fmt::format("drained {} rounds in an iteration begun with {} queued and "
@@ -53,7 +53,7 @@ class LivenessBoundsChecker final : public Checker {
   }
 
   void OnRestoreIdle(std::string_view rt, bool begin, bool woken) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     if (begin) {
       t.idle_since_ns = context().now_ns();
       t.idle = true;
@@ -114,27 +114,27 @@ class LivenessBoundsChecker final : public Checker {
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_.erase(who); }
 
   void OnRestoreShutdownRequested(std::string_view rt) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     if (!t.stopped) t.shutdown_loops = 0;  // (a second request after it stopped asks nothing)
   }
 
   // A restore thread of the same name may start again (a restarted instance): it starts with
   // an empty queue, at its first iteration. Its predecessor's undrained events stay owed.
-  void OnRestoreStopped(std::string_view rt) override { threads_[Str(rt)].stopped = true; }
+  void OnRestoreStopped(std::string_view rt) override { ThreadOf(rt).stopped = true; }
 
   void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
                       bool drained) override {
-    Thread& t = threads_[Str(rt)];
+    Thread& t = ThreadOf(rt);
     if (drained) {
       if (!t.pending_events.empty()) t.pending_events.erase(t.pending_events.begin());
       return;
     }
-    t.pending_events.push_back(loops_[StreamOf(rt)]);
+    t.pending_events.push_back(LoopsOf(StreamOf(rt)));
   }
 
   void OnStreamLoop(std::string_view st, std::string_view rt) override {
-    const int64_t loop = ++loops_[Str(st)];
-    const Thread& t = threads_[Str(rt)];
+    const int64_t loop = ++LoopsOf(st);
+    const Thread& t = ThreadOf(rt);
     if (t.pending_events.empty()) return;
     // The oldest event was emitted during loop e: it must have been drained in loop e + 1.
     if (loop >= t.pending_events.front() + 2) {
@@ -160,9 +160,21 @@ class LivenessBoundsChecker final : public Checker {
     std::vector<int64_t> pending_events;  // the stream loop each undrained event was emitted in
   };
 
-  std::string StreamOf(std::string_view rt) const {
-    auto it = ledger().stream_of.find(Str(rt));
-    return it == ledger().stream_of.end() ? std::string() : it->second;
+  std::string_view StreamOf(std::string_view rt) const {
+    auto it = ledger().stream_of.find(rt);
+    return it == ledger().stream_of.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+  // A thread's entry, made at its first event (the name's string built once, not per event).
+  Thread& ThreadOf(std::string_view rt) {
+    auto it = threads_.find(rt);
+    if (it == threads_.end()) it = threads_.emplace(Str(rt), Thread{}).first;
+    return it->second;
+  }
+  int64_t& LoopsOf(std::string_view st) {
+    auto it = loops_.find(st);
+    if (it == loops_.end()) it = loops_.emplace(Str(st), 0).first;
+    return it->second;
   }
 
   size_t PausedIn(const std::string& thread) const {

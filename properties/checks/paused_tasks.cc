@@ -59,31 +59,33 @@ class PausedTasksChecker final : public Checker {
   }
 
   void OnRestoreLoop(std::string_view rt) override {
-    const std::string thread = Str(rt);
-    if (HeldToPause(thread)) CheckAllPaused(thread);  // the iteration that ends took it up
-    loop_seq_[thread] = ++seq_;
+    if (HeldToPause(rt)) CheckAllPaused(rt);  // the iteration that ends took it up
+    LoopBegan(rt);
   }
   void OnStreamLoop(std::string_view st, std::string_view) override {
-    loop_seq_[Str(st)] = ++seq_;
+    LoopBegan(st);
     processing_.clear();
   }
-  void OnProcessBegin(std::string_view st) override { processing_ = Str(st); }
+  void OnProcessBegin(std::string_view st) override { processing_.assign(st); }  // (no new string)
 
   void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
                        const TaskIncarnation& owner, TaskType type, int64_t,
                        int64_t records) override {
     if (records <= 0) return;
-    const std::string what = fmt::format("{} {} records of {} {}",
-                                         type == TaskType::kActive ? "restores" : "updates",
-                                         records, tp.ToString(), owner.ToString());
+    // (Formatted only for a violation: this runs at every batch.)
+    auto what = [&] {
+      return fmt::format("{} {} records of {} {}",
+                         type == TaskType::kActive ? "restores" : "updates", records,
+                         tp.ToString(), owner.ToString());
+    };
     if (auto it = paused_by_.find(owner); it != paused_by_.end()) {
-      Violation(owner.ToString(), fmt::format("{} {} while {} holds it paused", Str(reader), what,
-                                              it->second));
+      Violation(owner.ToString(), fmt::format("{} {} while {} holds it paused", Str(reader),
+                                              what(), it->second));
     }
-    if (HeldToPause(Str(reader))) {
+    if (HeldToPause(reader)) {
       Violation(owner.ToString(), fmt::format("{} {}, in an iteration it began after its "
                                               "topology was paused",
-                                              Str(reader), what));
+                                              Str(reader), what()));
     }
   }
 
@@ -120,8 +122,15 @@ class PausedTasksChecker final : public Checker {
   }
 
  private:
+  // `thread` begins a loop iteration: now (a name's string is made at its first iteration only).
+  void LoopBegan(std::string_view thread) {
+    auto it = loop_seq_.find(thread);
+    if (it == loop_seq_.end()) it = loop_seq_.emplace(Str(thread), 0).first;
+    it->second = ++seq_;
+  }
+
   // Called at the start of an iteration of `thread` after one that began under the pause.
-  void CheckAllPaused(const std::string& thread) {
+  void CheckAllPaused(std::string_view thread) {
     auto held = held_.find(thread);
     if (held == held_.end()) return;
     for (const TaskIncarnation& who : held->second) {
@@ -135,7 +144,7 @@ class PausedTasksChecker final : public Checker {
   }
 
   // Whether `thread` began its current iteration after a pause that still holds.
-  bool HeldToPause(const std::string& thread) const {
+  bool HeldToPause(std::string_view thread) const {
     auto paused = pause_seq_.find(thread);
     if (paused == pause_seq_.end()) return false;
     auto loop = loop_seq_.find(thread);
@@ -143,11 +152,13 @@ class PausedTasksChecker final : public Checker {
   }
 
   uint64_t seq_ = 0;  // orders pauses and loop iterations
-  std::map<std::string, uint64_t> pause_seq_;  // per thread named by a pause still in force
-  std::map<std::string, uint64_t> loop_seq_;   // per thread: when its last iteration began
+  // (Keyed by name with transparent lookups: a hook's string_view finds without allocating.)
+  std::map<std::string, uint64_t, std::less<>> pause_seq_;  // per thread named by a pause in force
+  std::map<std::string, uint64_t, std::less<>> loop_seq_;  // per thread: its last iteration's
   std::string processing_;                     // the stream thread processing now
   std::map<TaskIncarnation, std::string> paused_by_;  // task paused -> the holder that did it
-  std::map<std::string, std::set<TaskIncarnation>> held_;  // restore thread -> the tasks it holds
+  // Restore thread -> the tasks it holds.
+  std::map<std::string, std::set<TaskIncarnation>, std::less<>> held_;
 };
 
 RESTORESIM_CHECKER(180, PausedTasksChecker);

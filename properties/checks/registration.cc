@@ -48,8 +48,8 @@ class RegistrationChecker final : public Checker {
 
   void OnUnregistered(std::string_view reader, const TopicPartition& tp,
                       const TaskIncarnation& owner) override {
-    auto it = ledger().registered.find({Str(reader), tp});
-    if (it == ledger().registered.end() || it->second.owner != owner) {
+    const Registration* reg = ledger().RegistrationOf(reader, tp);
+    if (reg == nullptr || reg->owner != owner) {
       Violation(owner.ToString(),
                 fmt::format("changelog {} unregistered but not registered by it", tp.ToString()));
     }
@@ -77,8 +77,9 @@ class RegistrationChecker final : public Checker {
   // to that incarnation. (Completed active changelogs stay registered until the CLOSE.)
   void OnRestoreLoop(std::string_view rt) override {
     for (const auto& [who, record] : ledger().open) {
-      if (record.holder != TaskHolder::kRestoreThread || record.restore_thread != rt ||
-          record.state != TaskState::kRestoring || paused_.contains(who)) {
+      // (The enums first: the name is compared only for tasks some restore thread restores.)
+      if (record.holder != TaskHolder::kRestoreThread || record.state != TaskState::kRestoring ||
+          record.restore_thread != rt || paused_.contains(who)) {
         continue;
       }
       auto known = changelogs_.find(who);
@@ -168,21 +169,20 @@ class RegistrationChecker final : public Checker {
  private:
   void RequireHeldRegistered(std::string_view rt, const TopicPartition& tp,
                              const TaskIncarnation& who) {
-    auto it = ledger().registered.find({Str(rt), tp});
-    if (it != ledger().registered.end() && it->second.owner == who) return;
+    const Registration* reg = ledger().RegistrationOf(rt, tp);
+    if (reg != nullptr && reg->owner == who) return;
     Violation(who.ToString(),
               fmt::format("held unpaused by {} when an iteration begins, but its changelog {} is "
                           "{}",
                           Str(rt), tp.ToString(),
-                          it == ledger().registered.end()
-                              ? std::string("not registered there")
-                              : "registered there to " + it->second.owner.ToString()));
+                          reg == nullptr ? std::string("not registered there")
+                                         : "registered there to " + reg->owner.ToString()));
   }
 
   void RequireRegistered(std::string_view reader, const TopicPartition& tp,
                          const TaskIncarnation& owner, std::string_view what) {
-    auto it = ledger().registered.find({Str(reader), tp});
-    if (it == ledger().registered.end() || it->second.owner != owner) {
+    const Registration* reg = ledger().RegistrationOf(reader, tp);
+    if (reg == nullptr || reg->owner != owner) {
       Violation(owner.ToString(), fmt::format("{} changelog {} without being registered for it",
                                               what, tp.ToString()));
     }

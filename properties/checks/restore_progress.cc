@@ -14,9 +14,9 @@ class RestoreProgressChecker final : public Checker {
   void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
                        const TaskIncarnation& owner, TaskType, int64_t next_offset,
                        int64_t records) override {
-    auto it = ledger().registered.find({Str(reader), tp});
-    if (it == ledger().registered.end()) return;  // registration's to report
-    const Registration& reg = it->second;
+    const Registration* found = ledger().RegistrationOf(reader, tp);
+    if (found == nullptr) return;  // registration's to report
+    const Registration& reg = *found;
     if (reg.completed) {
       Violation(owner.ToString(),
                 fmt::format("writes to changelog {} after it completed", tp.ToString()));

@@ -18,10 +18,12 @@ class StandbyProgressChecker final : public Checker {
   void OnRestoredBatch(std::string_view reader, const TopicPartition& changelog,
                        const TaskIncarnation&, TaskType type, int64_t,
                        int64_t records) override {
-    const auto& registered = context().ledger().registered;
-    auto it = registered.find({Str(reader), changelog});
-    const TaskType owner_type = it != registered.end() ? it->second.type : type;
-    if (owner_type == TaskType::kStandby) restored_[Str(reader)] += records;
+    const Registration* reg = ledger().RegistrationOf(reader, changelog);
+    const TaskType owner_type = reg != nullptr ? reg->type : type;
+    if (owner_type != TaskType::kStandby) return;
+    auto it = restored_.find(reader);
+    if (it == restored_.end()) it = restored_.emplace(Str(reader), 0).first;
+    it->second += records;
   }
 
   // A restore thread's reader is made again (a restarted instance): its count starts over.

@@ -48,8 +48,7 @@ class StoppedProcessingChecker final : public Checker {
     thread_state_[Str(st)] = to;
   }
 
-  void OnProcessBegin(std::string_view st) override {
-    const std::string thread = Str(st);
+  void OnProcessBegin(std::string_view thread) override {
     if (const RuntimeState* c = ClientOf(thread); c != nullptr && Stopping(*c)) {
       Violation(thread, fmt::format("begins processing while its client is {}",
                                     RuntimeStateName(*c)));
@@ -77,17 +76,18 @@ class StoppedProcessingChecker final : public Checker {
   }
 
  private:
-  const RuntimeState* ClientOf(const std::string& thread) const {
+  const RuntimeState* ClientOf(std::string_view thread) const {
     auto t = client_of_.find(thread);
     if (t == client_of_.end()) return nullptr;  // not a Runtime's thread (a fleet's)
     auto c = client_.find(t->second);
     return c == client_.end() ? nullptr : &c->second;
   }
 
-  std::map<std::string, RuntimeState> client_;      // by instance
-  std::map<std::string, std::string> client_of_;    // stream thread -> instance
-  std::set<std::string> gate_closed_;
-  std::map<std::string, StreamThreadState> thread_state_;
+  // (Keyed by name with transparent lookups: a hook's string_view finds without allocating.)
+  std::map<std::string, RuntimeState, std::less<>> client_;    // by instance
+  std::map<std::string, std::string, std::less<>> client_of_;  // stream thread -> instance
+  std::set<std::string, std::less<>> gate_closed_;
+  std::map<std::string, StreamThreadState, std::less<>> thread_state_;
 };
 
 RESTORESIM_CHECKER(170, StoppedProcessingChecker);

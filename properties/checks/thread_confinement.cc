@@ -62,7 +62,7 @@ class ThreadConfinementChecker final : public Checker {
  private:
   // A reader is named after its restore thread; a reader driven by a test has no such thread.
   void CheckReaderThread(std::string_view reader, std::string_view action) {
-    const std::string current = context().CurrentThreadName();
+    const std::string_view current = context().CurrentThreadView();
     if (current == reader || !context().ThreadExists(reader)) return;
     Violation(current, fmt::format("the changelog reader of {} {} on thread '{}'", Str(reader),
                                    Str(action), current));

@@ -68,11 +68,12 @@ class WastedWorkChecker final : public Checker {
     auto dir = ledger().dirs.find(record->task_dir);
     if (dir == ledger().dirs.end()) return;
     auto high = dir->second.checkpointed_high.find(tp);
-    auto reg = ledger().registered.find({Str(reader), tp});
-    if (high == dir->second.checkpointed_high.end() || reg == ledger().registered.end()) return;
+    if (high == dir->second.checkpointed_high.end()) return;
+    const Registration* reg = ledger().RegistrationOf(reader, tp);
+    if (reg == nullptr) return;
     // The batch covers (previous position, next_offset); what lies below the high mark was
     // restored before.
-    const int64_t from = reg->second.position < 0 ? next_offset - records : reg->second.position;
+    const int64_t from = reg->position < 0 ? next_offset - records : reg->position;
     const int64_t again = std::min(next_offset, high->second) - from;
     if (again <= 0) return;
     OracleCounts& counts = context().counts();
