@@ -112,11 +112,6 @@ std::string_view Simulation::ThreadName(SimThreadId thread) const {
   return sim_thread(thread).name;
 }
 
-void Simulation::Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object,
-                        int64_t arg) {
-  trace_.Record(TraceEvent{now_ns_, steps_, arg, object, thread, kind, op});
-}
-
 void Simulation::NoteLockHeld(uint32_t object, bool held) {
   if (current_ == kNoSimThread) return;
   auto& locks = sim_thread(current_).locks_held;

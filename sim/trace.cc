@@ -38,6 +38,8 @@ static_assert(MarkHash("", "") == StableStringHash("/"));
 
 }  // namespace
 
+void Trace::Keep(const TraceEvent& e) { events_.push_back(e); }
+
 uint32_t Trace::MarkId(std::string_view category, std::string_view name) {
   const uint32_t id = static_cast<uint32_t>(MarkHash(category, name));
   if (mode_ == TraceMode::kFull && !mark_texts_.contains(id)) {
