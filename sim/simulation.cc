@@ -45,6 +45,7 @@ Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> stra
       track_pending_(strategy_ != nullptr && strategy_->UsesPendingOps()) {
   RS_CHECK(strategy_ != nullptr);
   InitMainContext(main_context_);
+  registration_epoch_ = epoch_;  // Register stamps epoch_: Id answers registered objects
 }
 
 Simulation::~Simulation() {
