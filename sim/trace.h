@@ -7,6 +7,7 @@
 #ifndef RESTORESIM_SIM_TRACE_H_
 #define RESTORESIM_SIM_TRACE_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -74,6 +75,18 @@ class Trace {
 
  private:
   void Keep(const TraceEvent& e);
+
+  // Recent marks' texts and ids, by a slot their text picks: most marks repeat a few texts
+  // ("transport" and a call's name), and comparing a text costs less than hashing it byte by
+  // byte. Only a cache: an id is always the text's hash.
+  struct MarkMemo {
+    std::string category;
+    std::string name;
+    uint32_t id = 0;
+    bool used = false;
+  };
+  static constexpr size_t kMarkMemoSlots = 64;
+  std::array<MarkMemo, kMarkMemoSlots> mark_memo_;
 
   TraceMode mode_;
   StableHash hash_;
