@@ -259,7 +259,7 @@ void FakeBroker::TransportPoint(std::string_view client_id, std::string_view cal
   TraceMark("transport", call);
   RS_OBSERVE(OnTransportCall, client_id, call);
   if (SimHooks* sim = CurrentSim()) {
-    sim->Point(SimOp::kTransport, sim->Register(sim_state_, SimObjectKind::kOther, "fake_broker"));
+    sim->Point(SimOp::kTransport, sim->Id(sim_state_, SimObjectKind::kOther, "fake_broker"));
   }
 }
 

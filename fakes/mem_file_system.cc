@@ -37,12 +37,15 @@ absl::Status CrashedBefore(std::string_view op, std::string_view path) {
                  "the file system crashed before this operation");
 }
 
-// The components of `path`: "" is kNotFound (as open("") is ENOENT), ".." kInvalidArgument.
-absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const std::string& path) {
+// MemFileSystem::Components.
+using PathParts = absl::InlinedVector<std::string_view, 8>;
+
+// The components of `path`, views into it: "" is kNotFound (as open("") is ENOENT), ".."
+// kInvalidArgument.
+absl::StatusOr<PathParts> SplitPath(std::string_view op, const std::string& path) {
   if (path.empty()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
-  // Every file-system call splits its path: sized once, components copied once.
-  std::vector<std::string> components;
-  components.reserve(static_cast<size_t>(std::count(path.begin(), path.end(), '/')) + 1);
+  // Every file-system call splits its path: no allocation below 9 components.
+  PathParts components;
   const std::string_view p(path);
   size_t start = 0;
   while (start <= p.size()) {
@@ -59,14 +62,14 @@ absl::StatusOr<std::vector<std::string>> SplitPath(std::string_view op, const st
 }
 
 // "/a/b" for the first `count` components.
-std::string JoinPath(const std::vector<std::string>& components, size_t count) {
+std::string JoinPath(const PathParts& components, size_t count) {
   if (count == 0) return "/";
   std::string path;
   for (size_t i = 0; i < count; ++i) path.append(1, '/').append(components[i]);
   return path;
 }
 
-std::string JoinPath(const std::vector<std::string>& components) {
+std::string JoinPath(const PathParts& components) {
   return JoinPath(components, components.size());
 }
 
@@ -164,7 +167,7 @@ class MemFileSystem::ProcessView final : public FileSystem {
 MemFileSystem::MemFileSystem(RandomSource* random, MemFileSystemFaults faults) : random_(random) {
   SetFaults(faults);
   MutexLock lock(mu_);
-  inodes_[kRootId].is_dir = true;
+  RS_CHECK(NewInode(/*is_dir=*/true) == kRootId);
 }
 
 MemFileSystem::~MemFileSystem() = default;
@@ -246,20 +249,27 @@ bool MemFileSystem::Inject(uint32_t per_mille) {
          random_->Uniform(kPerMille) >= kPerMille - per_mille;
 }
 
+MemFileSystem::Inode* MemFileSystem::FindNode(InodeId id) {
+  return id < inodes_.size() ? inodes_[id].get() : nullptr;
+}
+
 MemFileSystem::Inode& MemFileSystem::Node(InodeId id) {
-  auto it = inodes_.find(id);
-  RS_CHECK(it != inodes_.end(), "inode {} was freed while reachable", id);
-  return it->second;
+  Inode* node = FindNode(id);
+  RS_CHECK(node != nullptr, "inode {} was freed while reachable", id);
+  return *node;
 }
 
 MemFileSystem::InodeId MemFileSystem::NewInode(bool is_dir) {
+  RS_CHECK_EQ(inodes_.size(), next_inode_id_);
   const InodeId id = next_inode_id_++;
-  inodes_[id].is_dir = is_dir;
+  inodes_.push_back(std::make_unique<Inode>());
+  inodes_.back()->is_dir = is_dir;
+  ++live_inodes_;
   return id;
 }
 
 absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::Lookup(
-    const std::vector<std::string>& components, size_t count, Version version, std::string_view op,
+    const Components& components, size_t count, Version version, std::string_view op,
     const std::string& path) {
   RS_CHECK_LE(count, components.size());
   InodeId id = kRootId;
@@ -275,7 +285,7 @@ absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::Lookup(
 }
 
 absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::LookupParentDir(
-    const std::vector<std::string>& components, std::string_view op, const std::string& path) {
+    const Components& components, std::string_view op, const std::string& path) {
   RS_CHECK(!components.empty());
   absl::StatusOr<InodeId> parent =
       Lookup(components, components.size() - 1, Version::kCurrent, op, path);
@@ -318,9 +328,13 @@ void MemFileSystem::CollectGarbage() {
       }
     }
   }
-  for (auto it = inodes_.begin(); it != inodes_.end();) {
-    it = gc_reachable_[it->first] != 0 ? std::next(it) : inodes_.erase(it);
+  for (InodeId id = 0; id < inodes_.size(); ++id) {
+    if (inodes_[id] != nullptr && gc_reachable_[id] == 0) {
+      inodes_[id].reset();
+      --live_inodes_;
+    }
   }
+  RS_CHECK(inodes_[kRootId] != nullptr && live_inodes_ <= inodes_.size());
 }
 
 absl::Status MemFileSystem::FileAppend(const File& file, std::string_view data) {
@@ -331,7 +345,7 @@ absl::Status MemFileSystem::FileAppend(const File& file, std::string_view data) 
     return Injected(absl::StatusCode::kUnavailable, "append", file.path());
   }
   // A freed inode had no name in either version: the data could never be read back.
-  if (auto it = inodes_.find(file.inode()); it != inodes_.end()) it->second.current.append(data);
+  if (Inode* node = FindNode(file.inode()); node != nullptr) node->current.append(data);
   return absl::OkStatus();
 }
 
@@ -342,16 +356,16 @@ absl::Status MemFileSystem::FileSync(const File& file) {
   if (Inject(faults_.sync_error_per_mille)) {
     return Injected(absl::StatusCode::kInternal, "fsync", file.path());
   }
-  if (auto it = inodes_.find(file.inode()); it != inodes_.end()) {
+  if (Inode* node = FindNode(file.inode()); node != nullptr) {
     // The version before it is kept only while a damage that undoes a Sync may be drawn.
-    it->second.sync_undoable =
+    node->sync_undoable =
         damage_.lost_write_per_mille > 0 || damage_.misdirected_write_per_mille > 0;
-    if (it->second.sync_undoable) {
-      it->second.previous_durable = std::move(it->second.durable);
+    if (node->sync_undoable) {
+      node->previous_durable = std::move(node->durable);
     } else {
-      it->second.previous_durable.clear();
+      node->previous_durable.clear();
     }
-    it->second.durable = it->second.current;
+    node->durable = node->current;
   }
   return absl::OkStatus();
 }
@@ -364,7 +378,7 @@ absl::Status MemFileSystem::FileClose(const File& file) {
 
 absl::StatusOr<std::unique_ptr<WritableFile>> MemFileSystem::NewWritableFileAs(
     uint64_t process, const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  absl::StatusOr<Components> components = SplitPath("open", path);
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "open", path, kIsDir);
   const std::string normal = JoinPath(*components);
@@ -382,13 +396,13 @@ absl::StatusOr<std::unique_ptr<WritableFile>> MemFileSystem::NewWritableFileAs(
     id = it->second;
   } else {
     id = NewInode(/*is_dir=*/false);
-    entries[components->back()] = id;
+    entries.emplace(components->back(), id);
   }
   return std::unique_ptr<WritableFile>(std::make_unique<File>(this, id, crash_epoch_, normal));
 }
 
 absl::StatusOr<std::string> MemFileSystem::ReadFileAs(uint64_t process, const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  absl::StatusOr<Components> components = SplitPath("open", path);
   if (!components.ok()) return components.status();
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, crash_epoch_, "open", path); !s.ok()) return s;
@@ -406,7 +420,7 @@ absl::StatusOr<std::string> MemFileSystem::ReadFileAs(uint64_t process, const st
 }
 
 absl::Status MemFileSystem::FileExistsAs(uint64_t process, const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("stat", path);
+  absl::StatusOr<Components> components = SplitPath("stat", path);
   if (!components.ok()) return components.status();
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, crash_epoch_, "stat", path); !s.ok()) return s;
@@ -416,8 +430,8 @@ absl::Status MemFileSystem::FileExistsAs(uint64_t process, const std::string& pa
 absl::Status MemFileSystem::RenameFileAs(uint64_t process, const std::string& from,
                                          const std::string& to) {
   const std::string label = fmt::format("{} -> {}", from, to);
-  absl::StatusOr<std::vector<std::string>> from_components = SplitPath("rename", from);
-  absl::StatusOr<std::vector<std::string>> to_components = SplitPath("rename", to);
+  absl::StatusOr<Components> from_components = SplitPath("rename", from);
+  absl::StatusOr<Components> to_components = SplitPath("rename", to);
   if (!from_components.ok()) return from_components.status();
   if (!to_components.ok()) return to_components.status();
   if (from_components->empty() || to_components->empty()) {
@@ -429,8 +443,7 @@ absl::Status MemFileSystem::RenameFileAs(uint64_t process, const std::string& fr
   return RenameLocked(*from_components, *to_components, label);
 }
 
-absl::Status MemFileSystem::RenameLocked(const std::vector<std::string>& from,
-                                         const std::vector<std::string>& to,
+absl::Status MemFileSystem::RenameLocked(const Components& from, const Components& to,
                                          const std::string& label) {
   absl::StatusOr<InodeId> from_parent = LookupParentDir(from, "rename", label);
   if (!from_parent.ok()) return from_parent.status();
@@ -455,12 +468,12 @@ absl::Status MemFileSystem::RenameLocked(const std::vector<std::string>& from,
     return Injected(absl::StatusCode::kInternal, "rename", label);
   }
   from_entries.erase(source);  // leaves `target` valid: it is another entry
-  to_entries[to.back()] = source_id;
+  to_entries.insert_or_assign(std::string(to.back()), source_id);
   CollectGarbage();
   return absl::OkStatus();
 }
 
-absl::Status MemFileSystem::CheckRenameTarget(InodeId source_id, const std::vector<std::string>& to,
+absl::Status MemFileSystem::CheckRenameTarget(InodeId source_id, const Components& to,
                                               EntryIterator target, EntryIterator none,
                                               const std::string& label) {
   if (!Node(source_id).is_dir) {
@@ -486,7 +499,7 @@ absl::Status MemFileSystem::CheckRenameTarget(InodeId source_id, const std::vect
 }
 
 absl::Status MemFileSystem::DeleteFileAs(uint64_t process, const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("unlink", path);
+  absl::StatusOr<Components> components = SplitPath("unlink", path);
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "unlink", path, kIsDir);
   const uint64_t epoch = PassMutationPoint(process, "delete", JoinPath(*components));
@@ -505,14 +518,14 @@ absl::Status MemFileSystem::DeleteFileAs(uint64_t process, const std::string& pa
 
 absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("create dir: empty path");
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("mkdir", path);
+  absl::StatusOr<Components> components = SplitPath("mkdir", path);
   if (!components.ok()) return components.status();
   const uint64_t epoch = PassMutationPoint(process, "mkdir", JoinPath(*components));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "mkdir", path); !s.ok()) return s;
   InodeId dir = kRootId;
   for (size_t i = 0; i < components->size(); ++i) {
-    const std::string& name = (*components)[i];
+    const std::string_view name = (*components)[i];
     auto& entries = Node(dir).current_entries;
     if (auto it = entries.find(name); it != entries.end()) {
       if (!Node(it->second).is_dir) {
@@ -524,8 +537,9 @@ absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::st
     }
     const InodeId created = NewInode(/*is_dir=*/true);
     Inode& parent = Node(dir);
-    parent.current_entries[name] = created;
-    parent.durable_entries[name] = created;  // the simplification: durable at once
+    parent.current_entries.insert_or_assign(std::string(name), created);
+    // The simplification: durable at once.
+    parent.durable_entries.insert_or_assign(std::string(name), created);
     dir = created;
   }
   CollectGarbage();  // a durable entry of that name (deleted, unsynced) may have been replaced
@@ -533,7 +547,7 @@ absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::st
 }
 
 absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("delete dir", path);
+  absl::StatusOr<Components> components = SplitPath("delete dir", path);
   if (absl::IsNotFound(components.status())) return absl::OkStatus();
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "rmdir", path, kBusy);
@@ -558,7 +572,7 @@ absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::
 
 absl::StatusOr<std::vector<std::string>> MemFileSystem::ListDirAs(uint64_t process,
                                                                   const std::string& dir) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("opendir", dir);
+  absl::StatusOr<Components> components = SplitPath("opendir", dir);
   if (!components.ok()) return components.status();
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, crash_epoch_, "opendir", dir); !s.ok()) return s;
@@ -574,7 +588,7 @@ absl::StatusOr<std::vector<std::string>> MemFileSystem::ListDirAs(uint64_t proce
 }
 
 absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", dir);
+  absl::StatusOr<Components> components = SplitPath("open", dir);
   if (!components.ok()) return components.status();
   const uint64_t epoch = PassMutationPoint(process, "syncdir", JoinPath(*components));
   MutexLock lock(mu_);
@@ -620,7 +634,11 @@ MemFileSystemDamageDone MemFileSystem::last_damage() {
 void MemFileSystem::DamageDurable() {
   last_damage_ = {};
   constexpr size_t kSector = 512;
-  for (auto& [id, node] : inodes_) {
+  // By index, re-reading the size: a wrong-type damage adds inodes, visited too (as a map's
+  // iteration visited them).
+  for (InodeId id = 0; id < inodes_.size(); ++id) {
+    if (inodes_[id] == nullptr) continue;
+    Inode& node = *inodes_[id];
     if (node.is_dir) {
       DamageDirectory(node);
       continue;
@@ -694,8 +712,10 @@ void MemFileSystem::MisdirectLastSync(InodeId id, Inode& node) {
   const std::string written = node.durable.substr(offset);
   node.durable = node.previous_durable;
   std::vector<InodeId> others;
-  for (const auto& [other, other_node] : inodes_) {
-    if (other != id && !other_node.is_dir) others.push_back(other);
+  for (InodeId other = 0; other < inodes_.size(); ++other) {
+    if (other != id && inodes_[other] != nullptr && !inodes_[other]->is_dir) {
+      others.push_back(other);
+    }
   }
   if (others.empty()) return;
   std::string& target = Node(others[random_->Uniform(others.size())]).durable;
@@ -709,25 +729,26 @@ void MemFileSystem::Crash() {
   MutexLock lock(mu_);
   ++crash_epoch_;
   DamageDurable();
-  for (auto& [id, node] : inodes_) {
-    if (node.is_dir) {
-      node.current_entries = node.durable_entries;
+  for (const std::unique_ptr<Inode>& node : inodes_) {
+    if (node == nullptr) continue;
+    if (node->is_dir) {
+      node->current_entries = node->durable_entries;
     } else {
-      node.current = node.durable;
+      node->current = node->durable;
     }
   }
   CollectGarbage();
 }
 
 bool MemFileSystem::Exists(const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("stat", path);
+  absl::StatusOr<Components> components = SplitPath("stat", path);
   if (!components.ok()) return false;
   MutexLock lock(mu_);
   return Lookup(*components, components->size(), Version::kCurrent, "stat", path).ok();
 }
 
 absl::StatusOr<std::string> MemFileSystem::DurableContents(const std::string& path) {
-  absl::StatusOr<std::vector<std::string>> components = SplitPath("open", path);
+  absl::StatusOr<Components> components = SplitPath("open", path);
   if (!components.ok()) return components.status();
   MutexLock lock(mu_);
   absl::StatusOr<InodeId> id =
@@ -747,7 +768,7 @@ uint64_t MemFileSystem::write_ops() {
 
 size_t MemFileSystem::inode_count() {
   MutexLock lock(mu_);
-  return inodes_.size();
+  return live_inodes_;
 }
 
 }  // namespace restoresim::fakes

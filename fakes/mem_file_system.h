@@ -87,6 +87,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/inlined_vector.h"
 #include "core/port/file_system.h"
 #include "core/port/random.h"
 #include "core/sync/mutex.h"
@@ -193,6 +194,11 @@ class MemFileSystem final : public FileSystem {
   static constexpr uint64_t kAnyProcess = UINT64_MAX;
   static constexpr InodeId kRootId = 0;
   enum class Version { kCurrent, kDurable };
+  // A path's components, views into the caller's path string (which outlives them): splitting
+  // a path allocates nothing for paths up to 8 deep.
+  using Components = absl::InlinedVector<std::string_view, 8>;
+  // Transparent: entries are looked up by a component's view.
+  using Entries = std::map<std::string, InodeId, std::less<>>;
 
   struct Inode {
     bool is_dir = false;
@@ -201,11 +207,11 @@ class MemFileSystem final : public FileSystem {
     std::string previous_durable;  // before the last Sync (lost and misdirected writes)
     bool sync_undoable = false;    // previous_durable holds the version before the last Sync
                                    // (kept only while a damage may undo it; cleared at a crash)
-    std::map<std::string, InodeId> current_entries;  // directory entries now
-    std::map<std::string, InodeId> durable_entries;  // directory entries after a crash
+    Entries current_entries;  // directory entries now
+    Entries durable_entries;  // directory entries after a crash
     // Before the last SyncDir (lost directory updates); kept, and its inodes alive, only while
     // that damage may be drawn (cleared at a crash).
-    std::map<std::string, InodeId> previous_durable_entries;
+    Entries previous_durable_entries;
     bool dir_sync_undoable = false;
   };
 
@@ -243,24 +249,26 @@ class MemFileSystem final : public FileSystem {
   // Whether to inject a fault at `per_mille`; draws only when a fault is possible.
   bool Inject(uint32_t per_mille) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The inode `components` name in `version`, starting at "/".
-  absl::StatusOr<InodeId> Lookup(const std::vector<std::string>& components, size_t count,
+  absl::StatusOr<InodeId> Lookup(const Components& components, size_t count,
                                  Version version, std::string_view op, const std::string& path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The current directory holding the last of `components` (REQUIRES: not empty).
-  absl::StatusOr<InodeId> LookupParentDir(const std::vector<std::string>& components,
+  absl::StatusOr<InodeId> LookupParentDir(const Components& components,
                                           std::string_view op, const std::string& path)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  using EntryIterator = std::map<std::string, InodeId>::iterator;
+  using EntryIterator = Entries::iterator;
   // REQUIRES: `id` is live (checked).
   Inode& Node(InodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The inode `id` if it is live, else null.
+  Inode* FindNode(InodeId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   InodeId NewInode(bool is_dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // RenameFile once the paths are split; `label` is "from -> to" for messages.
-  absl::Status RenameLocked(const std::vector<std::string>& from,
-                            const std::vector<std::string>& to, const std::string& label)
+  absl::Status RenameLocked(const Components& from, const Components& to,
+                            const std::string& label)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // POSIX's EISDIR/ENOTDIR/ENOTEMPTY/EINVAL checks for moving `source_id` onto `target` (the
   // existing entry at `to`, or `none`).
-  absl::Status CheckRenameTarget(InodeId source_id, const std::vector<std::string>& to,
+  absl::Status CheckRenameTarget(InodeId source_id, const Components& to,
                                  EntryIterator target, EntryIterator none, const std::string& label)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes the current entries of `dir` and of every directory below it.
@@ -287,8 +295,11 @@ class MemFileSystem final : public FileSystem {
   MemFileSystemDamage damage_ ABSL_GUARDED_BY(mu_);
   MemFileSystemDamageDone last_damage_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
-  std::map<InodeId, Inode> inodes_ ABSL_GUARDED_BY(mu_);
-  InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId + 1;
+  // Indexed by id (ids are dense and never reused); a freed inode leaves null. Iterating by
+  // index is inode order, as the damage draws need.
+  std::vector<std::unique_ptr<Inode>> inodes_ ABSL_GUARDED_BY(mu_);
+  size_t live_inodes_ ABSL_GUARDED_BY(mu_) = 0;
+  InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId;
   // CollectGarbage's scratch: reachable[id] for every id below next_inode_id_ (reused, so a
   // collection allocates nothing once it has grown).
   std::vector<uint8_t> gc_reachable_ ABSL_GUARDED_BY(mu_);

@@ -30,7 +30,7 @@ namespace restoresim::testing {
 inline TopicPartition Changelog(int32_t p) { return {"app-counts-changelog", p}; }
 // The changelog of `store` ("counts", "latest") of task 0_p.
 inline TopicPartition ChangelogOf(std::string_view store, int32_t p) {
-  return {fmt::format("app-{}-changelog", store), p};
+  return {ChangelogTopic("app", store), p};  // "app-<store>-changelog"
 }
 inline TopicPartition Input(int32_t p) { return {"input", p}; }
 
@@ -145,11 +145,11 @@ struct RuntimeWorld {
   void WriteChangelog(int32_t partition, int n, int start = 0, std::string_view store = "") {
     for (const std::string& name : stores) {
       if (!store.empty() && name != store) continue;
+      const TopicPartition changelog = ChangelogOf(name, partition);  // once, not per record
       for (int i = start; i < start + n; ++i) {
         std::optional<std::string> value;
         if (i % 5 != 4) value = std::to_string(i);
-        RS_CHECK(broker.Append(ChangelogOf(name, partition), "k" + std::to_string(i % 7), value, i)
-                     .ok());
+        RS_CHECK(broker.Append(changelog, "k" + std::to_string(i % 7), value, i).ok());
       }
     }
   }

@@ -45,6 +45,7 @@ Simulation::Simulation(const SimOptions& options, std::unique_ptr<Strategy> stra
       track_pending_(strategy_ != nullptr && strategy_->UsesPendingOps()) {
   RS_CHECK(strategy_ != nullptr);
   InitMainContext(main_context_);
+  registration_epoch_ = epoch_;  // Register stamps epoch_: Id answers registered objects
 }
 
 Simulation::~Simulation() {
@@ -110,11 +111,6 @@ uint32_t Simulation::Register(SimObjectState& state, SimObjectKind kind, const c
 std::string_view Simulation::ThreadName(SimThreadId thread) const {
   if (thread == kNoSimThread || thread >= threads_.size()) return "<scheduler>";
   return sim_thread(thread).name;
-}
-
-void Simulation::Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object,
-                        int64_t arg) {
-  trace_.Record(TraceEvent{now_ns_, steps_, arg, object, thread, kind, op});
 }
 
 void Simulation::NoteLockHeld(uint32_t object, bool held) {

@@ -138,7 +138,10 @@ class Simulation final : public SimHooks {
   SimThread& sim_thread(SimThreadId id) { return *threads_[id]; }
   const SimThread& sim_thread(SimThreadId id) const { return *threads_[id]; }
   static void FiberMain(void* arg);
-  void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg);
+  // Inline: every scheduling point records two or three events.
+  void Record(TraceKind kind, SimThreadId thread, SimOp op, uint32_t object, int64_t arg) {
+    trace_.Record(TraceEvent{now_ns_, steps_, arg, object, thread, kind, op});
+  }
   // Point and ReadPoint (`read_only`: what the strategy's pending operation says).
   void PointAs(SimOp op, uint32_t object, bool read_only);
   // Picks and switches to the next thread (possibly the current one). Advances virtual time

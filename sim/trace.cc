@@ -38,8 +38,19 @@ static_assert(MarkHash("", "") == StableStringHash("/"));
 
 }  // namespace
 
+void Trace::Keep(const TraceEvent& e) { events_.push_back(e); }
+
 uint32_t Trace::MarkId(std::string_view category, std::string_view name) {
+  const size_t slot = (name.size() * 31 + category.size() * 7 +
+                       (name.empty() ? 0 : static_cast<unsigned char>(name.back()))) %
+                      kMarkMemoSlots;
+  MarkMemo& memo = mark_memo_[slot];
+  if (memo.used && memo.name == name && memo.category == category) return memo.id;
   const uint32_t id = static_cast<uint32_t>(MarkHash(category, name));
+  memo.category.assign(category);
+  memo.name.assign(name);
+  memo.id = id;
+  memo.used = true;
   if (mode_ == TraceMode::kFull && !mark_texts_.contains(id)) {
     std::string text;
     text.reserve(category.size() + 1 + name.size());

@@ -7,6 +7,7 @@
 #ifndef RESTORESIM_SIM_TRACE_H_
 #define RESTORESIM_SIM_TRACE_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -57,7 +58,8 @@ class Trace {
     hash_.Add((uint64_t{e.object} << 32) | (uint64_t{e.thread} << 16) |
               (uint64_t{static_cast<uint8_t>(e.kind)} << 8) | static_cast<uint8_t>(e.op));
     ++event_count_;
-    if (mode_ == TraceMode::kFull) events_.push_back(e);
+    // Kept out of line: the hash-only mode (every sweep) pays two multiplies per event.
+    if (mode_ == TraceMode::kFull) Keep(e);
   }
 
   // The id of a mark's text "category/name": the low 32 bits of its stable hash, the same in
@@ -72,6 +74,20 @@ class Trace {
   const std::vector<TraceEvent>& events() const { return events_; }
 
  private:
+  void Keep(const TraceEvent& e);
+
+  // Recent marks' texts and ids, by a slot their text picks: most marks repeat a few texts
+  // ("transport" and a call's name), and comparing a text costs less than hashing it byte by
+  // byte. Only a cache: an id is always the text's hash.
+  struct MarkMemo {
+    std::string category;
+    std::string name;
+    uint32_t id = 0;
+    bool used = false;
+  };
+  static constexpr size_t kMarkMemoSlots = 64;
+  std::array<MarkMemo, kMarkMemoSlots> mark_memo_;
+
   TraceMode mode_;
   StableHash hash_;
   uint64_t event_count_ = 0;

@@ -9,6 +9,31 @@
 #include "core/util/run_context.h"
 
 namespace restoresim {
+namespace {
+
+// Whether the keys of `map` that `keep(key, value)` selects are `list`, in order.
+template <typename Map, typename Keep>
+bool KeysEqual(const Map& map, Keep keep, const std::vector<TopicPartition>& list) {
+  size_t n = 0;
+  for (const auto& [key, value] : map) {
+    if (!keep(key, value)) continue;
+    if (n >= list.size() || list[n] != key) return false;
+    ++n;
+  }
+  return n == list.size();
+}
+
+// The keys of `map` that `keep(key, value)` selects, in order.
+template <typename Map, typename Keep>
+std::vector<TopicPartition> KeysWhere(const Map& map, Keep keep) {
+  std::vector<TopicPartition> keys;
+  for (const auto& [key, value] : map) {
+    if (keep(key, value)) keys.push_back(key);
+  }
+  return keys;
+}
+
+}  // namespace
 
 ChangelogReader::ChangelogReader(RestoreConsumer& consumer, Admin& admin,
                                  StateRestoreListener* listener, ChangelogReaderConfig config)
@@ -128,18 +153,19 @@ int64_t ChangelogReader::RemainingRecords() const {
 // the other tasks stopped restoring and its own task.timeout.ms never ran (196 failed steps in
 // 20 s). Kafka adds a changelog to the restore consumer once it is initialised.
 absl::Status ChangelogReader::UpdateAssignment(const std::set<TopicPartition>& preparing) {
-  std::vector<TopicPartition> wanted;
-  std::vector<TopicPartition> standbys;
-  for (const auto& [tp, c] : changelogs_) {
-    if (c.status != State::kRestoring && !preparing.contains(tp)) continue;
-    RS_CHECK(c.status != State::kCompleted, "completed changelog {} assigned", tp.ToString());
-    wanted.push_back(tp);
-    if (c.type == TaskType::kStandby) standbys.push_back(tp);
-  }
-  if (wanted != assigned_) {
-    absl::Status s = wanted.empty() ? consumer_.Unassign() : consumer_.Assign(wanted);
+  // Called every step, and what it wants rarely changes: the wanted lists are compared with
+  // the current ones in place and built only on a change (a TopicPartition copy allocates).
+  auto wanted = [&](const TopicPartition& tp, const Changelog& c) {
+    const bool want = c.status == State::kRestoring || preparing.contains(tp);
+    RS_CHECK(!want || c.status != State::kCompleted, "completed changelog {} assigned",
+             tp.ToString());
+    return want;
+  };
+  if (!KeysEqual(changelogs_, wanted, assigned_)) {
+    std::vector<TopicPartition> assign = KeysWhere(changelogs_, wanted);
+    absl::Status s = assign.empty() ? consumer_.Unassign() : consumer_.Assign(assign);
     if (!s.ok()) return s;
-    assigned_ = wanted;
+    assigned_ = std::move(assign);
     paused_.clear();  // Assign keeps the pause state of partitions that stay; re-derive it
     for (const TopicPartition& tp : consumer_.Paused()) paused_.push_back(tp);
   }
@@ -148,16 +174,19 @@ absl::Status ChangelogReader::UpdateAssignment(const std::set<TopicPartition>& p
     reported_mode_ = now;
     RS_OBSERVE(OnReaderMode, config_.name, now);
   }
-  const std::vector<TopicPartition> want_paused =
-      now == ReaderMode::kActiveRestoring ? standbys : std::vector<TopicPartition>();
-  if (want_paused != paused_) {
+  // Restoring actives pauses the wanted standbys; otherwise nothing is paused.
+  auto paused = [&](const TopicPartition& tp, const Changelog& c) {
+    return now == ReaderMode::kActiveRestoring && c.type == TaskType::kStandby && wanted(tp, c);
+  };
+  if (!KeysEqual(changelogs_, paused, paused_)) {
+    std::vector<TopicPartition> want_paused = KeysWhere(changelogs_, paused);
     if (!paused_.empty()) {
       if (absl::Status s = consumer_.Resume(paused_); !s.ok()) return s;
     }
     if (!want_paused.empty()) {
       if (absl::Status s = consumer_.Pause(want_paused); !s.ok()) return s;
     }
-    paused_ = want_paused;
+    paused_ = std::move(want_paused);
   }
   return absl::OkStatus();
 }
@@ -233,15 +262,11 @@ absl::Status ChangelogReader::Prepare(RestoreStep& step) {
   return absl::OkStatus();
 }
 
-std::vector<TopicPartition> ChangelogReader::Fetchable() const {
-  std::vector<TopicPartition> fetchable;
-  for (const TopicPartition& tp : assigned_) {
-    if (changelogs_.at(tp).status == State::kRestoring &&
-        std::find(paused_.begin(), paused_.end(), tp) == paused_.end()) {
-      fetchable.push_back(tp);
-    }
-  }
-  return fetchable;
+bool ChangelogReader::AnyFetchable() const {
+  return std::any_of(assigned_.begin(), assigned_.end(), [&](const TopicPartition& tp) {
+    return changelogs_.at(tp).status == State::kRestoring &&
+           std::find(paused_.begin(), paused_.end(), tp) == paused_.end();
+  });
 }
 
 absl::Status ChangelogReader::Apply(PartitionRecords& batch, RestoreStep& step) {
@@ -365,7 +390,7 @@ RestoreStep ChangelogReader::WithReports(RestoreStep step) {
 absl::Status ChangelogReader::Step(RestoreStep& step) {
   if (absl::Status s = Prepare(step); !s.ok()) return s;
   if (absl::Status s = UpdateAssignment(); !s.ok()) return s;
-  if (Fetchable().empty()) return absl::OkStatus();
+  if (!AnyFetchable()) return absl::OkStatus();
   absl::StatusOr<PollResult> polled = consumer_.Poll(config_.poll_timeout_ns);
   if (!polled.ok()) {
     if (IsRetryable(polled.status())) return absl::OkStatus();

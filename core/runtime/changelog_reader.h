@@ -178,7 +178,8 @@ class ChangelogReader {
   void MarkFailed(const TopicPartition& tp, const absl::Status& error);
   // A store error on `tp`: a retryable one stalls its owner, any other fails it.
   void StoreError(const TopicPartition& tp, const absl::Status& error, RestoreStep& step);
-  std::vector<TopicPartition> Fetchable() const;
+  // Whether an assigned changelog restores and is not paused (asked every step).
+  bool AnyFetchable() const;
 
   RestoreConsumer& consumer_;
   Admin& admin_;

@@ -41,14 +41,14 @@ void SampledStat::Record(double value, TimeNs now_ns) {
            samples_.size());
 }
 
-void SampledStat::Purge(std::vector<Sample>& samples, const SampleConfig& config, TimeNs now_ns) {
+void SampledStat::Purge(Samples& samples, const SampleConfig& config, TimeNs now_ns) {
   const TimeNs expire_ns = config.num_samples * config.sample_window_ns;
   for (Sample& s : samples) {
     if (now_ns - s.start_ns >= expire_ns) s = Sample{.start_ns = now_ns};
   }
 }
 
-double SampledStat::WindowSeconds(const std::vector<Sample>& samples, TimeNs now_ns) const {
+double SampledStat::WindowSeconds(const Samples& samples, TimeNs now_ns) const {
   TimeNs oldest_ns = now_ns;
   for (const Sample& s : samples) oldest_ns = std::min(oldest_ns, s.start_ns);
   TimeNs elapsed_ns = now_ns - oldest_ns;
@@ -61,7 +61,7 @@ double SampledStat::WindowSeconds(const std::vector<Sample>& samples, TimeNs now
 }
 
 double SampledStat::Measure(TimeNs now_ns) const {
-  std::vector<Sample> live = samples_;
+  Samples live = samples_;
   Purge(live, config_, now_ns);
   double value = 0;
   int64_t events = 0;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/sync/clock.h"
 
 namespace restoresim {
@@ -57,14 +58,17 @@ class SampledStat {
     double value = 0;
     int64_t events = 0;
   };
+  // Inline up to Kafka's default num_samples (2): a stat is copied with every snapshot the
+  // restore thread publishes, each loop iteration, and then allocates nothing.
+  using Samples = absl::InlinedVector<Sample, 2>;
   // Kafka's purgeObsoleteSamples, on a copy for Measure.
-  static void Purge(std::vector<Sample>& samples, const SampleConfig& config, TimeNs now_ns);
+  static void Purge(Samples& samples, const SampleConfig& config, TimeNs now_ns);
   // Kafka's Rate.windowSize: what the live samples span, in seconds.
-  double WindowSeconds(const std::vector<Sample>& samples, TimeNs now_ns) const;
+  double WindowSeconds(const Samples& samples, TimeNs now_ns) const;
 
   Kind kind_;
   SampleConfig config_;
-  std::vector<Sample> samples_;
+  Samples samples_;
   size_t current_ = 0;
 };
 

@@ -2,11 +2,15 @@
 
 #include <charconv>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 namespace restoresim {
 
-std::string TaskId::ToString() const { return fmt::format("{}_{}", subtopology, partition); }
+// Task names are printed per event on hot paths: formats compiled, not parsed per call.
+std::string TaskId::ToString() const {
+  return fmt::format(FMT_COMPILE("{}_{}"), subtopology, partition);
+}
 
 std::optional<TaskId> TaskId::Parse(std::string_view text) {
   const size_t underscore = text.find('_');
@@ -24,7 +28,7 @@ std::optional<TaskId> TaskId::Parse(std::string_view text) {
 }
 
 std::string TaskIncarnation::ToString() const {
-  return fmt::format("{}#{}", id.ToString(), incarnation);
+  return fmt::format(FMT_COMPILE("{}_{}#{}"), id.subtopology, id.partition, incarnation);
 }
 
 }  // namespace restoresim

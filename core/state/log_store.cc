@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "core/state/log_record.h"
@@ -22,7 +23,7 @@ constexpr std::string_view kSegmentPrefix = "segment-";
 constexpr std::string_view kSegmentSuffix = ".log";
 
 std::string SegmentName(uint32_t number) {
-  return fmt::format("{}{:08}{}", kSegmentPrefix, number, kSegmentSuffix);
+  return fmt::format(FMT_COMPILE("{}{:08}{}"), kSegmentPrefix, number, kSegmentSuffix);
 }
 
 // The number of a segment file name, or nullopt for other files. Only the names SegmentName

@@ -1,7 +1,9 @@
 #include "core/state/log_store_manifest.h"
 
 #include <charconv>
+#include <iterator>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "absl/status/status.h"
@@ -60,13 +62,15 @@ std::string EncodeLogStoreManifest(const LogStoreManifest& manifest) {
   std::string body(kHeader);
   body += '\n';
   body += manifest.changelog_offset.has_value()
-              ? fmt::format("{} {}\n", kOffsetWord, *manifest.changelog_offset)
-              : fmt::format("{} none\n", kOffsetWord);
+              ? fmt::format(FMT_COMPILE("{} {}\n"), kOffsetWord, *manifest.changelog_offset)
+              : fmt::format(FMT_COMPILE("{} none\n"), kOffsetWord);
+  // Written with every commit of a store: formats compiled, appended in place.
   for (const LogSegmentEntry& s : manifest.segments) {
-    body += fmt::format("segment {} {} {} {:016x}\n", s.number, s.flushed_bytes,
-                        s.sealed ? "sealed" : "open", s.salt);
+    fmt::format_to(std::back_inserter(body), FMT_COMPILE("segment {} {} {} {:016x}\n"), s.number,
+                   s.flushed_bytes, s.sealed ? "sealed" : "open", s.salt);
   }
-  return body + fmt::format("checksum {:016x}\n", BodyHash(body));
+  fmt::format_to(std::back_inserter(body), FMT_COMPILE("checksum {:016x}\n"), BodyHash(body));
+  return body;
 }
 
 namespace {

@@ -49,13 +49,13 @@ class Atomic {
   // Every operation but Load may write (a failed CompareExchange included, conservatively).
   void Point() const {
     if (SimHooks* sim = CurrentSim()) {
-      sim->Point(SimOp::kAtomic, sim->Register(sim_state_, SimObjectKind::kAtomic, name_));
+      sim->Point(SimOp::kAtomic, sim->Id(sim_state_, SimObjectKind::kAtomic, name_));
     }
   }
   // The same point and trace event as Point(), marked as a pure read for POS.
   void ReadPoint() const {
     if (SimHooks* sim = CurrentSim()) {
-      sim->ReadPoint(SimOp::kAtomic, sim->Register(sim_state_, SimObjectKind::kAtomic, name_));
+      sim->ReadPoint(SimOp::kAtomic, sim->Id(sim_state_, SimObjectKind::kAtomic, name_));
     }
   }
 

@@ -8,7 +8,7 @@ namespace restoresim {
 
 uint32_t CondVar::SimId(SimHooks* sim) {
   const uint64_t epoch_before = sim_state_.epoch;
-  const uint32_t id = sim->Register(sim_state_, SimObjectKind::kCondVar, name_);
+  const uint32_t id = sim->Id(sim_state_, SimObjectKind::kCondVar, name_);
   if (sim_state_.epoch != epoch_before) sim_waiters_.waiters.clear();
   return id;
 }

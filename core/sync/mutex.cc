@@ -9,7 +9,8 @@ namespace restoresim {
 
 uint32_t Mutex::SimId(SimHooks* sim) {
   const uint64_t epoch_before = sim_state_.epoch;
-  const uint32_t id = sim->Register(sim_state_, SimObjectKind::kMutex, name_);
+  // (Id registers on first use only; epoch_before tells whether it did.)
+  const uint32_t id = sim->Id(sim_state_, SimObjectKind::kMutex, name_);
   if (sim_state_.epoch != epoch_before) {  // first use in this simulation: no stale state
     sim_owner_ = kNoSimThread;
     sim_waiters_.waiters.clear();

@@ -85,6 +85,12 @@ class SimHooks {
 
   // Registers a primitive (first use) and returns its stable id. `name` may be null.
   virtual uint32_t Register(SimObjectState& state, SimObjectKind kind, const char* name) = 0;
+  // Register's answer without a virtual call, for a primitive this simulation registered
+  // already (every use but the first: each lock, unlock and atomic access asks).
+  uint32_t Id(SimObjectState& state, SimObjectKind kind, const char* name) {
+    if (registration_epoch_ != 0 && state.epoch == registration_epoch_) return state.id;
+    return Register(state, kind, name);
+  }
   virtual SimThreadId CurrentThread() const = 0;
   virtual std::string_view ThreadName(SimThreadId thread) const = 0;
 
@@ -131,6 +137,11 @@ class SimHooks {
   // Brackets code in which SimAbort must not be thrown (see SimNoAbortScope).
   virtual void EnterNoAbort() = 0;
   virtual void ExitNoAbort() = 0;
+
+ protected:
+  // The epoch an implementation's Register stamps into SimObjectState (0: Id always asks
+  // Register). Set once, before any primitive is used.
+  uint64_t registration_epoch_ = 0;
 };
 
 // Marks a scope — typically a destructor that locks, waits or joins — in which the simulator
