@@ -136,6 +136,9 @@ RuntimeOptions Bench::Runtime(RocksDbStoreOptions::BulkRestore bulk, bool exactl
   options.exactly_once = exactly_once;
   options.store.bulk_restore = bulk;
   if (o_.bulk_min_records >= 0) options.store.bulk_min_records = o_.bulk_min_records;
+  if (o_.bulk_chunk_bytes_min >= 0) {
+    options.store.bulk_chunk_bytes_min = static_cast<size_t>(o_.bulk_chunk_bytes_min);
+  }
   options.restore_max_poll_records = o_.restore_max_poll_records;
   options.restore_share_while_processing = o_.restore_share_while_processing;
   return options;
@@ -247,9 +250,9 @@ void Bench::AddOwnProcessCases(const Changelog& c) {
 absl::StatusOr<Measurement> Bench::RunOwnProcess(const Changelog& c, const std::string& path,
                                                  const std::string& dir) {
   const std::string spec =
-      fmt::format("{},{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions,
+      fmt::format("{},{},{},{},{},{},{},{}", c.app.app_id, c.app.input_topic, c.app.partitions,
                   path, c.exactly_once ? "exactly_once_v2" : "at_least_once",
-                  o_.restore_max_poll_records, o_.bulk_min_records);
+                  o_.restore_max_poll_records, o_.bulk_min_records, o_.bulk_chunk_bytes_min);
   const std::string command = fmt::format(
       "{} bench restore --backend kafka --bootstrap-servers {} --svg '' --restore-child {} "
       "--work-dir {}",
@@ -495,7 +498,10 @@ absl::Status Bench::SetUpProcessing() {
 void Bench::AddLimitCases() {
   const std::string& topic = main_.app.Changelog();
   const int32_t partitions = o_.spec.partitions;
-  const LimitConfig limit{.batch_records = o_.restore_max_poll_records};
+  LimitConfig limit{.batch_records = o_.restore_max_poll_records};
+  if (o_.bulk_chunk_bytes_min >= 0) {
+    limit.bulk_chunk_bytes_min = static_cast<size_t>(o_.bulk_chunk_bytes_min);
+  }
   const bool kafka = o_.backend == RestoreBackend::kKafka;
   AddCase("limit.consume",
           kafka ? "raw consumption (librdkafka batch API)" : "raw consumption (fake consumer)",
@@ -789,11 +795,13 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
   int32_t partitions = 0;
   int32_t max_poll = 0;
   int64_t bulk_min = 0;
-  if (f.size() != 7 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
+  int64_t chunk_min = 0;
+  if (f.size() != 8 || !absl::SimpleAtoi(f[2], &partitions) || partitions < 1 ||
       (f[3] != "default" && f[3] != "writebatch") || !absl::SimpleAtoi(f[5], &max_poll) ||
-      max_poll < 1 || !absl::SimpleAtoi(f[6], &bulk_min)) {
+      max_poll < 1 || !absl::SimpleAtoi(f[6], &bulk_min) || !absl::SimpleAtoi(f[7], &chunk_min)) {
     std::fprintf(stderr, "restoresim bench restore: --restore-child wants APP,INPUT,PARTITIONS,"
-                 "default|writebatch,GUARANTEE,MAX_POLL,BULK_MIN, not '%s'\n", spec.c_str());
+                 "default|writebatch,GUARANTEE,MAX_POLL,BULK_MIN,CHUNK_MIN, not '%s'\n",
+                 spec.c_str());
     return 2;
   }
   absl::StatusOr<std::unique_ptr<Backend>> backend = NewKafkaBackend(bootstrap);
@@ -804,6 +812,7 @@ int RunRestoreChild(const std::string& bootstrap, const std::string& spec,
   options.restore_max_poll_records = max_poll;
   options.reset_peak_rss = false;
   if (bulk_min >= 0) options.store.bulk_min_records = bulk_min;
+  if (chunk_min >= 0) options.store.bulk_chunk_bytes_min = static_cast<size_t>(chunk_min);
   absl::StatusOr<Measurement> m =
       backend.ok() ? RunRestore(**backend, AppSpec{f[0], f[1], partitions},
                                 state_dir + "/own-process", options, partitions, {})

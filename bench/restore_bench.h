@@ -74,6 +74,7 @@ struct RestoreBenchOptions {
   // restoresim.restore.share.while.processing.percent of our runtime; -1: its default.
   int32_t restore_share_while_processing = -1;
   int64_t bulk_min_records = -1;     // -1: the store's default
+  int64_t bulk_chunk_bytes_min = -1; // -1: the store's default (bulk_chunking.h)
   // The RocksDB our cases run on: "linked" (Debian's), "peer" (the one Kafka Streams runs on,
   // from its rocksdbjni jar), or a library's path. Empty: RESTORESIM_ROCKSDB_LIBRARY if set,
   // else "peer" with --peer kafka-streams, else "linked".

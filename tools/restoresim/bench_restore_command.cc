@@ -172,6 +172,11 @@ void AddRunOptions(CLI::App& cmd, RestoreOptions& o) {
                  "(default: the runtime's)");
   cmd.add_option("--bulk-min-records", r.bulk_min_records,
                  "the store's bulk path threshold (default: the store's, 100000)");
+  cmd.add_option("--bulk-chunk-min", r.bulk_chunk_bytes_min,
+                 "the bulk path's smallest chunk in bytes: chunks ramp up from it and halve "
+                 "towards the restoration's end; 0: every chunk 16 MiB (default: the store's, "
+                 "2 MiB)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   cmd.add_option("--work-dir", r.work_dir,
                  "where the run's directory restoresim-bench-PID goes (default /tmp)");
   cmd.add_option("--svg", r.svg_path, "the plot (default restore-bench.svg; '' for none)");
