@@ -6,7 +6,6 @@
 #ifndef RESTORESIM_CORE_SYNC_SHARED_CELL_H_
 #define RESTORESIM_CORE_SYNC_SHARED_CELL_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -18,27 +17,12 @@ template <typename T>
 class SharedCell {
  public:
   explicit SharedCell(T initial = T{}, const char* name = nullptr)
-      : mu_(name), value_(std::make_shared<T>(std::move(initial))) {}
+      : mu_(name), value_(std::make_shared<const T>(std::move(initial))) {}
 
-  // One lock (one scheduling point) either way. While no reader holds the last snapshot, it
-  // is overwritten in place: a publisher that publishes every loop iteration reuses its
-  // buffers instead of allocating a new value each time.
-  void Publish(const T& value) {
+  void Publish(T value) {
+    auto next = std::make_shared<const T>(std::move(value));
     MutexLock lock(mu_);
-    if (Unshared()) {
-      *value_ = value;
-    } else {
-      value_ = std::make_shared<T>(value);
-    }
-    ++version_;
-  }
-  void Publish(T&& value) {
-    MutexLock lock(mu_);
-    if (Unshared()) {
-      *value_ = std::move(value);
-    } else {
-      value_ = std::make_shared<T>(std::move(value));
-    }
+    value_ = std::move(next);
     ++version_;
   }
 
@@ -53,18 +37,8 @@ class SharedCell {
   }
 
  private:
-  // Whether value_ is ours alone. Snapshots are only taken under mu_, so a count of 1 seen
-  // under it stays 1; the fence orders a reader's last use of the value (before its release
-  // of the count) before our writes to it.
-  bool Unshared() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (value_.use_count() != 1) return false;
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return true;
-  }
-
   mutable Mutex mu_;
-  // Never null. Readers see it as const: only Publish writes through it, when unshared.
-  std::shared_ptr<T> value_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const T> value_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
