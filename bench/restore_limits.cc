@@ -69,17 +69,13 @@ class RawWriter {
     }
     SstBulkLoader& loader = *loaders_[p];
     BulkChunking& chunking = chunking_[static_cast<size_t>(p)];
-    const size_t buffered = loader.buffered_bytes();
-    if (loader.buffered_records() > 0 && buffered >= chunking.Limit(buffered)) {
+    if (chunking.Full(loader)) {
       // As the store does: the full chunk is written by the loader's thread meanwhile.
       if (absl::Status s = loader.IngestInBackground(dbs_[p], first_chunk_[p]); !s.ok()) return s;
       first_chunk_[p] = false;
       chunking.Cut();
     }
-    const size_t before = loader.buffered_bytes();
-    for (KeyValueWrite& w : batch) loader.Add(std::move(w));
-    chunking.Added(static_cast<int64_t>(batch.size()),
-                   static_cast<int64_t>(loader.buffered_bytes() - before));
+    chunking.AddTo(loader, batch);
     return absl::OkStatus();
   }
 

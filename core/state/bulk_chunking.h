@@ -19,7 +19,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
+#include "core/state/sst_bulk_loader.h"
 #include "core/util/check.h"
 
 namespace restoresim {
@@ -41,6 +44,20 @@ class BulkChunking {
   }
   // A chunk was handed to be written.
   void Cut() { ++cut_; }
+
+  // Whether `loader`'s buffered chunk is due to be cut (before more is added).
+  bool Full(const SstBulkLoader& loader) const {
+    const size_t buffered = loader.buffered_bytes();
+    return loader.buffered_records() > 0 && buffered >= Limit(buffered);
+  }
+  // Adds `writes` to `loader`'s buffer, counting them.
+  void AddTo(SstBulkLoader& loader, std::vector<KeyValueWrite>& writes) {
+    const size_t before = loader.buffered_bytes();
+    for (KeyValueWrite& w : writes) loader.Add(std::move(w));
+    RS_CHECK_GE(loader.buffered_bytes(), before);
+    Added(static_cast<int64_t>(writes.size()),
+          static_cast<int64_t>(loader.buffered_bytes() - before));
+  }
 
   // The buffered bytes at which the chunk is cut.
   size_t Limit(size_t buffered_bytes) const {

@@ -317,15 +317,10 @@ absl::Status RocksDbStore::RestoreBatch(std::vector<KeyValueWrite> writes) {
   if (absl::Status s = CheckOpen(); !s.ok()) return s;
   if (bulk_ == nullptr) return ApplyBatch(writes);
   // The full chunk goes first, so a failure leaves this batch untaken (all or nothing).
-  const size_t buffered = bulk_->buffered_bytes();
-  if (bulk_->buffered_records() > 0 && buffered >= chunking_->Limit(buffered)) {
+  if (chunking_->Full(*bulk_)) {
     if (absl::Status s = CutChunk(); !s.ok()) return s;
   }
-  const size_t bytes_before = bulk_->buffered_bytes();
-  const auto records = static_cast<int64_t>(writes.size());
-  for (KeyValueWrite& w : writes) bulk_->Add(std::move(w));
-  RS_CHECK_GE(bulk_->buffered_bytes(), bytes_before);
-  chunking_->Added(records, static_cast<int64_t>(bulk_->buffered_bytes() - bytes_before));
+  chunking_->AddTo(*bulk_, writes);
   return absl::OkStatus();
 }
 
