@@ -163,29 +163,42 @@ absl::Status ConsumerCore::SyncGroup() {
   return SeekLib(to_seek);
 }
 
+void ConsumerCore::Locate(const rd_kafka_message_t* message, TakeCursor& cursor) {
+  if (message->rkt == nullptr) {
+    cursor = TakeCursor();
+    return;
+  }
+  if (cursor.topic == message->rkt && cursor.tp->partition == message->partition) return;
+  cursor.topic = message->rkt;
+  cursor.tp = TopicPartition{rd_kafka_topic_name(message->rkt), message->partition};
+  Map& partitions = this->partitions();
+  auto it = partitions.find(*cursor.tp);
+  cursor.state = it == partitions.end() ? nullptr : &it->second;
+  cursor.batch = nullptr;
+  RS_CHECK(cursor.tp.has_value() && cursor.topic != nullptr);
+}
+
 void ConsumerCore::Take(rd_kafka_message_t* message,
                         std::map<TopicPartition, PartitionRecords>& records,
                         std::set<TopicPartition>& out_of_range, absl::Status& error,
-                        size_t& count) {
-  std::optional<TopicPartition> tp;
-  if (message->rkt != nullptr) tp = TopicPartition{rd_kafka_topic_name(message->rkt),
-                                                   message->partition};
-  Map& partitions = this->partitions();
-  auto it = tp.has_value() ? partitions.find(*tp) : partitions.end();
-  const bool fetching = it != partitions.end() && !it->second.paused &&
-                        !it->second.extra.out_of_range && !it->second.extra.needs_seek;
+                        size_t& count, TakeCursor& cursor) {
+  Locate(message, cursor);
+  const std::optional<TopicPartition>& tp = cursor.tp;
+  PartitionState* state = cursor.state;
+  const bool fetching = state != nullptr && !state->paused && !state->extra.out_of_range &&
+                        !state->extra.needs_seek;
   if (message->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
     // The fetcher reached the end (the LSO under read_committed) at message->offset, past any
     // control records and skipped aborted records after the last message: the port's position
     // passes them too (Kafka's consumer position does). Never backwards.
-    if (fetching && it->second.position.has_value() && message->offset > *it->second.position) {
-      it->second.position = message->offset;
+    if (fetching && state->position.has_value() && message->offset > *state->position) {
+      state->position = message->offset;
     }
   } else if (message->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     const absl::Status status = ToStatus(message->err, rd_kafka_message_errstr(message));
     if (status.code() == absl::StatusCode::kOutOfRange && tp.has_value()) {
       if (fetching) {
-        it->second.extra.out_of_range = true;
+        state->extra.out_of_range = true;
         lib_broken_.insert(*tp);
         out_of_range.insert(*tp);
       }
@@ -196,14 +209,16 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
     // Dropped (paused, or a seek is pending). A group member's partition that had no position
     // yet starts here: librdkafka began at the committed offset, so Resume seeks back to it
     // instead of losing this record.
-    if (it != partitions.end() && !it->second.position.has_value()) {
-      it->second.position = message->offset;
-      it->second.extra.needs_seek = true;
+    if (state != nullptr && !state->position.has_value()) {
+      state->position = message->offset;
+      state->extra.needs_seek = true;
     }
-  } else if (!it->second.position.has_value() || message->offset >= *it->second.position) {
-    PartitionRecords& batch = records[*tp];
-    batch.partition = *tp;
-    ConsumerRecord& r = batch.records.emplace_back();
+  } else if (!state->position.has_value() || message->offset >= *state->position) {
+    if (cursor.batch == nullptr) {
+      cursor.batch = &records[*tp];
+      cursor.batch->partition = *tp;
+    }
+    ConsumerRecord& r = cursor.batch->records.emplace_back();
     r.offset = message->offset;
     if (message->key != nullptr) {
       r.key.assign(static_cast<const char*>(message->key), message->key_len);
@@ -212,7 +227,7 @@ void ConsumerCore::Take(rd_kafka_message_t* message,
       r.value.emplace(static_cast<const char*>(message->payload), message->len);
     }
     r.timestamp_ms = rd_kafka_message_timestamp(message, nullptr);
-    it->second.position = message->offset + 1;
+    state->position = message->offset + 1;
     ++count;
   }
   rd_kafka_message_destroy(message);
@@ -243,8 +258,9 @@ absl::StatusOr<PollResult> ConsumerCore::Poll(TimeNs timeout_ns, const bool* int
           queue_, 0, batch.data() + 1, std::min(kBatchMessagesMax, want - count) - 1);
       if (more > 0) n += more;
     }
+    TakeCursor cursor;  // Sync above may have changed the assignment
     for (ssize_t i = 0; i < std::max<ssize_t>(n, 0); ++i) {
-      Take(batch[static_cast<size_t>(i)], records, out_of_range, error, count);
+      Take(batch[static_cast<size_t>(i)], records, out_of_range, error, count, cursor);
     }
     if (interrupted != nullptr && *interrupted) break;
     if (count > 0 || !out_of_range.empty() || clock_.NowNs() >= deadline_ns) break;

@@ -116,9 +116,21 @@ class ConsumerCore : private SubscriptionState<RdKafkaPartitionFlags> {
   // kGroup: assigns again at their positions the partitions that went out of range and were
   // sought since.
   absl::Status Reassign();
+  // The partition of the message taken before, its state and its batch: a poll's messages come
+  // in runs of one partition, so the topic's name is copied and the two maps searched once per
+  // run, not once per record. Valid while neither map loses an entry (one Sync to the next).
+  struct TakeCursor {
+    const void* topic = nullptr;  // librdkafka's rd_kafka_topic_t of `tp`, by identity
+    std::optional<TopicPartition> tp;
+    PartitionState* state = nullptr;       // null: not in the port's assignment
+    PartitionRecords* batch = nullptr;     // null until a record of `tp` is taken
+  };
   // Takes one librdkafka message (and destroys it) into `records`/`out_of_range`/`error`.
   void Take(rd_kafka_message_t* message, std::map<TopicPartition, PartitionRecords>& records,
-            std::set<TopicPartition>& out_of_range, absl::Status& error, size_t& count);
+            std::set<TopicPartition>& out_of_range, absl::Status& error, size_t& count,
+            TakeCursor& cursor);
+  // Points `cursor` at `message`'s partition (none for a message without a topic).
+  void Locate(const rd_kafka_message_t* message, TakeCursor& cursor);
 
   rd_kafka_t* const rk_;
   const Mode mode_;
