@@ -51,9 +51,9 @@ class BulkChunking {
     return loader.buffered_records() > 0 && buffered >= Limit(buffered);
   }
   // Adds `writes` to `loader`'s buffer, counting them.
-  void AddTo(SstBulkLoader& loader, std::vector<KeyValueWrite>& writes) {
+  void AddTo(SstBulkLoader& loader, const std::vector<KeyValueWrite>& writes) {
     const size_t before = loader.buffered_bytes();
-    for (KeyValueWrite& w : writes) loader.Add(std::move(w));
+    for (const KeyValueWrite& w : writes) loader.Add(w);
     RS_CHECK_GE(loader.buffered_bytes(), before);
     Added(static_cast<int64_t>(writes.size()),
           static_cast<int64_t>(loader.buffered_bytes() - before));

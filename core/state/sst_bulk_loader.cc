@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "core/util/check.h"
 
@@ -50,54 +52,119 @@ void SstBulkLoader::JoinWriter() {
   writer_.reset();
 }
 
-void SstBulkLoader::Add(KeyValueWrite write) {
+void SstBulkLoader::Add(std::string_view key, const std::optional<std::string>& value) {
   Chunk& c = buffer_;
-  RS_CHECK(c.writes.size() < UINT32_MAX, "bulk chunk of more than 2^32 writes");
-  c.common = c.writes.empty() ? write.key.size() : CommonPrefix(c.writes[0].key, write.key,
-                                                                c.common);
-  c.bytes += write.key.size() + (write.value ? write.value->size() : 0);
-  c.writes.push_back(std::move(write));
+  RS_CHECK(c.records.size() < UINT32_MAX, "bulk chunk of more than 2^32 writes");
+  RS_CHECK(key.size() < UINT32_MAX && (!value || value->size() < Record::kTombstone),
+           "a bulk write of 4 GiB or more");
+  const size_t value_size = value ? value->size() : 0;
+  char* at = Reserve(key.size() + value_size);
+  if (!key.empty()) std::memcpy(at, key.data(), key.size());
+  if (value_size > 0) std::memcpy(at + key.size(), value->data(), value_size);
+  c.common = c.records.empty() ? key.size() : CommonPrefix(c.records[0].key(), key, c.common);
+  c.bytes += key.size() + value_size;
+  if (!c.sorted.empty()) c.sorted.clear();
+  c.records.push_back(Record{at, static_cast<uint32_t>(key.size()),
+                             value ? static_cast<uint32_t>(value_size) : Record::kTombstone});
+  RS_CHECK(at + key.size() + value_size == c.blocks.back().data.get() + c.block_used,
+           "a record ends where its block's used bytes end");
+}
+
+char* SstBulkLoader::Reserve(size_t size) {
+  Chunk& c = buffer_;
+  if (c.blocks.empty() || c.blocks.back().size - c.block_used < size) {
+    Block block;
+    if (size <= kBlockBytes && !spare_.empty()) {
+      block = std::move(spare_.back());
+      spare_.pop_back();
+    } else {
+      block.size = std::max(size, kBlockBytes);
+      block.data = std::make_unique_for_overwrite<char[]>(block.size);
+    }
+    c.blocks.push_back(std::move(block));
+    c.block_used = 0;
+  }
+  char* at = c.blocks.back().data.get() + c.block_used;
+  c.block_used += size;
+  RS_CHECK_LE(c.block_used, c.blocks.back().size);
+  return at;
+}
+
+void SstBulkLoader::Recycle(Chunk& chunk) {
+  for (Block& block : chunk.blocks) {
+    if (block.size == kBlockBytes && spare_.size() < kSpareBlocksMax) {
+      spare_.push_back(std::move(block));
+    }
+  }
+  chunk = Chunk();
+  RS_CHECK(chunk.records.empty() && chunk.blocks.empty());
 }
 
 void SstBulkLoader::Clear() {
   JoinWriter();
-  buffer_ = Chunk();
+  Recycle(buffer_);
 }
 
 bool SstBulkLoader::Chunk::Less(const Entry& a, const Entry& b) const {
   if (a.prefix != b.prefix) return a.prefix < b.prefix;
-  const std::string& ka = writes[a.index].key;
-  const std::string& kb = writes[b.index].key;
-  const int c = std::string_view(ka).compare(kb);  // bytewise, as RocksDB's default comparator
+  // Bytewise, as RocksDB's default comparator.
+  const int c = records[a.index].key().compare(records[b.index].key());
   if (c != 0) return c < 0;
   return a.index < b.index;  // the same key: arrival order, so the last write comes last
 }
 
+// A least-significant-digit radix sort by prefix, a byte a pass, skipping the passes of a byte
+// every entry shares. It is stable: entries of one prefix keep their arrival order.
 std::vector<SstBulkLoader::Entry> SstBulkLoader::Chunk::Sorted() const {
-  std::vector<Entry> entries(writes.size());
-  for (uint32_t i = 0; i < entries.size(); ++i) {
-    entries[i] = Entry{PrefixAt(writes[i].key, common), i};
+  const size_t n = records.size();
+  RS_CHECK_LT(n, size_t{UINT32_MAX});
+  std::vector<Entry> entries(n);
+  std::array<std::array<uint32_t, 256>, 8> counts{};
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t prefix = PrefixAt(records[i].key(), common);
+    entries[i] = Entry{prefix, i};
+    for (size_t d = 0; d < 8; ++d) ++counts[d][(prefix >> (8 * d)) & 0xff];
   }
-  std::sort(entries.begin(), entries.end(),
-            [this](const Entry& a, const Entry& b) { return Less(a, b); });
+  std::vector<Entry> scratch(n);
+  for (size_t d = 0; d < 8 && n > 1; ++d) {
+    std::array<uint32_t, 256>& at = counts[d];
+    if (at[(entries[0].prefix >> (8 * d)) & 0xff] == n) continue;  // one byte for all
+    uint32_t sum = 0;
+    for (uint32_t& c : at) sum += std::exchange(c, sum);
+    for (const Entry& e : entries) scratch[at[(e.prefix >> (8 * d)) & 0xff]++] = e;
+    entries.swap(scratch);
+  }
+  SortTies(entries);
   return entries;
 }
 
-// Sorted order visits the buffered writes at random: without prefetching, nearly every record
-// costs two or three cache misses (the write, its key, its value), which was most of the time
-// spent writing a chunk. The write `kAhead` entries on is fetched now, and the key and value of
-// the one half as far on (whose write arrived earlier).
+// Runs of one prefix (keys that agree on the 8 bytes) by their keys' remaining bytes.
+void SstBulkLoader::Chunk::SortTies(std::vector<Entry>& entries) const {
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i + 1;
+    while (j < entries.size() && entries[j].prefix == entries[i].prefix) ++j;
+    if (j - i > 1) {
+      std::sort(entries.begin() + static_cast<std::ptrdiff_t>(i),
+                entries.begin() + static_cast<std::ptrdiff_t>(j),
+                [this](const Entry& a, const Entry& b) { return Less(a, b); });
+    }
+    RS_CHECK(i == 0 || entries[i - 1].prefix < entries[i].prefix, "radix order");
+    i = j;
+  }
+}
+
+// Sorted order visits the buffered records at random: without prefetching, nearly every record
+// costs two or three cache misses (the record, its first and last bytes), which was most of the
+// time spent writing a chunk. The record `kAhead` entries on is fetched now, and the bytes of
+// the one half as far on (whose record arrived earlier).
 void SstBulkLoader::Chunk::Prefetch(const std::vector<Entry>& sorted, size_t i) const {
   constexpr size_t kAhead = 32;
-  if (i + kAhead < sorted.size()) {
-    const KeyValueWrite* w = &writes[sorted[i + kAhead].index];
-    __builtin_prefetch(w);
-    __builtin_prefetch(reinterpret_cast<const char*>(w) + 64);
-  }
+  if (i + kAhead < sorted.size()) __builtin_prefetch(&records[sorted[i + kAhead].index]);
   if (i + kAhead / 2 < sorted.size()) {
-    const KeyValueWrite& w = writes[sorted[i + kAhead / 2].index];
-    __builtin_prefetch(w.key.data());
-    if (w.value.has_value()) __builtin_prefetch(w.value->data());
+    const Record& r = records[sorted[i + kAhead / 2].index];
+    const size_t size = r.key_size + (r.tombstone() ? 0 : r.value_size);
+    for (size_t at = 0; at < size && at < 256; at += 64) __builtin_prefetch(r.data + at);
+    if (size > 0) __builtin_prefetch(r.data + size - 1);
   }
 }
 
@@ -121,21 +188,21 @@ absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer, const 
   if (absl::Status s = lib_.Check(error, "open sst " + path); !s.ok()) return s;
   for (size_t i = 0; i < sorted.size(); ++i) {
     chunk.Prefetch(sorted, i);
-    const KeyValueWrite& w = chunk.writes[sorted[i].index];
+    const Record& w = chunk.records[sorted[i].index];
     // A later write of the same key follows: it wins.
     if (i + 1 < sorted.size() && sorted[i + 1].prefix == sorted[i].prefix &&
-        chunk.writes[sorted[i + 1].index].key == w.key) {
+        chunk.records[sorted[i + 1].index].key() == w.key()) {
       continue;
     }
-    if (!w.value.has_value() && chunk.drop_tombstones) {
+    if (w.tombstone() && chunk.drop_tombstones) {
       ++out.dropped;
       continue;
     }
-    if (w.value.has_value()) {
-      lib_.rocksdb_sstfilewriter_put(writer, w.key.data(), w.key.size(), w.value->data(),
-                                     w.value->size(), &error);
+    if (!w.tombstone()) {
+      lib_.rocksdb_sstfilewriter_put(writer, w.data, w.key_size, w.data + w.key_size,
+                                     w.value_size, &error);
     } else {
-      lib_.rocksdb_sstfilewriter_delete(writer, w.key.data(), w.key.size(), &error);
+      lib_.rocksdb_sstfilewriter_delete(writer, w.data, w.key_size, &error);
     }
     if (absl::Status t = lib_.Check(error, "sst add"); !t.ok()) return t;
     ++out.entries;
@@ -146,12 +213,14 @@ absl::Status SstBulkLoader::WriteEntries(rocksdb_sstfilewriter_t* writer, const 
 }
 
 SstBulkLoader::Written SstBulkLoader::Ingest(const Chunk& chunk, rocksdb_t* db) const {
-  RS_CHECK(db != nullptr && !chunk.writes.empty(), "bulk ingestion of nothing or into nothing");
+  RS_CHECK(db != nullptr && !chunk.records.empty(), "bulk ingestion of nothing or into nothing");
   Written out;
   out.status = MakeDirectory(scratch_dir_);
   if (!out.status.ok()) return out;
   const std::string path = fmt::format("{}/chunk-{}.sst", scratch_dir_, chunk.file);
-  const std::vector<Entry> sorted = chunk.Sorted();
+  const bool fresh = chunk.sorted.size() == chunk.records.size();
+  const std::vector<Entry> taken = fresh ? std::vector<Entry>() : chunk.Sorted();
+  const std::vector<Entry>& sorted = fresh ? chunk.sorted : taken;
   out.status = WriteFile(chunk, sorted, path, out);
   if (out.status.ok() && out.entries > 0) {
     rocksdb_ingestexternalfileoptions_t* ingest = lib_.rocksdb_ingestexternalfileoptions_create();
@@ -171,7 +240,7 @@ SstBulkLoader::Written SstBulkLoader::Ingest(const Chunk& chunk, rocksdb_t* db) 
 void SstBulkLoader::Count(const Chunk& chunk, const Written& written) {
   RS_CHECK(written.status.ok());
   if (written.entries > 0) ++stats_.files;
-  stats_.records_in += static_cast<int64_t>(chunk.writes.size());
+  stats_.records_in += static_cast<int64_t>(chunk.records.size());
   stats_.entries_out += written.entries;
   stats_.tombstones_dropped += written.dropped;
 }
@@ -196,14 +265,16 @@ absl::Status SstBulkLoader::Wait() {
   }
   Count(chunk_, result_);
   in_flight_ = false;
-  chunk_ = Chunk();
+  Recycle(chunk_);
   return absl::OkStatus();
 }
 
 absl::Status SstBulkLoader::IngestInBackground(rocksdb_t* db, bool drop_tombstones) {
+  // Sorted on this thread while the writer thread still writes the chunk before.
+  if (buffer_.sorted.size() != buffer_.records.size()) buffer_.sorted = buffer_.Sorted();
   if (absl::Status s = Wait(); !s.ok()) return s;
   RS_CHECK(!in_flight_ && writer_ == nullptr);
-  if (buffer_.writes.empty()) return absl::OkStatus();
+  if (buffer_.records.empty()) return absl::OkStatus();
   chunk_ = TakeBuffer(drop_tombstones);
   chunk_db_ = db;
   in_flight_ = true;
@@ -214,14 +285,14 @@ absl::Status SstBulkLoader::IngestInBackground(rocksdb_t* db, bool drop_tombston
 
 absl::Status SstBulkLoader::IngestInto(rocksdb_t* db, bool drop_tombstones) {
   if (absl::Status s = Wait(); !s.ok()) return s;
-  if (buffer_.writes.empty()) return absl::OkStatus();
+  if (buffer_.records.empty()) return absl::OkStatus();
   buffer_.drop_tombstones = drop_tombstones;
   buffer_.file = next_file_;
   const Written written = Ingest(buffer_, db);
   if (!written.status.ok()) return written.status;
   ++next_file_;
   Count(buffer_, written);
-  buffer_ = Chunk();
+  Recycle(buffer_);
   RS_CHECK(empty());
   return absl::OkStatus();
 }

@@ -20,9 +20,17 @@
 // core/state/sst_bulk_loader_test.cc checks the equivalence on random changelogs (many key
 // distributions, empty and non-empty DBs, several chunks) by comparing whole store contents.
 //
-// Sorting: each entry carries 8 key bytes after the chunk's common key prefix, big-endian, so
-// most comparisons are one integer comparison (RocksDB's bytewise order); ties fall back to
-// comparing the keys' remaining bytes.
+// Sorting: each entry carries 8 key bytes after the chunk's common key prefix, big-endian, and
+// a radix sort orders the entries by them (RocksDB's bytewise order); entries that agree on
+// all 8 are then ordered by comparing the keys' remaining bytes. A chunk handed to the writer
+// thread is sorted by the restore thread, while the writer still writes the chunk before: the
+// writer's part is then only the file, which kept the two threads' shares of a chunk even.
+//
+// Memory: a chunk copies each write's key and value bytes into blocks of its own (1 MiB, or one
+// write's size when larger), one after the other, instead of keeping a string pair per write.
+// The writer then visits them through one pointer per record (prefetched ahead: sorted order is
+// random order), nothing is freed per record on either thread, and a finished chunk's blocks
+// are reused by the next (no page faults once the first two chunks are buffered).
 //
 // Pipelining (IngestInBackground): a full chunk is sorted, written and ingested by a writer
 // thread of the loader's own while the restore thread fetches and buffers the next, so that on
@@ -36,7 +44,10 @@
 #define RESTORESIM_CORE_STATE_SST_BULK_LOADER_H_
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -73,10 +84,12 @@ class SstBulkLoader {
   SstBulkLoader(const SstBulkLoader&) = delete;
   SstBulkLoader& operator=(const SstBulkLoader&) = delete;
 
-  void Add(KeyValueWrite write);
+  // Copies the write's bytes into the buffered chunk.
+  void Add(std::string_view key, const std::optional<std::string>& value);
+  void Add(const KeyValueWrite& write) { Add(write.key, write.value); }
   // Nothing buffered and nothing in flight.
-  bool empty() const { return buffer_.writes.empty() && !in_flight_; }
-  size_t buffered_records() const { return buffer_.writes.size(); }
+  bool empty() const { return buffer_.records.empty() && !in_flight_; }
+  size_t buffered_records() const { return buffer_.records.size(); }
   size_t buffered_bytes() const { return buffer_.bytes; }
 
   // Writes every chunk (the one in flight first, then the buffered writes) as SST files and
@@ -99,15 +112,36 @@ class SstBulkLoader {
  private:
   struct Entry {
     uint64_t prefix;  // key bytes [common, common + 8), big-endian, zero-padded
-    uint32_t index;   // arrival order in writes
+    uint32_t index;   // arrival order in records
   };
+  // One buffered write: its key's bytes at `data`, then its value's.
+  struct Record {
+    static constexpr uint32_t kTombstone = UINT32_MAX;  // value_size of a deletion
+    const char* data;
+    uint32_t key_size;
+    uint32_t value_size;
+    std::string_view key() const { return {data, key_size}; }
+    bool tombstone() const { return value_size == kTombstone; }
+    std::string_view value() const { return {data + key_size, tombstone() ? 0 : value_size}; }
+  };
+  struct Block {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+  };
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static constexpr size_t kSpareBlocksMax = 40;  // two 16 MiB chunks and a margin
   struct Chunk {
-    std::vector<KeyValueWrite> writes;
-    size_t bytes = 0;
-    size_t common = 0;  // length of the prefix every key shares with writes[0]
+    std::vector<Record> records;
+    std::vector<Block> blocks;  // the records' bytes; never moved once written
+    size_t block_used = 0;      // bytes used of blocks.back()
+    size_t bytes = 0;           // keys' and values' bytes
+    size_t common = 0;          // length of the prefix every key shares with records[0]'s
     bool drop_tombstones = false;
     uint64_t file = 0;  // the chunk file's number
+    // Sorted(), when taken after the last record came (else empty or stale: taken again).
+    std::vector<Entry> sorted;
     std::vector<Entry> Sorted() const;
+    void SortTies(std::vector<Entry>& entries) const;
     bool Less(const Entry& a, const Entry& b) const;
     void Prefetch(const std::vector<Entry>& sorted, size_t i) const;
   };
@@ -126,6 +160,10 @@ class SstBulkLoader {
                             Written& out) const;
   void Count(const Chunk& chunk, const Written& written);
   Chunk TakeBuffer(bool drop_tombstones);
+  // Room for `size` bytes at the end of the buffered chunk's blocks (a spare block if it fits).
+  char* Reserve(size_t size);
+  // A finished chunk's blocks become spares; the chunk is left empty.
+  void Recycle(Chunk& chunk);
   void JoinWriter();
 
   const std::string scratch_dir_;
@@ -140,6 +178,7 @@ class SstBulkLoader {
   Written result_;
   std::unique_ptr<Thread> writer_;  // the chunk in flight's; null once joined
   uint64_t next_file_ = 0;
+  std::vector<Block> spare_;  // blocks of kBlockBytes for the next chunks
   BulkLoadStats stats_;
 };
 
