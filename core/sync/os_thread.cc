@@ -17,6 +17,19 @@ struct Thread::OsThread {
   std::thread thread;
 };
 
+std::string OsThreadName(std::string_view name) {
+  constexpr size_t kOsNameMax = 15;  // the kernel's limit, without the terminating zero
+  if (name.size() <= kOsNameMax) return std::string(name);
+  std::string shorter(name);
+  constexpr std::string_view kLong = "StreamThread";
+  for (size_t at = shorter.find(kLong); at != std::string::npos; at = shorter.find(kLong, at)) {
+    shorter.replace(at, kLong.size(), "ST");
+  }
+  if (shorter.size() > kOsNameMax) shorter.erase(0, shorter.size() - kOsNameMax);
+  RS_CHECK_LE(shorter.size(), kOsNameMax);
+  return shorter;
+}
+
 Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(name)) {
   if (SimHooks* sim = CurrentSim()) {
     sim_thread_ = sim->Spawn(name_, std::move(body));
@@ -27,8 +40,7 @@ Thread::Thread(std::string name, std::function<void()> body) : name_(std::move(n
   // the run's observer and mutations reach every OS thread the runtime starts.
   const RunContext inherited = InheritedByNewOsThread(CurrentRunContext());
   os_thread_->thread = std::thread([name = name_, body = std::move(body), inherited]() {
-    const std::string short_name = name.substr(0, 15);  // the kernel's limit
-    pthread_setname_np(pthread_self(), short_name.c_str());
+    pthread_setname_np(pthread_self(), OsThreadName(name).c_str());
     os_thread_name = name;
     const RunContext& fresh = CurrentRunContext();
     RS_CHECK(fresh.sim == nullptr && fresh.observer == nullptr && fresh.mutations.empty(),

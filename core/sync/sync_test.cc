@@ -34,6 +34,15 @@ using ::testing::IsEmpty;
 
 constexpr TimeNs kSettleNs = 20 * kMillisecond;  // lets a helper thread reach its blocking call
 
+TEST(OsThreadNameTest, KeepsTheEndWhereTheRuntimesThreadsDiffer) {
+  EXPECT_EQ(OsThreadName("bulk-writer"), "bulk-writer");
+  EXPECT_EQ(OsThreadName("exactly15bytes!"), "exactly15bytes!");
+  EXPECT_EQ(OsThreadName("rsb-2017-1796573989-main-StreamThread-1"), "73989-main-ST-1");
+  EXPECT_EQ(OsThreadName("rsb-2017-1796573989-main-StreamThread-1-restore"), "in-ST-1-restore");
+  EXPECT_EQ(OsThreadName("checkpoint-signal"), "eckpoint-signal");
+  EXPECT_NE(OsThreadName("app-StreamThread-1"), OsThreadName("app-StreamThread-2"));
+}
+
 TEST(MutexTest, ProtectsACounterIncrementedByFourThreads) {
   constexpr int kThreads = 4;
   constexpr int kIncrementsPerThread = 10000;

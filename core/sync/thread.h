@@ -38,6 +38,12 @@ class Thread {
 // until the thread ends (simulated: until the next thread is spawned).
 std::string_view CurrentThreadName();
 
+// The name the OS shows for a thread named `name` (top, perf, /proc/PID/task/TID/comm): at most
+// 15 bytes, the kernel's limit. A longer name keeps its end, where the runtime's names differ
+// ("APP-...-StreamThread-1" and its "...-restore"), with "StreamThread" shortened to "ST";
+// its beginning would be the application id, the same for every thread of an instance.
+std::string OsThreadName(std::string_view name);
+
 // A scheduling point (simulator) or std::this_thread::yield (OS threads).
 void Yield();
 
