@@ -36,6 +36,8 @@ class Topic {
   const char* c_str() const { return s_->c_str(); }
   bool empty() const { return s_->empty(); }
   size_t size() const { return s_->size(); }
+  // The interned string's identity: a hash key for lookups only, never an ordering.
+  const void* id() const { return s_; }
 
   // Interned: equal names have one address.
   friend bool operator==(Topic a, Topic b) { return a.s_ == b.s_; }
