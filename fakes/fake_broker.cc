@@ -54,7 +54,7 @@ absl::Status FakeBroker::CreateTopic(const std::string& topic, int32_t partition
   if (topics_.contains(topic)) {
     return absl::AlreadyExistsError(fmt::format("topic {} already exists", topic));
   }
-  topics_[topic].resize(static_cast<size_t>(partitions));
+  AddTopicLocked(topic, partitions);
   return absl::OkStatus();
 }
 
@@ -116,12 +116,9 @@ absl::StatusOr<std::vector<ConsumerRecord>> FakeBroker::ReadCommittedLog(
 std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition,
                                                 IsolationLevel isolation_level) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  auto topic = topics_.find(partition.topic);
-  if (topic == topics_.end() || partition.partition < 0 ||
-      static_cast<size_t>(partition.partition) >= topic->second.size()) {
-    return {};
-  }
-  const PartitionLog& log = topic->second[static_cast<size_t>(partition.partition)];
+  const PartitionLog* found = FindLog(partition);
+  if (found == nullptr) return {};
+  const PartitionLog& log = *found;
   if (isolation_level == IsolationLevel::kReadCommitted) {
     return log
         .Fetch(log.log_start_offset(), log.last_stable_offset(),
@@ -135,22 +132,14 @@ std::vector<ConsumerRecord> FakeBroker::PeekLog(const TopicPartition& partition,
 
 int64_t FakeBroker::PeekLastStableOffset(const TopicPartition& partition) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  auto topic = topics_.find(partition.topic);
-  if (topic == topics_.end() || partition.partition < 0 ||
-      static_cast<size_t>(partition.partition) >= topic->second.size()) {
-    return 0;
-  }
-  return topic->second[static_cast<size_t>(partition.partition)].last_stable_offset();
+  const PartitionLog* log = FindLog(partition);
+  return log == nullptr ? 0 : log->last_stable_offset();
 }
 
 int64_t FakeBroker::PeekLogStartOffset(const TopicPartition& partition) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  auto topic = topics_.find(partition.topic);
-  if (topic == topics_.end() || partition.partition < 0 ||
-      static_cast<size_t>(partition.partition) >= topic->second.size()) {
-    return 0;
-  }
-  return topic->second[static_cast<size_t>(partition.partition)].log_start_offset();
+  const PartitionLog* log = FindLog(partition);
+  return log == nullptr ? 0 : log->log_start_offset();
 }
 
 void FakeBroker::SetManualAssignment(const std::string& group, bool manual) {
@@ -298,11 +287,24 @@ absl::Status FakeBroker::CheckTopics(const std::vector<std::string>& topics) con
 }
 
 PartitionLog& FakeBroker::Log(const TopicPartition& partition) {
-  auto it = topics_.find(partition.topic);
-  RS_CHECK(it != topics_.end() && partition.partition >= 0 &&
-               static_cast<size_t>(partition.partition) < it->second.size(),
-           "no log for {}", partition.ToString());
-  return it->second[static_cast<size_t>(partition.partition)];
+  PartitionLog* log = FindLog(partition);
+  RS_CHECK(log != nullptr, "no log for {}", partition.ToString());
+  return *log;
+}
+
+PartitionLog* FakeBroker::FindLog(const TopicPartition& partition) const {
+  auto it = logs_by_topic_.find(partition.topic.id());
+  if (it == logs_by_topic_.end() || partition.partition < 0 ||
+      static_cast<size_t>(partition.partition) >= it->second->size()) {
+    return nullptr;
+  }
+  return &(*it->second)[static_cast<size_t>(partition.partition)];
+}
+
+void FakeBroker::AddTopicLocked(const std::string& topic, int32_t partitions) {
+  std::vector<PartitionLog>& logs = topics_[topic];
+  logs.resize(static_cast<size_t>(partitions));
+  logs_by_topic_[Topic(topic).id()] = &logs;
 }
 
 int32_t FakeBroker::PartitionCountLocked(const std::string& topic) const {

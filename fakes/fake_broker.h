@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/port/random.h"
@@ -285,6 +286,11 @@ class FakeBroker final : public Transport {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // REQUIRES: CheckPartition(partition) is OK.
   PartitionLog& Log(const TopicPartition& partition) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The partition's log, or null when the topic or the partition does not exist.
+  PartitionLog* FindLog(const TopicPartition& partition) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Creates `topic` with `partitions` empty logs. REQUIRES: it does not exist.
+  void AddTopicLocked(const std::string& topic, int32_t partitions)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int32_t PartitionCountLocked(const std::string& topic) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   GroupCoordinator& Group(const std::string& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   StreamsGroupCoordinator& StreamsGroup(const std::string& group)
@@ -318,6 +324,10 @@ class FakeBroker final : public Transport {
   CondVar changed_{"fake_broker.changed"};
   FaultInjector injector_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<PartitionLog>> topics_ ABSL_GUARDED_BY(mu_);
+  // topics_' logs by the interned name's identity (Topic::id): lookups only, never iterated.
+  // Topics are never deleted, so the pointers stay valid.
+  absl::flat_hash_map<const void*, std::vector<PartitionLog>*> logs_by_topic_
+      ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupCoordinator> groups_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, StreamsGroupCoordinator> streams_groups_ ABSL_GUARDED_BY(mu_);
   StreamsGroupSettings streams_settings_;  // set before any client exists

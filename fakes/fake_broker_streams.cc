@@ -26,7 +26,7 @@ StreamsGroupCoordinator& FakeBroker::StreamsGroup(const std::string& group) {
     mu_.AssertHeld();
     RS_CHECK(partitions > 0 && !topics_.contains(topic), "creating {} ({} partitions)", topic,
              partitions);
-    topics_[topic].resize(static_cast<size_t>(partitions));
+    AddTopicLocked(topic, partitions);
     TraceMark("streams_group", "internal topic created " + topic);
   };
   return streams_groups_.try_emplace(group, group, streams_settings_, counter, create)

@@ -93,6 +93,11 @@ class Reader {
     Get(s);
     n = Name(s);
   }
+  void Get(Topic& topic) {
+    std::string s;
+    Get(s);
+    topic = Topic(s);
+  }
   void Get(std::string& s) {
     std::string_view t = Token();
     s.clear();

@@ -1,64 +1,12 @@
 #include "core/events/name.h"
 
-#include <cstdint>
-#include <mutex>
-
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/node_hash_set.h"
+#include "core/util/interned.h"
 
 namespace restoresim::events {
-namespace {
 
-// The process's names. node_hash_set: an element never moves, so its address is the handle.
-struct Table {
-  std::mutex mu;
-  absl::node_hash_set<std::string> names;
-};
+// The table and its caches are shared with Topic (core/util/interned.h).
+const std::string* Name::Empty() { return InternedEmptyString(); }
 
-Table& Shared() {
-  static Table* table = new Table();  // never destroyed: Names outlive static destructors
-  return *table;
-}
-
-}  // namespace
-
-const std::string* Name::Empty() {
-  static const std::string* empty = Intern("");
-  return empty;
-}
-
-// The hot path: callers name things with views of the same long-lived buffers again and again
-// (a thread's name, a reader's), so a small direct-mapped cache keyed by the view's address and
-// length answers most calls without hashing; the contents are compared too, so a buffer freed
-// and reused for another name is only a miss. Then a per-thread hash map, then the shared table.
-const std::string* Name::Intern(std::string_view s) {
-  struct Slot {
-    const char* data = nullptr;
-    size_t size = 0;
-    const std::string* interned = nullptr;
-  };
-  constexpr size_t kSlots = 64;
-  thread_local Slot recent[kSlots];
-  Slot& slot = recent[((reinterpret_cast<uintptr_t>(s.data()) >> 3) ^ s.size()) % kSlots];
-  if (slot.data == s.data() && slot.size == s.size() && slot.interned != nullptr &&
-      std::string_view(*slot.interned) == s) {
-    return slot.interned;
-  }
-  // Keys view the shared table's strings, which never move or die.
-  thread_local absl::flat_hash_map<std::string_view, const std::string*> cache;
-  const std::string* interned;
-  if (auto it = cache.find(s); it != cache.end()) {
-    interned = it->second;
-  } else {
-    Table& table = Shared();
-    {
-      std::lock_guard<std::mutex> lock(table.mu);
-      interned = &*table.names.emplace(s).first;
-    }
-    cache.emplace(std::string_view(*interned), interned);
-  }
-  slot = Slot{.data = s.data(), .size = s.size(), .interned = interned};
-  return interned;
-}
+const std::string* Name::Intern(std::string_view s) { return InternString(s); }
 
 }  // namespace restoresim::events

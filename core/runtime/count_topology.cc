@@ -16,14 +16,33 @@ std::optional<int64_t> ParseInt(std::string_view s) {
 
 }  // namespace
 
-std::string ChangelogTopic(std::string_view application_id, std::string_view store_name) {
-  // Called per store on hot paths (a task's changelogs are derived, not stored): no format
-  // string to parse, one allocation.
+// Called per store on hot paths (a task's changelogs are derived, not stored). A small
+// direct-mapped cache keyed by the views' addresses answers repeated calls; the contents are
+// compared too, so a buffer freed and reused for another name is only a miss. A miss builds the
+// name in a per-thread buffer (no allocation once it has grown) and interns it.
+Topic ChangelogTopic(std::string_view application_id, std::string_view store_name) {
+  struct Slot {
+    const char* application_id = nullptr;
+    const char* store_name = nullptr;
+    Topic topic;
+  };
+  constexpr size_t kSlots = 16;
+  thread_local Slot recent[kSlots];
+  const uintptr_t key = reinterpret_cast<uintptr_t>(application_id.data()) ^
+                        (reinterpret_cast<uintptr_t>(store_name.data()) >> 3);
+  Slot& slot = recent[(key >> 3) % kSlots];
+  if (slot.application_id == application_id.data() && slot.store_name == store_name.data() &&
+      IsChangelogTopicOf(slot.topic, application_id, store_name)) {
+    return slot.topic;
+  }
   constexpr std::string_view kSuffix = "-changelog";
-  std::string topic;
-  topic.reserve(application_id.size() + 1 + store_name.size() + kSuffix.size());
-  topic.append(application_id).append(1, '-').append(store_name).append(kSuffix);
-  return topic;
+  thread_local std::string name;
+  name.clear();
+  name.append(application_id).append(1, '-').append(store_name).append(kSuffix);
+  slot = Slot{.application_id = application_id.data(),
+              .store_name = store_name.data(),
+              .topic = Topic(name)};
+  return slot.topic;
 }
 
 bool IsChangelogTopicOf(std::string_view topic, std::string_view application_id,

@@ -30,7 +30,9 @@ namespace restoresim {
 inline constexpr std::string_view kCountsStoreName = "counts";
 inline constexpr std::string_view kLatestStoreName = "latest";
 
-std::string ChangelogTopic(std::string_view application_id, std::string_view store_name);
+// Interned (core/transport/topic.h); repeated calls with the same long-lived strings (a task's
+// application id and store names) are answered from a small per-thread cache.
+Topic ChangelogTopic(std::string_view application_id, std::string_view store_name);
 // Whether `topic` is ChangelogTopic(application_id, store_name), without building it.
 bool IsChangelogTopicOf(std::string_view topic, std::string_view application_id,
                         std::string_view store_name);

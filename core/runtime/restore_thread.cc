@@ -1,6 +1,7 @@
 #include "core/runtime/restore_thread.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -338,13 +339,16 @@ void RestoreThread::HandleStep(RestoreStep& step) {
 
 // Active tasks whose changelogs all completed go back to the stream thread to run.
 void RestoreThread::HandOverRestored() {
-  const std::set<TopicPartition> completed = reader_->Completed();
+  // The reader's completed changelogs as the loop starts, taken at the first active task (the
+  // hand-backs below come after it).
+  std::optional<std::set<TopicPartition>> completed;
   for (auto it = tasks_.updating().begin(); it != tasks_.updating().end();) {
     Task& task = *it->second;
-    const std::vector<TopicPartition> changelogs = task.state_manager().ChangelogPartitions();
-    const bool done = task.type() == TaskType::kActive &&
-                      std::all_of(changelogs.begin(), changelogs.end(),
-                                  [&](const TopicPartition& tp) { return completed.contains(tp); });
+    bool done = false;
+    if (task.type() == TaskType::kActive) {
+      if (!completed.has_value()) completed = reader_->Completed();
+      done = task.state_manager().ChangelogsAllIn(*completed);
+    }
     const TaskId id = it->first;
     ++it;  // (before the task leaves the map)
     if (!done) continue;

@@ -231,6 +231,13 @@ std::vector<TopicPartition> StateManager::ChangelogPartitions() const {
   return partitions;
 }
 
+bool StateManager::ChangelogsAllIn(const std::set<TopicPartition>& partitions) const {
+  for (const auto& [name, store] : stores_) {
+    if (!partitions.contains(ChangelogOf(name))) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> StateManager::StoreNames() const {
   std::vector<std::string> names;
   for (const auto& [name, store] : stores_) names.push_back(name);

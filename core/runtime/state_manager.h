@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,8 @@ class StateManager {
 
   // The changelog partitions of the registered stores; empty after Clear().
   std::vector<TopicPartition> ChangelogPartitions() const;
+  // Whether every one of ChangelogPartitions() is in `partitions` (without building them).
+  bool ChangelogsAllIn(const std::set<TopicPartition>& partitions) const;
   // A copy taken now, to be handed to the restore thread before the stores are cleared.
   std::vector<TopicPartition> CaptureChangelogPartitions() const { return ChangelogPartitions(); }
   KeyValueStore* StoreForChangelog(const TopicPartition& changelog);

@@ -111,23 +111,30 @@ void StateUpdaterMetrics::EndIteration(
   iteration_start_ns_ = -1;
 }
 
+// In place (an iteration used to build a new map): by_owner and the tasks are both in TaskId
+// order, so one merge walk keeps, replaces, adds and drops entries.
 void StateUpdaterMetrics::UpdateTasks(TimeNs now_ns,
                                       const std::map<TaskIncarnation, OwnerRestoration>& by_owner) {
-  std::map<TaskId, StateUpdaterMetricsSnapshot::Task> next;
-  for (const auto& [who, r] : by_owner) {
-    // One incarnation of a task holds its changelogs at a time; should two show, the newer wins.
-    if (auto seen = next.find(who.id); seen != next.end() &&
-                                       seen->second.incarnation.incarnation > who.incarnation) {
-      continue;
+  auto& tasks = state_.tasks;
+  auto task = tasks.begin();
+  for (auto it = by_owner.begin(); it != by_owner.end(); ++it) {
+    const auto& [who, r] = *it;
+    while (task != tasks.end() && task->first < who.id) task = tasks.erase(task);  // gone
+    // The same incarnation: its totals and rate go on.
+    const bool same = task != tasks.end() && task->first == who.id &&
+                      task->second.incarnation == who;
+    RS_CHECK(!same || task->second.type == r.type, "task metrics of {} kept for {}",
+             task->second.incarnation.ToString(), who.ToString());
+    // One incarnation of a task holds its changelogs at a time; should two show, the newer (the
+    // later: by_owner orders a task's incarnations ascending) wins.
+    if (auto next = std::next(it); next != by_owner.end() && next->first.id == who.id) continue;
+    if (!same) {
+      task = tasks.insert_or_assign(
+          task, who.id,
+          StateUpdaterMetricsSnapshot::Task{.incarnation = who, .type = r.type,
+                                            .rate = SampledStat(Kind::kRate, state_.sample)});
     }
-    auto old = state_.tasks.find(who.id);
-    StateUpdaterMetricsSnapshot::Task t =
-        old != state_.tasks.end() && old->second.incarnation == who
-            ? std::move(old->second)  // the same incarnation: its totals and rate go on
-            : StateUpdaterMetricsSnapshot::Task{.incarnation = who, .type = r.type,
-                                                .rate = SampledStat(Kind::kRate, state_.sample)};
-    RS_CHECK(t.incarnation == who && t.type == r.type, "task metrics of {} kept for {}",
-             t.incarnation.ToString(), who.ToString());
+    StateUpdaterMetricsSnapshot::Task& t = task->second;
     // Only what it restored since the last iteration feeds the rate (the sum can fall if some
     // of its changelogs were unregistered: nothing is recorded then).
     if (r.restored > t.restored) {
@@ -135,9 +142,9 @@ void StateUpdaterMetrics::UpdateTasks(TimeNs now_ns,
     }
     t.restored = r.restored;
     t.announced = r.announced;
-    next.insert_or_assign(who.id, std::move(t));
+    ++task;
   }
-  state_.tasks = std::move(next);
+  tasks.erase(task, tasks.end());
 }
 
 }  // namespace restoresim

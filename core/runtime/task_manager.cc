@@ -4,6 +4,8 @@
 // observation: task_manager_close.cc.)
 #include "core/runtime/task_manager.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/runtime/assignment_info.h"
@@ -156,9 +158,12 @@ void TaskManager::OnPartitionsLost(const std::vector<TopicPartition>& partitions
 
 void TaskManager::Reconcile() {
   using Place = TasksRegistry::Place;
-  std::set<TaskId> ids = tasks_.Ids();
-  ids.insert(wanted_active_.begin(), wanted_active_.end());
-  ids.insert(wanted_standby_.begin(), wanted_standby_.end());
+  // A snapshot of the ids (the loop adds and removes tasks), sorted and distinct as a set's.
+  std::vector<TaskId> ids(wanted_active_.begin(), wanted_active_.end());
+  ids.insert(ids.end(), wanted_standby_.begin(), wanted_standby_.end());
+  tasks_.AppendIds(ids);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   for (const TaskId& id : ids) {
     const std::optional<TaskType> want = Wanted(id);
     const std::optional<Place> where = tasks_.Where(id);

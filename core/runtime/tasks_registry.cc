@@ -198,6 +198,17 @@ std::set<TaskId> TasksRegistry::Ids() const {
   return ids;
 }
 
+void TasksRegistry::AppendIds(std::vector<TaskId>& out) const {
+  out.reserve(out.size() + running_.size() + restored_.size() + pending_init_.size() +
+              in_restore_.size() + awaiting_.size() + ready_.size());
+  for (const auto& [id, t] : running_) out.push_back(id);
+  for (const auto& [id, t] : restored_) out.push_back(id);
+  for (const auto& [id, t] : pending_init_) out.push_back(id);
+  for (const auto& [id, t] : in_restore_) out.push_back(id);
+  for (const auto& [id, t] : awaiting_) out.push_back(id);
+  for (const std::unique_ptr<Task>& t : ready_) out.push_back(t->id());
+}
+
 std::vector<TaskView> TasksRegistry::View(const std::set<TaskId>& revoked) const {
   std::vector<TaskView> view;
   for (const auto& [id, t] : running_) {

@@ -88,6 +88,9 @@ class TasksRegistry {
   bool Has(Place place, TaskId id) const;
   // Every task id in any place, sorted.
   std::set<TaskId> Ids() const;
+  // Appends every task id in any place to `out`, unsorted (one allocation for a loop's
+  // snapshot instead of a set node per task).
+  void AppendIds(std::vector<TaskId>& out) const;
   OwnedTasks& running() { return running_; }
   const OwnedTasks& running() const { return running_; }
   const OwnedTasks& restored() const { return restored_; }

@@ -100,7 +100,7 @@ absl::StatusOr<CheckpointOffsets> DecodeCheckpoint(std::string_view text) {
         !ParseInt(f[2], offset) || offset < 0) {
       return Corrupt(fmt::format("bad entry on line {}", i + 1));
     }
-    tp.topic = std::string(f[0]);
+    tp.topic = Topic(f[0]);
     if (!offsets.emplace(std::move(tp), offset).second) {
       return Corrupt(fmt::format("duplicate partition on line {}", i + 1));
     }
@@ -111,8 +111,8 @@ absl::StatusOr<CheckpointOffsets> DecodeCheckpoint(std::string_view text) {
 absl::Status WriteCheckpoint(FileSystem& fs, const std::string& path,
                              const CheckpointOffsets& offsets) {
   for (const auto& [tp, offset] : offsets) {
-    if (tp.topic.empty() || tp.topic.find_first_of(" \n") != std::string::npos || offset < 0 ||
-        tp.partition < 0) {
+    if (tp.topic.empty() || tp.topic.view().find_first_of(" \n") != std::string_view::npos ||
+        offset < 0 || tp.partition < 0) {
       return absl::InvalidArgumentError(
           fmt::format("cannot checkpoint {} at offset {}", tp.ToString(), offset));
     }

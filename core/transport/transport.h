@@ -45,11 +45,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/sync/clock.h"
+#include "core/transport/topic.h"
 
 namespace restoresim {
 
 struct TopicPartition {
-  std::string topic;
+  Topic topic;
   int32_t partition = 0;
 
   auto operator<=>(const TopicPartition&) const = default;
