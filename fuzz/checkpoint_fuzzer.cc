@@ -52,7 +52,7 @@ void CheckDecode(std::string_view text) {
   }
   FUZZ_CHECK(decoded->size() <= kCheckpointEntriesMax, "{} entries", decoded->size());
   for (const auto& [tp, offset] : *decoded) {
-    FUZZ_CHECK(!tp.topic.empty() && tp.topic.find_first_of(" \n") == std::string::npos,
+    FUZZ_CHECK(!tp.topic.empty() && tp.topic.view().find_first_of(" \n") == std::string_view::npos,
                "topic '{}'", tp.topic);
     FUZZ_CHECK(tp.partition >= 0 && offset >= 0, "{} at {}", tp.ToString(), offset);
   }
