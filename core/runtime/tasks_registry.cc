@@ -188,14 +188,9 @@ void TasksRegistry::BookWithoutHandOver(const TaskIncarnation& who, TaskType typ
 }
 
 std::set<TaskId> TasksRegistry::Ids() const {
-  std::set<TaskId> ids;
-  for (const auto& [id, t] : running_) ids.insert(id);
-  for (const auto& [id, t] : restored_) ids.insert(id);
-  for (const auto& [id, t] : pending_init_) ids.insert(id);
-  for (const auto& [id, t] : in_restore_) ids.insert(id);
-  for (const auto& [id, t] : awaiting_) ids.insert(id);
-  for (const std::unique_ptr<Task>& t : ready_) ids.insert(t->id());
-  return ids;
+  std::vector<TaskId> ids;
+  AppendIds(ids);
+  return std::set<TaskId>(ids.begin(), ids.end());
 }
 
 void TasksRegistry::AppendIds(std::vector<TaskId>& out) const {
