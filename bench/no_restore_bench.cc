@@ -18,4 +18,11 @@ int RunRestoreBench(const RestoreBenchOptions&) {
   return 3;
 }
 
+int RunRestoreChild(const std::string&, const std::string&, const std::string&) {
+  std::fprintf(stderr,
+               "restoresim bench restore --restore-child: this build has no RocksDB (install "
+               "librocksdb-dev and reconfigure)\n");
+  return 3;
+}
+
 }  // namespace restoresim::bench
