@@ -58,17 +58,30 @@ configure_build() {
   local stamp="$RESTORESIM_ROOT/$dir/.restoresim-run-only"
   if [ -f "$stamp" ] && [ "${RESTORESIM_RUN_ONLY:-0}" != 1 ]; then
     log "configuring $dir again (tools/run set it up without the test libraries)"
-    meson setup --reconfigure "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@" >/dev/null
+    quiet_or_show "configuring $dir" \
+      meson setup --reconfigure "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@"
     rm -f "$stamp"
   elif [ -f "$RESTORESIM_ROOT/$dir/build.ninja" ]; then
-    meson configure "$RESTORESIM_ROOT/$dir" "$@" >/dev/null
+    quiet_or_show "configuring $dir" meson configure "$RESTORESIM_ROOT/$dir" "$@"
     # Regenerate now if a meson.build changed, so the introspection that picks the targets to
     # build (tools/build_targets.py) knows the tests added since (else they are never built).
-    ninja -C "$RESTORESIM_ROOT/$dir" build.ninja >/dev/null
+    quiet_or_show "configuring $dir" ninja -C "$RESTORESIM_ROOT/$dir" build.ninja
   else
     log "configuring $dir"
-    meson setup "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@" >/dev/null
+    quiet_or_show "configuring $dir" meson setup "$RESTORESIM_ROOT/$dir" "$RESTORESIM_ROOT" "$@"
     if [ "${RESTORESIM_RUN_ONLY:-0}" = 1 ]; then touch "$stamp"; fi
+  fi
+}
+
+# quiet_or_show WHAT COMMAND...: runs COMMAND with its output kept aside; if it fails, prints
+# the output's end and says WHAT failed (meson's errors name the file and line), and fails.
+quiet_or_show() {
+  local what="$1"; shift
+  local out
+  if ! out="$("$@" 2>&1)"; then
+    printf '%s\n' "$out" | tail -n 30 >&2
+    log "$what failed"
+    return 1
   fi
 }
 
