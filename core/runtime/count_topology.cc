@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "absl/container/flat_hash_set.h"
+#include "core/util/check.h"
+
 namespace restoresim {
 namespace {
 
@@ -100,15 +103,18 @@ std::map<std::string, std::string> ReferenceCounts(const std::vector<ConsumerRec
   return counts;
 }
 
+// From the newest record back: a key's last record decides it, so each key is looked up in a
+// hash set once per record and copied into the result at most once (a counts changelog
+// updates a few keys many times over).
 std::map<std::string, std::string> FoldChangelog(const std::vector<ConsumerRecord>& changelog) {
+  absl::flat_hash_set<std::string_view> decided;
   std::map<std::string, std::string> contents;
-  for (const ConsumerRecord& r : changelog) {
-    if (r.value) {
-      contents[r.key] = *r.value;
-    } else {
-      contents.erase(r.key);
-    }
+  for (auto r = changelog.rbegin(); r != changelog.rend(); ++r) {
+    if (!decided.insert(r->key).second) continue;
+    if (r->value) contents.emplace(r->key, *r->value);
   }
+  RS_CHECK(contents.size() <= decided.size(), "fold: {} keys from {} decided", contents.size(),
+           decided.size());
   return contents;
 }
 

@@ -1,5 +1,6 @@
 #include "core/state/log_record.h"
 
+#include "core/util/check.h"
 #include "core/util/stable_hash.h"
 
 namespace restoresim {
@@ -11,7 +12,9 @@ constexpr size_t kHeaderBytes = 8;
 constexpr size_t kBodyFixedBytes = 5;  // type + key length
 
 void PutU32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  const char bytes[4] = {static_cast<char>(v & 0xFF), static_cast<char>((v >> 8) & 0xFF),
+                         static_cast<char>((v >> 16) & 0xFF), static_cast<char>(v >> 24)};
+  out.append(bytes, sizeof(bytes));  // one append, not four push_backs
 }
 
 uint32_t GetU32(std::string_view in) {
@@ -31,15 +34,23 @@ uint32_t Checksum(uint64_t salt, std::string_view body) {
 
 void AppendLogRecord(std::string& out, std::string_view key, const std::string_view* value,
                      uint64_t salt) {
-  std::string body;
-  body.reserve(kBodyFixedBytes + key.size() + (value ? value->size() : 0));
-  body.push_back(static_cast<char>(value ? kPut : kDelete));
-  PutU32(body, static_cast<uint32_t>(key.size()));
-  body.append(key);
-  if (value) body.append(*value);
-  PutU32(out, static_cast<uint32_t>(body.size()));
-  PutU32(out, Checksum(salt, body));
-  out.append(body);
+  // The body is written in place after a header whose checksum is filled in last: no
+  // temporary string per record (every write to a store appends one).
+  const size_t body_size = kBodyFixedBytes + key.size() + (value ? value->size() : 0);
+  const size_t header_at = out.size();
+  PutU32(out, static_cast<uint32_t>(body_size));
+  PutU32(out, 0);  // the checksum, once the body is there
+  out.push_back(static_cast<char>(value ? kPut : kDelete));
+  PutU32(out, static_cast<uint32_t>(key.size()));
+  out.append(key);
+  if (value) out.append(*value);
+  const std::string_view body = std::string_view(out).substr(header_at + kHeaderBytes);
+  RS_CHECK(body.size() == body_size, "a log record's body is {} bytes, not {}", body.size(),
+           body_size);
+  const uint32_t checksum = Checksum(salt, body);
+  for (int i = 0; i < 4; ++i) {
+    out[header_at + 4 + i] = static_cast<char>((checksum >> (8 * i)) & 0xFF);
+  }
 }
 
 DecodeResult DecodeLogRecord(std::string_view in, DecodedLogRecord& out, uint64_t salt) {
