@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/runtime/count_topology.h"
 #include "core/util/check.h"
 #include "core/util/run_context.h"
@@ -31,9 +33,11 @@ TopicPartition StateManager::ChangelogOf(const std::string& store) const {
   return TopicPartition{ChangelogTopic(config_.application_id, store), id_.partition};
 }
 
-bool StateManager::IsChangelogOf(const std::string& store, const TopicPartition& tp) const {
-  return tp.partition == id_.partition &&
-         IsChangelogTopicOf(tp.topic, config_.application_id, store);
+void StateManager::RefreshChangelogs() {
+  changelogs_.clear();
+  for (const auto& [name, store] : stores_) changelogs_.push_back(ChangelogOf(name));
+  RS_CHECK_EQ(changelogs_.size(), stores_.size(), "task {}: changelogs out of step",
+              id_.ToString());
 }
 
 absl::Status StateManager::ReadCheckpointOrNote() {
@@ -75,6 +79,7 @@ absl::Status StateManager::RegisterStores() {
     // used to fail "registers its stores twice" with two stores).
     for (auto& [name, store] : stores_) (void)store->Close();
     stores_.clear();
+    RefreshChangelogs();
   }
   return s;
 }
@@ -129,6 +134,7 @@ absl::Status StateManager::OpenStores() {
       if (!store.ok()) return store.status();
     }
     stores_.emplace(name, std::move(*store));
+    RefreshChangelogs();
   }
   // Exactly once, as Kafka 4.0-4.2's ProcessorStateManager: the checkpoint is read, then
   // deleted before anything can write to the stores; from here on a crash leaves data without
@@ -218,22 +224,18 @@ absl::Status StateManager::DropCheckpointClaim(const TopicPartition& changelog,
 }
 
 bool StateManager::OwnsChangelog(const TopicPartition& changelog) const {
-  for (const auto& [name, store] : stores_) {
-    if (IsChangelogOf(name, changelog)) return true;
-  }
-  return false;
+  return std::find(changelogs_.begin(), changelogs_.end(), changelog) != changelogs_.end();
 }
 
 std::vector<TopicPartition> StateManager::ChangelogPartitions() const {
-  std::vector<TopicPartition> partitions;
-  partitions.reserve(stores_.size());
-  for (const auto& [name, store] : stores_) partitions.push_back(ChangelogOf(name));
-  return partitions;
+  RS_CHECK_EQ(changelogs_.size(), stores_.size(), "task {}: changelogs out of step",
+              id_.ToString());
+  return changelogs_;
 }
 
 bool StateManager::ChangelogsAllIn(const std::set<TopicPartition>& partitions) const {
-  for (const auto& [name, store] : stores_) {
-    if (!partitions.contains(ChangelogOf(name))) return false;
+  for (const TopicPartition& changelog : changelogs_) {
+    if (!partitions.contains(changelog)) return false;
   }
   return true;
 }
@@ -250,8 +252,11 @@ KeyValueStore* StateManager::Store(std::string_view name) {
 }
 
 KeyValueStore* StateManager::StoreForChangelog(const TopicPartition& changelog) {
-  for (auto& [name, store] : stores_) {
-    if (IsChangelogOf(name, changelog)) return store.get();
+  RS_CHECK_EQ(changelogs_.size(), stores_.size(), "task {}: changelogs out of step",
+              id_.ToString());
+  auto changelog_of = changelogs_.begin();
+  for (auto& [name, store] : stores_) {  // changelogs_ is in stores_' order
+    if (*changelog_of++ == changelog) return store.get();
   }
   return nullptr;
 }
@@ -332,6 +337,7 @@ absl::Status StateManager::Close(bool clean) {
 void StateManager::Clear() {
   RS_OBSERVE(OnStoresReleased, *this);
   stores_.clear();
+  RefreshChangelogs();
   if (config_.directory != nullptr) config_.directory->Unlock(config_.task_dir, lock_token_);
   pending_.clear();
   flushed_.clear();

@@ -150,7 +150,8 @@ class StateManager {
 
  private:
   TopicPartition ChangelogOf(const std::string& store) const;
-  bool IsChangelogOf(const std::string& store, const TopicPartition& tp) const;
+  // Derives changelogs_ from stores_ again; called after every change to stores_.
+  void RefreshChangelogs();
   absl::Status OpenStores();
   // Forgets the checkpoint's offset of a store that lost its data, on disk at once.
   absl::Status WipeIfNotAtCheckpoint(const std::string& name,
@@ -165,6 +166,9 @@ class StateManager {
   std::optional<TaskType> pending_type_;
   const StateManagerConfig config_;
   std::map<std::string, std::unique_ptr<KeyValueStore>, std::less<>> stores_;
+  // stores_' changelog partitions in stores_' order, derived once per change of stores_
+  // rather than at every read (each event about a task reads them).
+  std::vector<TopicPartition> changelogs_;
   CheckpointOffsets checkpointed_;  // as read at registration
   CheckpointOffsets pending_;
   CheckpointOffsets flushed_;
