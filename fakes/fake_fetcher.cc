@@ -14,14 +14,26 @@ Fetcher::Fetcher(FakeBroker& broker, const ConsumerConfig& config)
 
 void Fetcher::JoinedGroup(std::string group, std::string member_id) {
   group_ = std::move(group);
+  group_coordinator_ = nullptr;
   member_id_ = std::move(member_id);
+}
+
+const PartitionLog& Fetcher::LogOf(const TopicPartition& partition, PartitionState& state) {
+  if (state.extra.log == nullptr) state.extra.log = &broker_.Log(partition);
+  return *state.extra.log;
+}
+
+GroupCoordinator& Fetcher::Group() {
+  RS_CHECK(!group_.empty());
+  if (group_coordinator_ == nullptr) group_coordinator_ = &broker_.Group(group_);
+  return *group_coordinator_;
 }
 
 absl::StatusOr<int64_t> Fetcher::Position(const TopicPartition& partition) {
   if (absl::Status s = CheckAssigned(partition, "position"); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
   PartitionState& state = At(partition);
-  if (absl::Status s = Resolve(partition, state, broker_.Log(partition)); !s.ok()) return s;
+  if (absl::Status s = Resolve(partition, state, LogOf(partition, state)); !s.ok()) return s;
   return *state.position;
 }
 
@@ -34,7 +46,7 @@ absl::Status Fetcher::Resolve(const TopicPartition& partition, PartitionState& s
   }
   if (state.position.has_value()) return absl::OkStatus();
   if (!group_.empty()) {
-    const auto& committed = broker_.Group(group_).committed();
+    const auto& committed = Group().committed();
     if (auto it = committed.find(partition); it != committed.end()) {
       state.position = it->second;
       return absl::OkStatus();
@@ -69,7 +81,7 @@ absl::StatusOr<PollResult> Fetcher::FetchUntil(TimeNs deadline_ns) {
 }
 
 bool Fetcher::Interrupted() {
-  return !member_id_.empty() && broker_.Group(group_).HasEvents(member_id_);
+  return !member_id_.empty() && Group().HasEvents(member_id_);
 }
 
 int64_t Fetcher::EndOf(const PartitionLog& log) const {
@@ -80,9 +92,8 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
   RS_CHECK_GE(config_.max_poll_records, 1, "a consumer with a bad config refuses to poll");
   broker_.ExpireTransactionsLocked();  // the LSO read below is after the time-outs
   PollResult result;
-  absl::StatusOr<std::vector<Fetchable>> candidates = Candidates(result);
-  if (!candidates.ok()) return candidates.status();
-  std::vector<Fetchable>& fetchable = *candidates;
+  std::vector<Fetchable>& fetchable = fetchable_;
+  if (absl::Status s = Candidates(result, fetchable); !s.ok()) return s;
   if ((broker_.faults_on_ || !broker_.scripted_leaderless_until_.empty()) &&
       !fetchable.empty()) {
     std::vector<TopicPartition> touched;
@@ -105,11 +116,11 @@ absl::StatusOr<PollResult> Fetcher::FetchOnce() {
   return result;
 }
 
-absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& result) {
-  std::vector<Fetchable> fetchable;
+absl::Status Fetcher::Candidates(PollResult& result, std::vector<Fetchable>& fetchable) {
+  fetchable.clear();
   for (auto& [tp, state] : partitions()) {
     if (state.paused) continue;
-    const PartitionLog& log = broker_.Log(tp);
+    const PartitionLog& log = LogOf(tp, state);
     if (absl::Status s = Resolve(tp, state, log); !s.ok()) return s;
     const int64_t position = *state.position;
     if (position < log.log_start_offset() || position > log.end_offset()) {
@@ -122,7 +133,7 @@ absl::StatusOr<std::vector<Fetcher::Fetchable>> Fetcher::Candidates(PollResult& 
     }
     fetchable.push_back(Fetchable{&tp, &state, &log});
   }
-  return fetchable;
+  return absl::OkStatus();
 }
 
 void Fetcher::Read(const std::vector<Fetchable>& fetchable, int64_t budget, PollResult& result) {

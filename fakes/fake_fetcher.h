@@ -31,10 +31,19 @@
 
 namespace restoresim::fakes {
 
-class Fetcher : private SubscriptionState<> {
+// What the fetcher keeps per partition beside the consumer's state: the partition's log, found
+// at the first fetch and kept (topics are never deleted and their logs never move), so that a
+// poll does not look each partition up again.
+struct FetchPartitionExtra : NoPartitionExtra {
+  const PartitionLog* log = nullptr;
+};
+
+class Fetcher : private SubscriptionState<FetchPartitionExtra> {
  public:
   // A poll that keeps being interrupted (rebalances) gives up after this many rounds.
   static constexpr int kPollRoundsMax = 64;
+
+  using State = SubscriptionState<FetchPartitionExtra>;
 
   Fetcher(FakeBroker& broker, const ConsumerConfig& config);
 
@@ -44,16 +53,16 @@ class Fetcher : private SubscriptionState<> {
 
   // The consumer's client-side state, as Kafka's SubscriptionState keeps it: SetAssignment
   // keeps position, pause flag and pending seek of the partitions that stay.
-  using SubscriptionState<>::SetAssignment;
-  using SubscriptionState<>::Add;
-  using SubscriptionState<>::Remove;
-  using SubscriptionState<>::Clear;
-  using SubscriptionState<>::IsAssigned;
-  using SubscriptionState<>::Assignment;
-  using SubscriptionState<>::Paused;
-  using SubscriptionState<>::Seek;
-  using SubscriptionState<>::SeekTo;  // kEarliest (SeekToBeginning) or kLatest (SeekToEnd)
-  using SubscriptionState<>::SetPaused;
+  using State::SetAssignment;
+  using State::Add;
+  using State::Remove;
+  using State::Clear;
+  using State::IsAssigned;
+  using State::Assignment;
+  using State::Paused;
+  using State::Seek;
+  using State::SeekTo;  // kEarliest (SeekToBeginning) or kLatest (SeekToEnd)
+  using State::SetPaused;
   absl::StatusOr<int64_t> Position(const TopicPartition& partition)
       ABSL_LOCKS_EXCLUDED(broker_.mu_);
 
@@ -62,7 +71,7 @@ class Fetcher : private SubscriptionState<> {
   absl::StatusOr<PollResult> FetchUntil(TimeNs deadline_ns) ABSL_LOCKS_EXCLUDED(broker_.mu_);
 
  private:
-  using PartitionState = SubscriptionState<>::Partition;
+  using PartitionState = State::Partition;
   // A partition a fetch may read from.
   struct Fetchable {
     const TopicPartition* partition;
@@ -74,9 +83,15 @@ class Fetcher : private SubscriptionState<> {
   absl::Status Resolve(const TopicPartition& partition, PartitionState& state,
                        const PartitionLog& log) ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   absl::StatusOr<PollResult> FetchOnce() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
-  // The unpaused partitions in range, after resets; out-of-range ones go to `result`.
-  absl::StatusOr<std::vector<Fetchable>> Candidates(PollResult& result)
+  // Replaces `fetchable` with the unpaused partitions in range, after resets; out-of-range
+  // ones go to `result`.
+  absl::Status Candidates(PollResult& result, std::vector<Fetchable>& fetchable)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // The log of `partition`, found once (see FetchPartitionExtra).
+  const PartitionLog& LogOf(const TopicPartition& partition, PartitionState& state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
+  // The group's coordinator, found once (groups are never removed). REQUIRES: a group.
+  GroupCoordinator& Group() ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
   // Reads up to `budget` records from `fetchable`, starting at the rotation point.
   void Read(const std::vector<Fetchable>& fetchable, int64_t budget, PollResult& result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(broker_.mu_);
@@ -90,7 +105,11 @@ class Fetcher : private SubscriptionState<> {
   FakeBroker& broker_;
   const ConsumerConfig config_;
   std::string group_;  // empty: no group (restore consumer)
+  GroupCoordinator* group_coordinator_ = nullptr;  // group_'s, once Group() has found it
   std::string member_id_;
+  // FetchOnce's candidates, kept so that a poll allocates nothing for them once grown. Only
+  // valid during a FetchOnce (they point into the subscription state).
+  std::vector<Fetchable> fetchable_;
   uint64_t rotation_ = 0;  // which fetchable partition the next fetch starts with
 };
 

@@ -57,15 +57,16 @@ const PartitionLog::Chunk& PartitionLog::chunk(uint32_t sequence) const {
   return chunks_[sequence - first_chunk_];
 }
 
-ConsumerRecord PartitionLog::RecordAt(int64_t offset) const {
+void PartitionLog::AppendRecordAt(int64_t offset, std::vector<ConsumerRecord>& out) const {
   const Entry& e = entries_[static_cast<size_t>(offset - base_offset_)];
   const char* bytes = chunk(e.chunk).bytes.get() + e.chunk_offset;
-  ConsumerRecord r;
+  // Built in place: every record a consumer reads passes here, and a moved-from temporary
+  // would cost a move and a destruction per record.
+  ConsumerRecord& r = out.emplace_back();
   r.offset = offset;
   r.key.assign(bytes, e.key_length);
   if (e.value_length != kTombstone) r.value.emplace(bytes + e.key_length, e.value_length);
   r.timestamp_ms = e.timestamp_ms;
-  return r;
 }
 
 absl::StatusOr<std::vector<ConsumerRecord>> PartitionLog::Read(int64_t from_offset,
@@ -90,7 +91,7 @@ PartitionLog::Fetched PartitionLog::Fetch(int64_t from_offset, int64_t limit_off
         std::min<int64_t>(limit_offset - from_offset, static_cast<int64_t>(max_records));
     fetched.records.reserve(static_cast<size_t>(count));
     for (int64_t offset = from_offset; offset < from_offset + count; ++offset) {
-      fetched.records.push_back(RecordAt(offset));
+      AppendRecordAt(offset, fetched.records);
     }
     fetched.next_offset = from_offset + count;
     return fetched;
@@ -102,7 +103,7 @@ PartitionLog::Fetched PartitionLog::Fetch(int64_t from_offset, int64_t limit_off
     const Span* span = SpanAt(offset, hint);
     if (span != nullptr && span->kind != SpanKind::kData) continue;  // a marker
     if (span != nullptr && span->aborted && skip_aborted) continue;
-    fetched.records.push_back(RecordAt(offset));
+    AppendRecordAt(offset, fetched.records);
   }
   RS_CHECK_LE(fetched.next_offset, limit_offset);
   return fetched;

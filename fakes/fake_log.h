@@ -131,7 +131,8 @@ class PartitionLog {
   // Room for `bytes` more payload bytes; returns the chunk's sequence number.
   uint32_t ChunkWithRoom(size_t bytes);
   const Chunk& chunk(uint32_t sequence) const;
-  ConsumerRecord RecordAt(int64_t offset) const;
+  // Appends the data record at `offset` to `out`.
+  void AppendRecordAt(int64_t offset, std::vector<ConsumerRecord>& out) const;
   // Frees chunks wholly below the log start and compacts the index when its dead prefix is as
   // large as its live part (amortised O(1) per deleted record).
   void ReleaseBelowLogStart();

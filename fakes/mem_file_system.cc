@@ -308,10 +308,24 @@ void MemFileSystem::ClearCurrentTree(InodeId dir) {
   }
 }
 
+void MemFileSystem::NamespaceChanged() {
+  // Lazy: an unreachable inode stays unreachable (every entry a change writes names a new
+  // inode or one read from a reachable directory's entries), and the observers of the live
+  // set collect first (CollectIfChanged). Collecting once the changes since the last
+  // collection outnumber the live inodes bounds the garbage held and keeps the marking
+  // amortised O(1) per change.
+  if (++changes_since_gc_ > live_inodes_) CollectGarbage();
+}
+
+void MemFileSystem::CollectIfChanged() {
+  if (changes_since_gc_ > 0) CollectGarbage();
+  RS_CHECK_EQ(changes_since_gc_, 0u);
+}
+
 void MemFileSystem::CollectGarbage() {
   // Marks by id in a flat array (ids are dense: handed out in order from kRootId), then frees
-  // what no version of any directory names. Runs after every namespace change, so it must be
-  // cheap: no allocation per collection, no tree of marks.
+  // what no version of any directory names. No allocation per collection, no tree of marks.
+  changes_since_gc_ = 0;
   gc_reachable_.assign(next_inode_id_, 0);
   gc_reachable_[kRootId] = 1;
   gc_pending_.assign(1, kRootId);
@@ -344,7 +358,8 @@ absl::Status MemFileSystem::FileAppend(const File& file, std::string_view data) 
   if (Inject(faults_.append_error_per_mille)) {
     return Injected(absl::StatusCode::kUnavailable, "append", file.path());
   }
-  // A freed inode had no name in either version: the data could never be read back.
+  // A freed inode had no name in either version: the data could never be read back (nor can
+  // it be from an unreachable one not yet collected).
   if (Inode* node = FindNode(file.inode()); node != nullptr) node->current.append(data);
   return absl::OkStatus();
 }
@@ -469,7 +484,7 @@ absl::Status MemFileSystem::RenameLocked(const Components& from, const Component
   }
   from_entries.erase(source);  // leaves `target` valid: it is another entry
   to_entries.insert_or_assign(std::string(to.back()), source_id);
-  CollectGarbage();
+  NamespaceChanged();
   return absl::OkStatus();
 }
 
@@ -512,7 +527,7 @@ absl::Status MemFileSystem::DeleteFileAs(uint64_t process, const std::string& pa
   if (it == entries.end()) return FsError(absl::StatusCode::kNotFound, "unlink", path, kNoEntry);
   if (Node(it->second).is_dir) return FsError(absl::StatusCode::kInternal, "unlink", path, kIsDir);
   entries.erase(it);
-  CollectGarbage();
+  NamespaceChanged();
   return absl::OkStatus();
 }
 
@@ -542,7 +557,7 @@ absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::st
     parent.durable_entries.insert_or_assign(std::string(name), created);
     dir = created;
   }
-  CollectGarbage();  // a durable entry of that name (deleted, unsynced) may have been replaced
+  NamespaceChanged();  // a durable entry of that name (deleted, unsynced) may have been replaced
   return absl::OkStatus();
 }
 
@@ -566,7 +581,7 @@ absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::
   }
   entries.erase(it);
   ClearCurrentTree(dir);
-  CollectGarbage();
+  NamespaceChanged();
   return absl::OkStatus();
 }
 
@@ -609,7 +624,7 @@ absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) 
     node.previous_durable_entries.clear();
   }
   node.durable_entries = node.current_entries;
-  CollectGarbage();
+  NamespaceChanged();
   RS_CHECK(node.dir_sync_undoable || node.previous_durable_entries.empty());
   return absl::OkStatus();
 }
@@ -728,6 +743,9 @@ void MemFileSystem::Crash() {
   if (crash_observer_) crash_observer_();
   MutexLock lock(mu_);
   ++crash_epoch_;
+  // The damage draws visit the live inodes in order (and a misdirected write picks among them):
+  // the live set must be exactly what collecting after every change would leave.
+  CollectIfChanged();
   DamageDurable();
   for (const std::unique_ptr<Inode>& node : inodes_) {
     if (node == nullptr) continue;
@@ -768,6 +786,7 @@ uint64_t MemFileSystem::write_ops() {
 
 size_t MemFileSystem::inode_count() {
   MutexLock lock(mu_);
+  CollectIfChanged();
   return live_inodes_;
 }
 

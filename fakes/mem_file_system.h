@@ -70,7 +70,9 @@
 //
 // Determinism: entries are std::maps (byte order); inode ids are allocation order and never
 // reused; inodes unreachable from "/" in both versions (and so unobservable, even through an
-// open handle: appends to them are accepted and dropped) are freed after each mutation.
+// open handle: appends to them are accepted and dropped) are freed lazily, but always before
+// anything that could tell when (a crash's damage draws, inode_count), so every observable
+// result is that of freeing them after each mutation.
 //
 // Thread-safety: thread-safe; one restoresim::Mutex guards everything, so under the simulator
 // every operation is a scheduling point. A WritableFile is used by one thread at a time and must
@@ -283,6 +285,14 @@ class MemFileSystem final : public FileSystem {
   // Frees every inode unreachable from "/" through current and durable entries (and the
   // entries a lost directory update may bring back).
   void CollectGarbage() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a change of the namespace (entries changed, so inodes may have become unreachable):
+  // collects only once such changes outnumber the live inodes. Unreachable inodes never become
+  // reachable again, so leaving them for later changes nothing that can be observed, provided
+  // that whatever observes the live set calls CollectIfChanged first.
+  void NamespaceChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Collects if the namespace changed since the last collection: the live set is then exactly
+  // what collecting after every change would leave.
+  void CollectIfChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // For File.
   absl::Status FileAppend(const File& file, std::string_view data) ABSL_LOCKS_EXCLUDED(mu_);
@@ -295,8 +305,9 @@ class MemFileSystem final : public FileSystem {
   MemFileSystemDamage damage_ ABSL_GUARDED_BY(mu_);
   MemFileSystemDamageDone last_damage_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const MutationHook> hook_ ABSL_GUARDED_BY(mu_);
-  // Indexed by id (ids are dense and never reused); a freed inode leaves null. Iterating by
-  // index is inode order, as the damage draws need.
+  // Indexed by id (ids are dense and never reused); a freed inode leaves null, an unreachable
+  // one not yet collected is still here. Iterating by index is inode order, as the damage
+  // draws need (after CollectIfChanged).
   std::vector<std::unique_ptr<Inode>> inodes_ ABSL_GUARDED_BY(mu_);
   size_t live_inodes_ ABSL_GUARDED_BY(mu_) = 0;
   InodeId next_inode_id_ ABSL_GUARDED_BY(mu_) = kRootId;
@@ -304,6 +315,8 @@ class MemFileSystem final : public FileSystem {
   // collection allocates nothing once it has grown).
   std::vector<uint8_t> gc_reachable_ ABSL_GUARDED_BY(mu_);
   std::vector<InodeId> gc_pending_ ABSL_GUARDED_BY(mu_);
+  // Namespace changes since the last collection (see NamespaceChanged).
+  size_t changes_since_gc_ ABSL_GUARDED_BY(mu_) = 0;
   std::function<void()> crash_observer_;  // set once, before use
   uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
   // Held file locks: the holder's token and the crash epoch it was taken in (void after).
