@@ -10,7 +10,8 @@
 // else NoPositionError.
 //
 // `Extra` holds a backend's own per-partition flags; a seek and a resume tell it through
-// Extra::OnSeek(), Extra::OnSeekTo() and Extra::OnResume(bool had_position). The fake has none.
+// Extra::OnSeek(), Extra::OnSeekTo() and Extra::OnResume(bool had_position). The fake keeps no
+// flags there, only the partition's log once found (fakes/fake_fetcher.h, FetchPartitionExtra).
 //
 // Thread-safety: none; owned by one consumer and used by its thread.
 #ifndef RESTORESIM_CORE_TRANSPORT_SUBSCRIPTION_STATE_H_
