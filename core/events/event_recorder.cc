@@ -52,19 +52,14 @@ StateInfo EventRecorder::Snapshot(const StateManager& state, bool full) const {
   info.pending = state.pending_offsets();
   if (!options_.read_stores) return info;
   info.stores_read = true;
-  StateManager& sm = const_cast<StateManager&>(state);  // reading only
-  const std::vector<std::string> names = sm.StoreNames();
-  const std::vector<TopicPartition> changelogs = sm.ChangelogPartitions();  // same order
-  for (size_t i = 0; i < names.size(); ++i) {
-    KeyValueStore* store = sm.Store(names[i]);
-    if (store == nullptr) continue;
-    StoreSnapshot snap{.name = names[i], .changelog = changelogs[i]};
-    snap.entries = store->NumEntries();
-    absl::StatusOr<std::map<std::string, std::string>> all = store->ReadAll();
+  state.ForEachStore([&](const std::string& name, KeyValueStore& store,
+                         const TopicPartition& changelog) {
+    StoreSnapshot& snap = info.stores.emplace_back(
+        StoreSnapshot{.name = name, .changelog = changelog, .entries = store.NumEntries()});
+    absl::StatusOr<std::map<std::string, std::string>> all = store.ReadAll();  // reading only
     snap.readable = all.ok();
     if (all.ok()) snap.data = std::move(*all);
-    info.stores.push_back(std::move(snap));
-  }
+  });
   return info;
 }
 

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "core/util/check.h"
 #include "core/port/file_system.h"
 #include "core/runtime/state_directory.h"
 #include "core/runtime/task_id.h"
@@ -89,6 +90,21 @@ class StateManager {
   KeyValueStore* Store(std::string_view name);
   // The names of the registered stores (empty after Clear()).
   std::vector<std::string> StoreNames() const;
+  // Calls fn(name, store, changelog) for every registered store, in name order, without
+  // copying names or looking anything up (a task's every process step goes through its
+  // stores). fn must not register or clear the stores.
+  template <typename Fn>
+  void ForEachStore(Fn&& fn) const {
+    RS_CHECK_EQ(changelogs_.size(), stores_.size(), "task {}: changelogs out of step",
+                id_.ToString());
+    auto changelog = changelogs_.begin();
+    for (const auto& [name, store] : stores_) {
+      RS_CHECK(store != nullptr, "task {}: store '{}' registered empty", id_.ToString(), name);
+      fn(name, *store, *changelog++);
+    }
+    RS_CHECK(changelog == changelogs_.end(), "task {}: stores changed while visited",
+             id_.ToString());
+  }
 
   // Where restoration of `changelog` starts: its checkpointed position, or nullopt (from the
   // beginning).

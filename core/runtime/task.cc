@@ -85,14 +85,10 @@ absl::StatusOr<size_t> Task::Process(Producer& producer, size_t records_max) {
     TopicPartition changelog;
   };
   std::vector<Target> targets;
-  for (const std::string& name : state_manager_->StoreNames()) {
-    TopicPartition changelog{ChangelogTopic(state_manager_->application_id(), name),
-                             incarnation_.id.partition};
-    KeyValueStore* store = state_manager_->StoreForChangelog(changelog);
-    RS_CHECK(store != nullptr, "task {} has no store for {}", incarnation_.ToString(),
-             changelog.ToString());
-    targets.push_back({store, std::move(changelog)});
-  }
+  state_manager_->ForEachStore(
+      [&](const std::string&, KeyValueStore& store, const TopicPartition& changelog) {
+        targets.push_back({&store, changelog});
+      });
   RS_CHECK(!targets.empty(), "task {} processes without stores", incarnation_.ToString());
   RS_OBSERVE(OnProcess, *this, buffered_.size() < records_max ? buffered_.size() : records_max);
   size_t processed = 0;
