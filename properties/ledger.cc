@@ -400,13 +400,22 @@ void Ledger::OnRestoreStopped(std::string_view restore_thread) {
 }
 
 const Ledger::InstanceRecord* Ledger::InstanceOfWire(events::Name wire_id) const {
-  auto it = clients_.find(wire_id.id());
-  return it == clients_.end() ? nullptr : it->second.instance;
+  const ClientIndex* client = ClientEntry(wire_id);
+  return client == nullptr ? nullptr : client->instance;
 }
 
 const events::Name* Ledger::ClientOwnerOf(events::Name client_id) const {
-  auto it = clients_.find(client_id.id());
-  return it == clients_.end() || !it->second.owner.has_value() ? nullptr : &*it->second.owner;
+  const ClientIndex* client = ClientEntry(client_id);
+  return client == nullptr || !client->owner.has_value() ? nullptr : &*client->owner;
+}
+
+const Ledger::ClientIndex* Ledger::ClientEntry(events::Name client_id) const {
+  if (client_id.id() != last_client_id_) {
+    auto it = clients_.find(client_id.id());
+    last_client_ = it == clients_.end() ? nullptr : &it->second;
+    last_client_id_ = client_id.id();
+  }
+  return last_client_;
 }
 
 const Ledger::InstanceRecord* Ledger::InstanceOfThread(events::Name thread) const {
@@ -425,13 +434,14 @@ void Ledger::OnClientConnection(std::string_view instance, std::string_view base
   const events::Name wire(wire_id);
   // The first claimer keeps it.
   if (wire_instance.emplace(Str(wire_id), Str(instance)).second) {
-    RS_CHECK(clients_[wire.id()].instance == nullptr, "wire {} indexed twice", wire_id);
-    clients_[wire.id()].instance = &r;
+    ClientIndex& client = MutableClient(wire);
+    RS_CHECK(client.instance == nullptr, "wire {} indexed twice", wire_id);
+    client.instance = &r;
   }
   // The wire id is the base id's client: same owner thread (thread_confinement).
   if (auto owner = client_owner.find(base_id); owner != client_owner.end()) {
     client_owner[Str(wire_id)] = owner->second;
-    clients_[wire.id()].owner = events::Name(owner->second);
+    MutableClient(wire).owner = events::Name(owner->second);
     r.threads.insert(owner->second);
     thread_instance[owner->second] = Str(instance);
     thread_instance_index_[events::Name(owner->second).id()] = &r;  // (`instances` keeps it)
@@ -461,7 +471,7 @@ void Ledger::OnCheckpointNotice(std::string_view instance, CheckpointNotice noti
 
 void Ledger::OnClientOwner(events::Name client_id, events::Name thread) {
   client_owner[client_id.str()] = thread.str();
-  clients_[client_id.id()].owner = thread;
+  MutableClient(client_id).owner = thread;
   finished_threads.erase(Str(thread));
 }
 

@@ -268,6 +268,15 @@ class Ledger final {
     const InstanceRecord* instance = nullptr;  // wire_instance's, in `instances` (never erased)
   };
   absl::flat_hash_map<const void*, ClientIndex> clients_;  // by events::Name::id()
+  // The last client looked up (a transport call asks two checkers' questions of one client,
+  // and calls come in runs), and its entry (null: none); forgotten whenever clients_ changes.
+  mutable const void* last_client_id_ = nullptr;
+  mutable const ClientIndex* last_client_ = nullptr;
+  const ClientIndex* ClientEntry(events::Name client_id) const;
+  ClientIndex& MutableClient(events::Name client_id) {
+    last_client_id_ = nullptr;
+    return clients_[client_id.id()];
+  }
   // thread_instance's instances by the thread's name's identity (every loop asks).
   absl::flat_hash_map<const void*, const InstanceRecord*> thread_instance_index_;
   // stream_of by the restore thread's name's identity (every stream loop names the pair).
