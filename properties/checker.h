@@ -57,6 +57,10 @@ class OracleContext {
   std::string_view CurrentThreadView() const {
     return current_ == nullptr ? std::string_view() : std::string_view(current_->thread);
   }
+  // The same interned: compared with another Name by identity, not by contents.
+  events::Name CurrentThread() const {
+    return current_ == nullptr ? events::Name() : current_->thread;
+  }
   TimeNs now_ns() const { return current_ == nullptr ? 0 : current_->clock_ns; }
   // Whether a thread of this name has been started in the run (the host knows).
   bool ThreadExists(std::string_view name) { return host_.ThreadExists(name); }
@@ -94,6 +98,8 @@ class Checker {
   virtual void OnProcess(const events::TaskInfo& task, size_t records) {}
 
   // ---- the restore thread's boundary ----
+  // (Thread names come interned, events::Name, where a hook runs at every loop or call: a
+  // checker keys its per-thread state by the name's identity, never ordering by it.)
   virtual void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who,
                          TaskHolder from, TaskHolder to) {}
   // A CLOSE item was applied: every changelog of `who` is unregistered now.
@@ -102,23 +108,23 @@ class Checker {
   // restore thread, before the task's changelogs register again).
   virtual void OnTypeConversion(const events::StateInfo& state, TaskType from, TaskType to) {}
   // An event left the restore thread (drained = false) or reached the stream thread (true).
-  virtual void OnRestoreEvent(std::string_view restore_thread,
+  virtual void OnRestoreEvent(events::Name restore_thread,
                               const events::RestoreEventInfo& event, bool drained) {}
   // The stream thread handled a corruption report about `reported`, acting on `acted_on`
   // (none: the report was stale and nothing was applied).
   virtual void OnCorruptionHandled(const TaskIncarnation& reported,
                                    const std::optional<TaskIncarnation>& acted_on) {}
   // A round of `items` items is in the restore thread's queue (observed after the push).
-  virtual void OnRoundQueued(std::string_view restore_thread, size_t items) {}
+  virtual void OnRoundQueued(events::Name restore_thread, size_t items) {}
   // The restore thread's loop begins an iteration.
-  virtual void OnRestoreLoop(std::string_view restore_thread) {}
+  virtual void OnRestoreLoop(events::Name restore_thread) {}
   // It waits for work (begin), or the wait ended (`woken`: by a round or by shutdown).
-  virtual void OnRestoreIdle(std::string_view restore_thread, bool begin, bool woken) {}
+  virtual void OnRestoreIdle(events::Name restore_thread, bool begin, bool woken) {}
   // It drained `rounds` rounds from its queue in this iteration (0 included).
-  virtual void OnRoundsDrained(std::string_view restore_thread, size_t rounds) {}
+  virtual void OnRoundsDrained(events::Name restore_thread, size_t rounds) {}
   // Its shutdown was requested (after its stop flag was set), and it stopped (its loop ended).
-  virtual void OnRestoreShutdownRequested(std::string_view restore_thread) {}
-  virtual void OnRestoreStopped(std::string_view restore_thread) {}
+  virtual void OnRestoreShutdownRequested(events::Name restore_thread) {}
+  virtual void OnRestoreStopped(events::Name restore_thread) {}
 
   // ---- the stream thread (on the stream thread) ----
   // The assignment its task manager now works to (after each rebalance callback);
@@ -137,14 +143,14 @@ class Checker {
   virtual void OnTaskManagerView(std::string_view stream_thread,
                                  const std::vector<TaskView>& tasks) {}
   // An iteration of its loop begins; `restore_thread` is its restore thread's name.
-  virtual void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {}
+  virtual void OnStreamLoop(events::Name stream_thread, events::Name restore_thread) {}
   virtual void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
                                    StreamThreadState to) {}
   // Its processing gate closed (its client is shutting down or failed: nothing may begin
   // processing from now on), on the thread that closed it; and it begins processing its
   // running tasks (observed with no scheduling point after it found the gate open).
-  virtual void OnProcessingStopped(std::string_view stream_thread) {}
-  virtual void OnProcessBegin(std::string_view stream_thread) {}
+  virtual void OnProcessingStopped(events::Name stream_thread) {}
+  virtual void OnProcessBegin(events::Name stream_thread) {}
 
   // ---- pause and resume (KIP-834; topology_pause.h) ----
   // A client paused (or resumed) `topology`; `threads` read the flag (each takes it up at its
@@ -172,8 +178,9 @@ class Checker {
   // ---- transport clients ----
   // `client_id` is used by `thread` only (reported before that thread uses it).
   virtual void OnClientOwner(std::string_view client_id, std::string_view thread) {}
-  // A call of a transport client, on the calling thread (the transport reports it).
-  virtual void OnTransportCall(std::string_view client_id, std::string_view call) {}
+  // A call of a transport client, on the calling thread (the transport reports it). The
+  // names come interned: a quarter of a run's events are these, looked up by identity.
+  virtual void OnTransportCall(events::Name client_id, events::Name call) {}
   // A suspendable transport (suspendable_transport.h) of `instance` opened (or closed) the
   // connection of the client the runtime knows as `base_id`, on the wire `wire_id`.
   virtual void OnClientConnection(std::string_view instance, std::string_view base_id,

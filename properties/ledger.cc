@@ -125,11 +125,12 @@ void Ledger::OnTaskDestroyed(const TaskIncarnation& who, TaskState state) {
   open.erase(it);
 }
 
-void Ledger::OnHandOff(std::string_view restore_thread, const TaskIncarnation& who,
+void Ledger::OnHandOff(events::Name restore_thread, const TaskIncarnation& who,
                        TaskHolder from, TaskHolder to) {
   restore_threads.insert(Str(restore_thread));
-  if (from == TaskHolder::kStreamThread && to == TaskHolder::kToRestore) {
-    stream_of.try_emplace(Str(restore_thread), current_ == nullptr ? "" : current_->thread);
+  if (from == TaskHolder::kStreamThread && to == TaskHolder::kToRestore &&
+      !stream_of_index_.contains(restore_thread.id())) {
+    SetStreamOf(restore_thread, current_ == nullptr ? events::Name() : current_->thread);
   }
   // A resumed incarnation comes back in a new CREATE after its CLOSE: it may register again.
   if (to == TaskHolder::kToRestore) close_applied.erase({Str(restore_thread), who});
@@ -368,14 +369,23 @@ void Ledger::OnDecision(std::string_view stream_thread, const TaskIncarnation& w
   if (it != open.end()) it->second.stream_thread = Str(stream_thread);
 }
 
-void Ledger::OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread) {
-  // Every stream loop names the pair, which seldom changes: no strings built when it did not.
-  auto it = stream_of.find(restore_thread);
-  if (it == stream_of.end()) {
-    stream_of.emplace(Str(restore_thread), Str(stream_thread));
-  } else if (it->second != stream_thread) {
-    it->second = Str(stream_thread);
+void Ledger::OnStreamLoop(events::Name stream_thread, events::Name restore_thread) {
+  // Every stream loop names the pair, which seldom changes: one hashed lookup when it did not.
+  auto it = stream_of_index_.find(restore_thread.id());
+  if (it == stream_of_index_.end() || it->second != stream_thread) {
+    SetStreamOf(restore_thread, stream_thread);
   }
+}
+
+void Ledger::SetStreamOf(events::Name restore_thread, events::Name stream_thread) {
+  stream_of[restore_thread.str()] = stream_thread.str();
+  stream_of_index_[restore_thread.id()] = stream_thread;
+  RS_CHECK_EQ(stream_of.size(), stream_of_index_.size(), "stream_of's index out of step");
+}
+
+const events::Name* Ledger::StreamOf(events::Name restore_thread) const {
+  auto it = stream_of_index_.find(restore_thread.id());
+  return it == stream_of_index_.end() ? nullptr : &it->second;
 }
 
 void Ledger::OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
@@ -389,18 +399,28 @@ void Ledger::OnRestoreStopped(std::string_view restore_thread) {
   finished_threads.insert(Str(restore_thread));
 }
 
-const Ledger::InstanceRecord* Ledger::InstanceOfWire(std::string_view wire_id) const {
-  auto it = wire_instance.find(wire_id);
-  if (it == wire_instance.end()) return nullptr;
-  auto r = instances.find(it->second);
-  return r == instances.end() ? nullptr : &r->second;
+const Ledger::InstanceRecord* Ledger::InstanceOfWire(events::Name wire_id) const {
+  const ClientIndex* client = ClientEntry(wire_id);
+  return client == nullptr ? nullptr : client->instance;
 }
 
-const Ledger::InstanceRecord* Ledger::InstanceOfThread(std::string_view thread) const {
-  auto it = thread_instance.find(thread);
-  if (it == thread_instance.end()) return nullptr;
-  auto r = instances.find(it->second);
-  return r == instances.end() ? nullptr : &r->second;
+const events::Name* Ledger::ClientOwnerOf(events::Name client_id) const {
+  const ClientIndex* client = ClientEntry(client_id);
+  return client == nullptr || !client->owner.has_value() ? nullptr : &*client->owner;
+}
+
+const Ledger::ClientIndex* Ledger::ClientEntry(events::Name client_id) const {
+  if (client_id.id() != last_client_id_) {
+    auto it = clients_.find(client_id.id());
+    last_client_ = it == clients_.end() ? nullptr : &it->second;
+    last_client_id_ = client_id.id();
+  }
+  return last_client_;
+}
+
+const Ledger::InstanceRecord* Ledger::InstanceOfThread(events::Name thread) const {
+  auto it = thread_instance_index_.find(thread.id());
+  return it == thread_instance_index_.end() ? nullptr : it->second;
 }
 
 void Ledger::OnClientConnection(std::string_view instance, std::string_view base_id,
@@ -411,12 +431,20 @@ void Ledger::OnClientConnection(std::string_view instance, std::string_view base
     return;
   }
   r.open_wires.insert(Str(wire_id));
-  wire_instance.emplace(Str(wire_id), Str(instance));  // the first claimer keeps it
+  const events::Name wire(wire_id);
+  // The first claimer keeps it.
+  if (wire_instance.emplace(Str(wire_id), Str(instance)).second) {
+    ClientIndex& client = MutableClient(wire);
+    RS_CHECK(client.instance == nullptr, "wire {} indexed twice", wire_id);
+    client.instance = &r;
+  }
   // The wire id is the base id's client: same owner thread (thread_confinement).
   if (auto owner = client_owner.find(base_id); owner != client_owner.end()) {
     client_owner[Str(wire_id)] = owner->second;
+    MutableClient(wire).owner = events::Name(owner->second);
     r.threads.insert(owner->second);
     thread_instance[owner->second] = Str(instance);
+    thread_instance_index_[events::Name(owner->second).id()] = &r;  // (`instances` keeps it)
   }
 }
 
@@ -441,8 +469,9 @@ void Ledger::OnCheckpointNotice(std::string_view instance, CheckpointNotice noti
   }
 }
 
-void Ledger::OnClientOwner(std::string_view client_id, std::string_view thread) {
-  client_owner[Str(client_id)] = Str(thread);
+void Ledger::OnClientOwner(events::Name client_id, events::Name thread) {
+  client_owner[client_id.str()] = thread.str();
+  MutableClient(client_id).owner = thread;
   finished_threads.erase(Str(thread));
 }
 

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/events/event.h"
 
 namespace restoresim::properties {
@@ -90,6 +91,7 @@ class ChangelogHistory {
     int64_t offset = 0;
     std::optional<std::string> value;  // nullopt: a tombstone
   };
+
   void Append(const ConsumerRecord& record);
   // The same from an event's fields (the key copied only at its first record).
   void Append(int64_t offset, std::string_view key, const std::optional<std::string>& value);
@@ -200,8 +202,13 @@ class Ledger final {
   std::map<std::string, std::string, std::less<>> wire_instance;
   std::map<std::string, std::string, std::less<>> thread_instance;
   // The instance a wire client id belongs to (null: not a suspendable transport's client).
-  const InstanceRecord* InstanceOfWire(std::string_view wire_id) const;
-  const InstanceRecord* InstanceOfThread(std::string_view thread) const;
+  const InstanceRecord* InstanceOfWire(events::Name wire_id) const;
+  // The thread that owns transport client `client_id` (null: none reported), as client_owner
+  // has it.
+  const events::Name* ClientOwnerOf(events::Name client_id) const;
+  // The stream thread of `restore_thread` (null: none known), as stream_of has it.
+  const events::Name* StreamOf(events::Name restore_thread) const;
+  const InstanceRecord* InstanceOfThread(events::Name thread) const;
 
   // Reported by the world: every record appended to a changelog, and crashes of the file
   // system (what the disk keeps is no longer what the ledger last saw written).
@@ -218,7 +225,7 @@ class Ledger final {
   void OnTaskOpened(const events::TaskInfo& task);
   void OnTaskTransition(const events::TaskInfo& task, TaskState from, TaskState to);
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState state);
-  void OnHandOff(std::string_view restore_thread, const TaskIncarnation& who, TaskHolder from,
+  void OnHandOff(events::Name restore_thread, const TaskIncarnation& who, TaskHolder from,
                  TaskHolder to);
   void OnCloseApplied(std::string_view restore_thread, const TaskIncarnation& who);
   void OnRestoreEvent(std::string_view restore_thread, const events::RestoreEventInfo& event,
@@ -246,13 +253,36 @@ class Ledger final {
                     const std::set<TaskId>& standby);
   void OnDecision(std::string_view stream_thread, const TaskIncarnation& who,
                   TaskDecision decision, TaskType type);
-  void OnStreamLoop(std::string_view stream_thread, std::string_view restore_thread);
+  void OnStreamLoop(events::Name stream_thread, events::Name restore_thread);
   void OnStreamThreadState(std::string_view stream_thread, StreamThreadState from,
                            StreamThreadState to);
   void OnRestoreStopped(std::string_view restore_thread);
-  void OnClientOwner(std::string_view client_id, std::string_view thread);
+  void OnClientOwner(events::Name client_id, events::Name thread);
 
  private:
+  // What a transport call asks of a client, indexed by its interned name (every transport
+  // call asks: a hashed lookup of the name's identity, where client_owner and wire_instance,
+  // the ordered record, compare strings). Lookup only, never iterated.
+  struct ClientIndex {
+    std::optional<events::Name> owner;        // client_owner's entry
+    const InstanceRecord* instance = nullptr;  // wire_instance's, in `instances` (never erased)
+  };
+  absl::flat_hash_map<const void*, ClientIndex> clients_;  // by events::Name::id()
+  // The last client looked up (a transport call asks two checkers' questions of one client,
+  // and calls come in runs), and its entry (null: none); forgotten whenever clients_ changes.
+  mutable const void* last_client_id_ = nullptr;
+  mutable const ClientIndex* last_client_ = nullptr;
+  const ClientIndex* ClientEntry(events::Name client_id) const;
+  ClientIndex& MutableClient(events::Name client_id) {
+    last_client_id_ = nullptr;
+    return clients_[client_id.id()];
+  }
+  // thread_instance's instances by the thread's name's identity (every loop asks).
+  absl::flat_hash_map<const void*, const InstanceRecord*> thread_instance_index_;
+  // stream_of by the restore thread's name's identity (every stream loop names the pair).
+  absl::flat_hash_map<const void*, events::Name> stream_of_index_;
+  void SetStreamOf(events::Name restore_thread, events::Name stream_thread);
+
   void NoteScratchStart(Registration& reg, const TopicPartition& changelog, int64_t log_start);
 
   const events::EventHeader* current_ = nullptr;

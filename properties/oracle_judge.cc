@@ -12,18 +12,16 @@ using namespace events;  // NOLINT(build/namespaces): every event kind, in this 
 
 namespace {
 
-// A number per hook, handed out at its first use in the process: an index into an Oracle's
-// lists, never an ordering of anything.
+// A number per hook, handed out during static initialisation (a variable, not a function's
+// static: no guard to test at every event): an index into an Oracle's lists, never an
+// ordering of anything.
 size_t NextHookSlot() {
   static std::atomic<size_t> next{0};
   return next.fetch_add(1);
 }
 
 template <auto Hook>
-size_t HookSlot() {
-  static const size_t slot = NextHookSlot();
-  return slot;
-}
+const size_t kHookSlot = NextHookSlot();
 
 // Whether `c`'s class overrides `Hook`, against `defaults`, a checker that overrides nothing.
 // GCC's bound-member-function extension resolves a virtual call to its target, which is
@@ -53,7 +51,7 @@ struct Oracle::Judge {
   // ignore the event: the defaults do nothing). The list is made at a hook's first event.
   template <auto Hook, typename F>
   void Each(F&& f) {
-    const size_t slot = HookSlot<Hook>();
+    const size_t slot = kHookSlot<Hook>;
     if (slot >= o.hooked_.size()) o.hooked_.resize(slot + 1);
     std::optional<std::vector<Checker*>>& hooked = o.hooked_[slot];
     if (!hooked.has_value()) {

@@ -13,7 +13,7 @@ class CheckpointProgressChecker final : public Checker {
  public:
   explicit CheckpointProgressChecker(OracleContext& c) : Checker(c, "checkpoint_progress") {}
 
-  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name rt, const events::RestoreEventInfo& event,
                       bool drained) override {
     if (drained || !event.task.has_value()) return;
     if (event.kind != RestoreEvent::Kind::kRestored && event.kind != RestoreEvent::Kind::kRemoved) {

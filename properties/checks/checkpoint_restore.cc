@@ -31,7 +31,7 @@ class CheckpointRestoreChecker final : public Checker {
                                           *it->second.open_wires.begin()));
   }
 
-  void OnTransportCall(std::string_view client_id, std::string_view call) override {
+  void OnTransportCall(events::Name client_id, events::Name call) override {
     const auto* instance = ledger().InstanceOfWire(client_id);
     if (instance == nullptr || !instance->frozen) return;
     Violation(Str(client_id), fmt::format("calls {} while its instance is frozen", call));
@@ -47,15 +47,15 @@ class CheckpointRestoreChecker final : public Checker {
                                         Name(instance), Name(it->second)));
   }
 
-  void OnStreamLoop(std::string_view stream_thread, std::string_view) override {
+  void OnStreamLoop(events::Name stream_thread, events::Name) override {
     NoProgress(stream_thread, [] { return std::string("runs a stream loop"); });
   }
-  void OnRestoreLoop(std::string_view restore_thread) override {
+  void OnRestoreLoop(events::Name restore_thread) override {
     NoProgress(restore_thread, [] { return std::string("runs a restore loop"); });
   }
   void OnProcess(const events::TaskInfo& task, size_t records) override {
     // The message is built only for a violation: this runs on every Process call.
-    NoProgress(context().CurrentThreadView(), [&] {
+    NoProgress(context().CurrentThread(), [&] {
       return fmt::format("processes {} records of {}", records, task.who.ToString());
     });
   }
@@ -80,7 +80,7 @@ class CheckpointRestoreChecker final : public Checker {
     return instance.empty() ? std::string("(runtime)") : Str(instance);
   }
   template <typename What>
-  void NoProgress(std::string_view thread, const What& what) {
+  void NoProgress(events::Name thread, const What& what) {
     const auto* instance = ledger().InstanceOfThread(thread);
     if (instance == nullptr || !instance->frozen) return;
     Violation(Str(thread), fmt::format("{} while its instance is frozen", what()));

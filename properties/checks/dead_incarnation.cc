@@ -61,7 +61,7 @@ class DeadIncarnationChecker final : public Checker {
     if (it != close_sent_.end()) it->second.applied = true;
   }
 
-  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name rt, const events::RestoreEventInfo& event,
                       bool drained) override {
     auto it = close_sent_.find(event.incarnation);
     if (it == close_sent_.end() || !it->second.applied) return;

@@ -12,9 +12,9 @@ class ErrorsChecker final : public Checker {
  public:
   explicit ErrorsChecker(OracleContext& c) : Checker(c, "errors") {}
 
-  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name rt, const events::RestoreEventInfo& event,
                       bool drained) override {
-    auto it = ledger().events_in_flight.find(Str(rt));
+    auto it = ledger().events_in_flight.find(rt.view());
     const int64_t in_flight = it == ledger().events_in_flight.end() ? 0 : it->second;
     if (drained && in_flight <= 0) {
       Violation(event.incarnation.ToString(),

@@ -14,7 +14,7 @@ class FailedTasksChecker final : public Checker {
  public:
   explicit FailedTasksChecker(OracleContext& c) : Checker(c, "failed_tasks") {}
 
-  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name rt, const events::RestoreEventInfo& event,
                       bool drained) override {
     if (event.kind != RestoreEvent::Kind::kFailed || !event.task.has_value()) return;
     if (drained) {  // from here its stream thread knows: it may only close it

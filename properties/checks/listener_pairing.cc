@@ -70,7 +70,7 @@ class ListenerPairingChecker final : public Checker {
     }
   }
 
-  void OnRestoreShutdownRequested(std::string_view restore_thread) override {
+  void OnRestoreShutdownRequested(events::Name restore_thread) override {
     stopping_.insert(Str(restore_thread));
   }
 

@@ -13,6 +13,7 @@
 //     thread's second loop after the emission begins.
 #include <fmt/format.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "properties/checker.h"
 
 namespace restoresim::properties {
@@ -22,13 +23,13 @@ class LivenessBoundsChecker final : public Checker {
  public:
   explicit LivenessBoundsChecker(OracleContext& c) : Checker(c, "liveness_bounds") {}
 
-  void OnRoundQueued(std::string_view rt, size_t) override {
+  void OnRoundQueued(events::Name rt, size_t) override {
     Thread& t = ThreadOf(rt);
     if (t.queued == t.drained) t.oldest_pending_ns = context().now_ns();
     ++t.queued;
   }
 
-  void OnRestoreLoop(std::string_view rt) override {
+  void OnRestoreLoop(events::Name rt) override {
     Thread& t = ThreadOf(rt);
     if (t.stopped) {  // a new restore thread of the same name (a restarted instance)
       std::vector<int64_t> pending = std::move(t.pending_events);
@@ -42,7 +43,7 @@ class LivenessBoundsChecker final : public Checker {
     t.due = t.queued;
   }
 
-  void OnRoundsDrained(std::string_view rt, size_t rounds) override {
+  void OnRoundsDrained(events::Name rt, size_t rounds) override {
     Thread& t = ThreadOf(rt);
     t.drained += static_cast<int64_t>(rounds);
     if (t.drained < t.due) {
@@ -52,7 +53,7 @@ class LivenessBoundsChecker final : public Checker {
     }
   }
 
-  void OnRestoreIdle(std::string_view rt, bool begin, bool woken) override {
+  void OnRestoreIdle(events::Name rt, bool begin, bool woken) override {
     Thread& t = ThreadOf(rt);
     if (begin) {
       t.idle_since_ns = context().now_ns();
@@ -85,7 +86,7 @@ class LivenessBoundsChecker final : public Checker {
                        const std::vector<std::string>& threads) override {
     if (paused) return;
     for (const std::string& name : threads) {
-      auto it = threads_.find(name);
+      auto it = threads_.find(events::Name(name).id());
       if (it == threads_.end()) continue;
       Thread& t = it->second;
       const size_t held = PausedIn(name);
@@ -113,26 +114,27 @@ class LivenessBoundsChecker final : public Checker {
   }
   void OnTaskDestroyed(const TaskIncarnation& who, TaskState) override { paused_.erase(who); }
 
-  void OnRestoreShutdownRequested(std::string_view rt) override {
+  void OnRestoreShutdownRequested(events::Name rt) override {
     Thread& t = ThreadOf(rt);
     if (!t.stopped) t.shutdown_loops = 0;  // (a second request after it stopped asks nothing)
   }
 
   // A restore thread of the same name may start again (a restarted instance): it starts with
   // an empty queue, at its first iteration. Its predecessor's undrained events stay owed.
-  void OnRestoreStopped(std::string_view rt) override { ThreadOf(rt).stopped = true; }
+  void OnRestoreStopped(events::Name rt) override { ThreadOf(rt).stopped = true; }
 
-  void OnRestoreEvent(std::string_view rt, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name rt, const events::RestoreEventInfo& event,
                       bool drained) override {
     Thread& t = ThreadOf(rt);
     if (drained) {
       if (!t.pending_events.empty()) t.pending_events.erase(t.pending_events.begin());
       return;
     }
-    t.pending_events.push_back(LoopsOf(StreamOf(rt)));
+    const events::Name* stream = ledger().StreamOf(rt);
+    t.pending_events.push_back(LoopsOf(stream == nullptr ? events::Name() : *stream));
   }
 
-  void OnStreamLoop(std::string_view st, std::string_view rt) override {
+  void OnStreamLoop(events::Name st, events::Name rt) override {
     const int64_t loop = ++LoopsOf(st);
     const Thread& t = ThreadOf(rt);
     if (t.pending_events.empty()) return;
@@ -160,22 +162,9 @@ class LivenessBoundsChecker final : public Checker {
     std::vector<int64_t> pending_events;  // the stream loop each undrained event was emitted in
   };
 
-  std::string_view StreamOf(std::string_view rt) const {
-    auto it = ledger().stream_of.find(rt);
-    return it == ledger().stream_of.end() ? std::string_view() : std::string_view(it->second);
-  }
-
-  // A thread's entry, made at its first event (the name's string built once, not per event).
-  Thread& ThreadOf(std::string_view rt) {
-    auto it = threads_.find(rt);
-    if (it == threads_.end()) it = threads_.emplace(Str(rt), Thread{}).first;
-    return it->second;
-  }
-  int64_t& LoopsOf(std::string_view st) {
-    auto it = loops_.find(st);
-    if (it == loops_.end()) it = loops_.emplace(Str(st), 0).first;
-    return it->second;
-  }
+  // A thread's entry, made at its first event.
+  Thread& ThreadOf(events::Name rt) { return threads_[rt.id()]; }
+  int64_t& LoopsOf(events::Name st) { return loops_[st.id()]; }
 
   size_t PausedIn(const std::string& thread) const {
     size_t n = 0;
@@ -183,9 +172,11 @@ class LivenessBoundsChecker final : public Checker {
     return n;
   }
 
-  std::map<std::string, Thread, std::less<>> threads_;
+  // Per thread by its name's identity (events::Name::id): looked up at every loop, never
+  // iterated.
+  absl::flat_hash_map<const void*, Thread> threads_;
   std::map<TaskIncarnation, std::string> paused_;  // task paused -> the thread holding it
-  std::map<std::string, int64_t, std::less<>> loops_;  // per stream thread
+  absl::flat_hash_map<const void*, int64_t> loops_;  // per stream thread
 };
 
 RESTORESIM_CHECKER(90, LivenessBoundsChecker);

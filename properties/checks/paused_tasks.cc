@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "absl/container/flat_hash_map.h"
 #include "properties/checker.h"
 
 namespace restoresim::properties {
@@ -58,15 +59,15 @@ class PausedTasksChecker final : public Checker {
     paused_by_.erase(it);
   }
 
-  void OnRestoreLoop(std::string_view rt) override {
+  void OnRestoreLoop(events::Name rt) override {
     if (HeldToPause(rt)) CheckAllPaused(rt);  // the iteration that ends took it up
     LoopBegan(rt);
   }
-  void OnStreamLoop(std::string_view st, std::string_view) override {
+  void OnStreamLoop(events::Name st, events::Name) override {
     LoopBegan(st);
-    processing_.clear();
+    processing_ = events::Name();
   }
-  void OnProcessBegin(std::string_view st) override { processing_.assign(st); }  // (no new string)
+  void OnProcessBegin(events::Name st) override { processing_ = st; }
 
   void OnRestoredBatch(std::string_view reader, const TopicPartition& tp,
                        const TaskIncarnation& owner, TaskType type, int64_t,
@@ -122,12 +123,8 @@ class PausedTasksChecker final : public Checker {
   }
 
  private:
-  // `thread` begins a loop iteration: now (a name's string is made at its first iteration only).
-  void LoopBegan(std::string_view thread) {
-    auto it = loop_seq_.find(thread);
-    if (it == loop_seq_.end()) it = loop_seq_.emplace(Str(thread), 0).first;
-    it->second = ++seq_;
-  }
+  // `thread` begins a loop iteration: now.
+  void LoopBegan(events::Name thread) { loop_seq_[thread.id()] = ++seq_; }
 
   // Called at the start of an iteration of `thread` after one that began under the pause.
   void CheckAllPaused(std::string_view thread) {
@@ -146,16 +143,17 @@ class PausedTasksChecker final : public Checker {
   // Whether `thread` began its current iteration after a pause that still holds.
   bool HeldToPause(std::string_view thread) const {
     auto paused = pause_seq_.find(thread);
-    if (paused == pause_seq_.end()) return false;
-    auto loop = loop_seq_.find(thread);
+    if (paused == pause_seq_.end()) return false;  // (no pause in force: the usual answer)
+    auto loop = loop_seq_.find(events::Name(thread).id());
     return loop != loop_seq_.end() && loop->second > paused->second;
   }
 
   uint64_t seq_ = 0;  // orders pauses and loop iterations
   // (Keyed by name with transparent lookups: a hook's string_view finds without allocating.)
   std::map<std::string, uint64_t, std::less<>> pause_seq_;  // per thread named by a pause in force
-  std::map<std::string, uint64_t, std::less<>> loop_seq_;  // per thread: its last iteration's
-  std::string processing_;                     // the stream thread processing now
+  // Per thread by its name's identity: its last iteration's (looked up only, never iterated).
+  absl::flat_hash_map<const void*, uint64_t> loop_seq_;
+  events::Name processing_;  // the stream thread processing now ("" between loops)
   std::map<TaskIncarnation, std::string> paused_by_;  // task paused -> the holder that did it
   // Restore thread -> the tasks it holds.
   std::map<std::string, std::set<TaskIncarnation>, std::less<>> held_;

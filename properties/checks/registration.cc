@@ -75,11 +75,11 @@ class RegistrationChecker final : public Checker {
   // Held => registered: at the start of each iteration of a restore thread's loop, every
   // changelog of every task it holds (RESTORING, not paused by it) is registered in its reader
   // to that incarnation. (Completed active changelogs stay registered until the CLOSE.)
-  void OnRestoreLoop(std::string_view rt) override {
+  void OnRestoreLoop(events::Name rt) override {
     for (const auto& [who, record] : ledger().open) {
       // (The enums first: the name is compared only for tasks some restore thread restores.)
       if (record.holder != TaskHolder::kRestoreThread || record.state != TaskState::kRestoring ||
-          record.restore_thread != rt || paused_.contains(who)) {
+          record.restore_thread != rt.view() || paused_.contains(who)) {
         continue;
       }
       auto known = changelogs_.find(who);

@@ -6,6 +6,8 @@
 // runtime checks it as it makes it).
 #include <fmt/format.h>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "properties/checker.h"
 
 namespace restoresim::properties {
@@ -22,7 +24,8 @@ class StoppedProcessingChecker final : public Checker {
 
   void OnRuntimeState(std::string_view instance, RuntimeState from, RuntimeState to,
                       const std::vector<std::string>& threads) override {
-    auto it = client_.find(Str(instance));
+    const events::Name client(instance);
+    auto it = client_.find(client.id());
     // (A new instance of the same name, a restart, begins again from CREATED.)
     const RuntimeState was = it == client_.end() || from == RuntimeState::kCreated
                                  ? RuntimeState::kCreated
@@ -32,31 +35,32 @@ class StoppedProcessingChecker final : public Checker {
                                            RuntimeStateName(from), RuntimeStateName(to),
                                            RuntimeStateName(was)));
     }
-    client_[Str(instance)] = to;
-    for (const std::string& t : threads) {
-      client_of_[t] = Str(instance);
+    client_[client.id()] = to;
+    for (const std::string& name : threads) {
+      const events::Name t(name);
+      client_of_[t.id()] = client;
       if (from == RuntimeState::kCreated) {  // a restart's threads reuse the names
-        gate_closed_.erase(t);
-        thread_state_.erase(t);
+        gate_closed_.erase(t.id());
+        thread_state_.erase(t.id());
       }
     }
   }
 
-  void OnProcessingStopped(std::string_view st) override { gate_closed_.insert(Str(st)); }
+  void OnProcessingStopped(events::Name st) override { gate_closed_.insert(st.id()); }
 
   void OnStreamThreadState(std::string_view st, StreamThreadState, StreamThreadState to) override {
-    thread_state_[Str(st)] = to;
+    thread_state_[events::Name(st).id()] = to;
   }
 
-  void OnProcessBegin(std::string_view thread) override {
+  void OnProcessBegin(events::Name thread) override {
     if (const RuntimeState* c = ClientOf(thread); c != nullptr && Stopping(*c)) {
       Violation(thread, fmt::format("begins processing while its client is {}",
                                     RuntimeStateName(*c)));
     }
-    if (gate_closed_.contains(thread)) {
+    if (gate_closed_.contains(thread.id())) {
       Violation(thread, "begins processing after its processing gate closed");
     }
-    if (auto s = thread_state_.find(thread);
+    if (auto s = thread_state_.find(thread.id());
         s != thread_state_.end() && (s->second == StreamThreadState::kPendingShutdown ||
                                      s->second == StreamThreadState::kDead)) {
       Violation(thread, fmt::format("begins processing in {}", StreamThreadStateName(s->second)));
@@ -76,18 +80,19 @@ class StoppedProcessingChecker final : public Checker {
   }
 
  private:
-  const RuntimeState* ClientOf(std::string_view thread) const {
-    auto t = client_of_.find(thread);
+  const RuntimeState* ClientOf(events::Name thread) const {
+    auto t = client_of_.find(thread.id());
     if (t == client_of_.end()) return nullptr;  // not a Runtime's thread (a fleet's)
-    auto c = client_.find(t->second);
+    auto c = client_.find(t->second.id());
     return c == client_.end() ? nullptr : &c->second;
   }
 
-  // (Keyed by name with transparent lookups: a hook's string_view finds without allocating.)
-  std::map<std::string, RuntimeState, std::less<>> client_;    // by instance
-  std::map<std::string, std::string, std::less<>> client_of_;  // stream thread -> instance
-  std::set<std::string, std::less<>> gate_closed_;
-  std::map<std::string, StreamThreadState, std::less<>> thread_state_;
+  // Keyed by the interned name's identity (events::Name::id), a hashed lookup at every
+  // process begin; looked up only, never iterated.
+  absl::flat_hash_map<const void*, RuntimeState> client_;   // by instance
+  absl::flat_hash_map<const void*, events::Name> client_of_;  // stream thread -> instance
+  absl::flat_hash_set<const void*> gate_closed_;
+  absl::flat_hash_map<const void*, StreamThreadState> thread_state_;
 };
 
 RESTORESIM_CHECKER(170, StoppedProcessingChecker);

@@ -12,7 +12,7 @@ class StoreContentsChecker final : public Checker {
  public:
   explicit StoreContentsChecker(OracleContext& c) : Checker(c, "store_contents") {}
 
-  void OnRestoreEvent(std::string_view, const events::RestoreEventInfo& event,
+  void OnRestoreEvent(events::Name, const events::RestoreEventInfo& event,
                       bool drained) override {
     if (!drained || event.kind != RestoreEvent::Kind::kRestored || !event.task.has_value()) return;
     // The restored task reached the stream thread: no other thread touches it now. Its stores

@@ -15,11 +15,11 @@ class ThreadConfinementChecker final : public Checker {
  public:
   explicit ThreadConfinementChecker(OracleContext& c) : Checker(c, "thread_confinement") {}
 
-  void OnTransportCall(std::string_view client_id, std::string_view call) override {
-    auto owner = ledger().client_owner.find(client_id);
-    if (owner == ledger().client_owner.end()) return;
-    const std::string_view current = context().CurrentThreadView();
-    if (current == owner->second || ledger().finished_threads.contains(owner->second)) return;
+  void OnTransportCall(events::Name client_id, events::Name call) override {
+    const events::Name* owner = ledger().ClientOwnerOf(client_id);
+    if (owner == nullptr) return;
+    const events::Name current = context().CurrentThread();
+    if (current == *owner || ledger().finished_threads.contains(owner->view())) return;
     // A checkpoint closes its instance's connections from the checkpointing thread, while
     // the owners hold at their safe points.
     if (const auto* instance = ledger().InstanceOfWire(client_id);
@@ -27,7 +27,7 @@ class ThreadConfinementChecker final : public Checker {
       return;
     }
     Violation(current, fmt::format("calls {} of client {} owned by thread '{}'", call, client_id,
-                                   owner->second));
+                                   *owner));
   }
 
   void OnTaskTransition(const events::TaskInfo& task, TaskState, TaskState to) override {
