@@ -492,13 +492,15 @@ std::string DiffFromHistory(const ChangelogHistory& history, int64_t upto,
   using Entry = ChangelogHistory::Entry;
   auto a = actual.begin();
   for (const auto& [key, entries] : history.keys()) {
-    for (; a != actual.end() && a->first < key; ++a) {
+    // One comparison per step: where the store's key sorts against the history's.
+    int order = 1;
+    for (; a != actual.end() && (order = a->first.compare(key)) < 0; ++a) {
       if (extra.size() < kShownMax) {
         extra.push_back(fmt::format("{}: expected nothing, found {}", a->first, a->second));
       }
     }
     const std::string* found = nullptr;
-    if (a != actual.end() && a->first == key) found = &(a++)->second;
+    if (a != actual.end() && order == 0) found = &(a++)->second;
     // The key's last record below `upto`, if any.
     auto after = std::lower_bound(entries.begin(), entries.end(), upto,
                                   [](const Entry& e, int64_t o) { return e.offset < o; });
