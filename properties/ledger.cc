@@ -72,9 +72,14 @@ void ChangelogHistory::Abort(int64_t first, int64_t end) {
 }
 
 void Ledger::OnAppend(const events::Appended& record) {
-  // Only changelogs are folded; input topics need no history.
-  if (!std::string_view(record.tp.topic).ends_with("-changelog")) return;
-  history[record.tp].Append(record.offset, record.key, record.value);
+  // Appends come in runs to one partition: the last one's history is asked first (an
+  // interned topic's identity and a partition), before the name and the map.
+  if (last_history_ == nullptr || last_history_->first != record.tp) {
+    // Only changelogs are folded; input topics need no history.
+    if (!std::string_view(record.tp.topic).ends_with("-changelog")) return;
+    last_history_ = &*history.try_emplace(record.tp).first;
+  }
+  last_history_->second.Append(record.offset, record.key, record.value);
 }
 
 void Ledger::OnAbort(const events::Aborted& abort) {

@@ -288,6 +288,8 @@ class Ledger final {
   const events::EventHeader* current_ = nullptr;
   // RegistrationOf's last answer (null: none); its key is compared by contents at each use.
   mutable const std::pair<const ReaderKey, Registration>* last_registration_ = nullptr;
+  // OnAppend's last changelog (null: none yet); `history` never drops an entry, so it stays.
+  std::pair<const TopicPartition, ChangelogHistory>* last_history_ = nullptr;
   std::map<uint64_t, TaskIncarnation> owner_of_;  // state_id -> its open task; lookup only
 };
 
