@@ -50,11 +50,18 @@ void ChangelogHistory::Append(const ConsumerRecord& record) {
   Append(record.offset, record.key, record.value);
 }
 
+constexpr size_t kEntriesReserved = 16;
+
 void ChangelogHistory::Append(int64_t offset, std::string_view key,
                               const std::optional<std::string>& value) {
   if (offset < end_) return;  // seen
   auto it = keys_.find(key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(key), std::vector<Entry>{}).first;
+  if (it == keys_.end()) {
+    it = keys_.emplace(std::string(key), std::vector<Entry>{}).first;
+    // A key is written a dozen times or so in a run: room for them at once, not a move of
+    // the key's records at each doubling.
+    it->second.reserve(kEntriesReserved);
+  }
   it->second.push_back(Entry{offset, value});
   end_ = offset + 1;
 }
