@@ -513,9 +513,12 @@ std::string DiffFromHistory(const ChangelogHistory& history, int64_t upto,
     }
     const std::string* found = nullptr;
     if (a != actual.end() && order == 0) found = &(a++)->second;
-    // The key's last record below `upto`, if any.
-    auto after = std::lower_bound(entries.begin(), entries.end(), upto,
-                                  [](const Entry& e, int64_t o) { return e.offset < o; });
+    // The key's last record below `upto`, if any (most often its last record of all: no
+    // search then; a key has at least one record, Abort drops keys it empties).
+    auto after = entries.back().offset < upto
+                     ? entries.end()
+                     : std::lower_bound(entries.begin(), entries.end(), upto,
+                                        [](const Entry& e, int64_t o) { return e.offset < o; });
     const bool seen = after != entries.begin();
     const std::string* expected =
         seen && std::prev(after)->value.has_value() ? &*std::prev(after)->value : nullptr;
