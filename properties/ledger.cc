@@ -62,7 +62,7 @@ void ChangelogHistory::Append(int64_t offset, std::string_view key,
     // the key's records at each doubling.
     it->second.reserve(kEntriesReserved);
   }
-  it->second.push_back(Entry{offset, value});
+  it->second.emplace_back(offset, value);  // (the value copied once, into place)
   end_ = offset + 1;
 }
 
