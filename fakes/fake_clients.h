@@ -96,9 +96,13 @@ class FakeMainConsumer final : public MainConsumer {
   // a listener may call this consumer), rejoining after a loss.
   void DeliverRebalances();
   void Apply(const RebalanceEvent& event);
+  // group_'s coordinator, found at Subscribe (groups are never removed and std::map nodes do
+  // not move): every poll took events from it, by name. REQUIRES: subscribed, broker_.mu_ held.
+  GroupCoordinator& Group();
 
   FakeBroker& broker_;
   const std::string group_;
+  GroupCoordinator* group_coordinator_ = nullptr;  // set by Subscribe
   const std::string client_id_;
   const absl::Status config_status_;
   Fetcher fetcher_;

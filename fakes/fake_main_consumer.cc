@@ -52,11 +52,18 @@ absl::Status FakeMainConsumer::Subscribe(const std::vector<std::string>& topics,
   }
   MutexLock lock(broker_.mu_);
   if (absl::Status s = broker_.CheckTopics(topics); !s.ok()) return s;
-  member_id_ = broker_.Group(group_).Join(client_id_, topics, assignor_, user_data_);
+  group_coordinator_ = &broker_.Group(group_);
+  member_id_ = group_coordinator_->Join(client_id_, topics, assignor_, user_data_);
   listener_ = listener;
   fetcher_.JoinedGroup(group_, member_id_);
   broker_.changed_.NotifyAll();  // the other members have a generation to see
   return absl::OkStatus();
+}
+
+GroupCoordinator& FakeMainConsumer::Group() {
+  RS_CHECK(group_coordinator_ != nullptr && !member_id_.empty(), "{} is not subscribed",
+           client_id_);
+  return *group_coordinator_;
 }
 
 absl::StatusOr<PollResult> FakeMainConsumer::Poll(TimeNs timeout_ns) {
@@ -85,7 +92,7 @@ void FakeMainConsumer::DeliverRebalances() {
     bool must_rejoin = false;
     {
       MutexLock lock(broker_.mu_);
-      events = broker_.Group(group_).TakeEvents(member_id_, &must_rejoin);
+      events = Group().TakeEvents(member_id_, &must_rejoin);
     }
     for (const RebalanceEvent& e : events) {
       if (closed_) return;  // a callback closed the consumer: it has left the group
@@ -94,11 +101,11 @@ void FakeMainConsumer::DeliverRebalances() {
     if (!events.empty()) {
       // The callbacks returned (commits included): what this member gave up can move on.
       MutexLock lock(broker_.mu_);
-      if (broker_.Group(group_).Acknowledge(member_id_)) broker_.changed_.NotifyAll();
+      if (Group().Acknowledge(member_id_)) broker_.changed_.NotifyAll();
     }
     if (!must_rejoin || closed_) return;
     MutexLock lock(broker_.mu_);
-    broker_.Group(group_).Rejoin(member_id_);
+    Group().Rejoin(member_id_);
     broker_.changed_.NotifyAll();
   }
 }
@@ -177,7 +184,7 @@ absl::Status FakeMainConsumer::CommitSync(const std::map<TopicPartition, int64_t
   const TimeNs timeout_ns = broker_.options_.request_timeout_ns;
   if (absl::Status s = broker_.Request("main.commit_sync", timeout_ns, false); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
-  GroupCoordinator& group = broker_.Group(group_);
+  GroupCoordinator& group = Group();
   if (!group.IsActive(member_id_)) {
     return absl::FailedPreconditionError(fmt::format(
         "commit: not owner: member {} is no longer in group {} (lost or left); poll to rejoin",
@@ -199,14 +206,14 @@ absl::Status FakeMainConsumer::SetSubscriptionUserData(std::string user_data) {
   if (member_id_.empty()) return absl::OkStatus();  // sent with the Subscribe
   MutexLock lock(broker_.mu_);
   // A lost member is still known to the group (it rejoins with this data).
-  return broker_.Group(group_).SetUserData(member_id_, user_data_);
+  return Group().SetUserData(member_id_, user_data_);
 }
 
 absl::Status FakeMainConsumer::EnforceRebalance() {
   if (absl::Status s = Enter("main.enforce_rebalance"); !s.ok()) return s;
   if (absl::Status s = CheckSubscribed("enforce_rebalance"); !s.ok()) return s;
   MutexLock lock(broker_.mu_);
-  GroupCoordinator& group = broker_.Group(group_);
+  GroupCoordinator& group = Group();
   // A lost member rejoins at its next poll, which rebalances anyway.
   if (!group.IsActive(member_id_)) return absl::OkStatus();
   absl::Status s = group.EnforceRebalance(member_id_);
@@ -221,7 +228,7 @@ void FakeMainConsumer::Close() {
   fetcher_.Clear();
   if (member_id_.empty()) return;
   MutexLock lock(broker_.mu_);
-  broker_.Group(group_).Leave(member_id_);
+  Group().Leave(member_id_);
   broker_.changed_.NotifyAll();
 }
 

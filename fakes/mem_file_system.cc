@@ -73,6 +73,19 @@ std::string JoinPath(const PathParts& components) {
   return JoinPath(components, components.size());
 }
 
+// JoinPath(components) for the `components` of `path`: `path` itself when it already is that
+// (the common case; every mutation point passes the normal path, and building it allocated),
+// else built in `storage`. `path` holds each component in order, each after at least one '/'
+// when it starts with one, so it has exactly the normal length only when it is the normal path.
+const std::string& NormalPath(const std::string& path, const PathParts& components,
+                              std::string& storage) {
+  size_t normal_size = components.empty() ? 1 : 0;
+  for (std::string_view component : components) normal_size += 1 + component.size();
+  if (path.size() == normal_size && path.front() == '/') return path;
+  storage = JoinPath(components);
+  return storage;
+}
+
 }  // namespace
 
 // A handle on one file inode, valid until Close() or the next Crash().
@@ -272,6 +285,19 @@ absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::Lookup(
     const Components& components, size_t count, Version version, std::string_view op,
     const std::string& path) {
   RS_CHECK_LE(count, components.size());
+  if (count == 0) return kRootId;
+  // The components are views into one path: this span names exactly them (see current_dirs_).
+  const std::string_view span(components[0].data(), static_cast<size_t>(
+      components[count - 1].data() + components[count - 1].size() - components[0].data()));
+  const bool cacheable = version == Version::kCurrent;
+  if (cacheable) {
+    // (absl's string hash takes its own string_view, a distinct type in this build.)
+    if (auto cached = current_dirs_.find(absl::string_view(span.data(), span.size()));
+        cached != current_dirs_.end()) {
+      RS_CHECK(Node(cached->second).is_dir, "cached directory {} is not one", span);
+      return cached->second;
+    }
+  }
   InodeId id = kRootId;
   for (size_t i = 0; i < count; ++i) {
     const Inode& dir = Node(id);
@@ -281,6 +307,7 @@ absl::StatusOr<MemFileSystem::InodeId> MemFileSystem::Lookup(
     if (it == entries.end()) return FsError(absl::StatusCode::kNotFound, op, path, kNoEntry);
     id = it->second;
   }
+  if (cacheable && Node(id).is_dir) current_dirs_.emplace(std::string(span), id);
   return id;
 }
 
@@ -396,7 +423,8 @@ absl::StatusOr<std::unique_ptr<WritableFile>> MemFileSystem::NewWritableFileAs(
   absl::StatusOr<Components> components = SplitPath("open", path);
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "open", path, kIsDir);
-  const std::string normal = JoinPath(*components);
+  std::string joined;
+  const std::string normal = NormalPath(path, *components, joined);
   const uint64_t epoch = PassMutationPoint(process, "create", normal);
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "open", path); !s.ok()) return s;
@@ -452,7 +480,9 @@ absl::Status MemFileSystem::RenameFileAs(uint64_t process, const std::string& fr
   if (from_components->empty() || to_components->empty()) {
     return FsError(absl::StatusCode::kInternal, "rename", label, kBusy);
   }
-  const uint64_t epoch = PassMutationPoint(process, "rename", JoinPath(*to_components));
+  std::string joined;
+  const uint64_t epoch =
+      PassMutationPoint(process, "rename", NormalPath(to, *to_components, joined));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "rename", label); !s.ok()) return s;
   return RenameLocked(*from_components, *to_components, label);
@@ -482,6 +512,8 @@ absl::Status MemFileSystem::RenameLocked(const Components& from, const Component
   if (Inject(faults_.rename_error_per_mille)) {
     return Injected(absl::StatusCode::kInternal, "rename", label);
   }
+  // A moved (or replaced, which only a directory may be) directory changes cached paths.
+  if (Node(source_id).is_dir) CurrentDirsChanged();
   from_entries.erase(source);  // leaves `target` valid: it is another entry
   to_entries.insert_or_assign(std::string(to.back()), source_id);
   NamespaceChanged();
@@ -517,7 +549,9 @@ absl::Status MemFileSystem::DeleteFileAs(uint64_t process, const std::string& pa
   absl::StatusOr<Components> components = SplitPath("unlink", path);
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "unlink", path, kIsDir);
-  const uint64_t epoch = PassMutationPoint(process, "delete", JoinPath(*components));
+  std::string joined;
+  const uint64_t epoch =
+      PassMutationPoint(process, "delete", NormalPath(path, *components, joined));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "unlink", path); !s.ok()) return s;
   absl::StatusOr<InodeId> parent = LookupParentDir(*components, "unlink", path);
@@ -535,7 +569,9 @@ absl::Status MemFileSystem::CreateDirIfMissingAs(uint64_t process, const std::st
   if (path.empty()) return absl::InvalidArgumentError("create dir: empty path");
   absl::StatusOr<Components> components = SplitPath("mkdir", path);
   if (!components.ok()) return components.status();
-  const uint64_t epoch = PassMutationPoint(process, "mkdir", JoinPath(*components));
+  std::string joined;
+  const uint64_t epoch =
+      PassMutationPoint(process, "mkdir", NormalPath(path, *components, joined));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "mkdir", path); !s.ok()) return s;
   InodeId dir = kRootId;
@@ -566,7 +602,9 @@ absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::
   if (absl::IsNotFound(components.status())) return absl::OkStatus();
   if (!components.ok()) return components.status();
   if (components->empty()) return FsError(absl::StatusCode::kInternal, "rmdir", path, kBusy);
-  const uint64_t epoch = PassMutationPoint(process, "delete_dir", JoinPath(*components));
+  std::string joined;
+  const uint64_t epoch =
+      PassMutationPoint(process, "delete_dir", NormalPath(path, *components, joined));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "delete dir", path); !s.ok()) return s;
   absl::StatusOr<InodeId> parent = LookupParentDir(*components, "stat", path);
@@ -581,6 +619,7 @@ absl::Status MemFileSystem::DeleteDirRecursivelyAs(uint64_t process, const std::
   }
   entries.erase(it);
   ClearCurrentTree(dir);
+  CurrentDirsChanged();
   NamespaceChanged();
   return absl::OkStatus();
 }
@@ -605,7 +644,9 @@ absl::StatusOr<std::vector<std::string>> MemFileSystem::ListDirAs(uint64_t proce
 absl::Status MemFileSystem::SyncDirAs(uint64_t process, const std::string& dir) {
   absl::StatusOr<Components> components = SplitPath("open", dir);
   if (!components.ok()) return components.status();
-  const uint64_t epoch = PassMutationPoint(process, "syncdir", JoinPath(*components));
+  std::string joined;
+  const uint64_t epoch =
+      PassMutationPoint(process, "syncdir", NormalPath(dir, *components, joined));
   MutexLock lock(mu_);
   if (absl::Status s = CheckAlive(process, epoch, "fsync", dir); !s.ok()) return s;
   absl::StatusOr<InodeId> id =
@@ -747,6 +788,7 @@ void MemFileSystem::Crash() {
   // the live set must be exactly what collecting after every change would leave.
   CollectIfChanged();
   DamageDurable();
+  CurrentDirsChanged();  // every current entry becomes the durable one
   for (const std::unique_ptr<Inode>& node : inodes_) {
     if (node == nullptr) continue;
     if (node->is_dir) {

@@ -89,6 +89,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "core/port/file_system.h"
 #include "core/port/random.h"
@@ -293,6 +294,9 @@ class MemFileSystem final : public FileSystem {
   // Collects if the namespace changed since the last collection: the live set is then exactly
   // what collecting after every change would leave.
   void CollectIfChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After a change that may remove or replace a current entry naming a directory (see
+  // current_dirs_).
+  void CurrentDirsChanged() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { current_dirs_.clear(); }
 
   // For File.
   absl::Status FileAppend(const File& file, std::string_view data) ABSL_LOCKS_EXCLUDED(mu_);
@@ -317,6 +321,13 @@ class MemFileSystem final : public FileSystem {
   std::vector<InodeId> gc_pending_ ABSL_GUARDED_BY(mu_);
   // Namespace changes since the last collection (see NamespaceChanged).
   size_t changes_since_gc_ ABSL_GUARDED_BY(mu_) = 0;
+  // Current-version lookups that ended at a directory, by the span of the path that names it
+  // (from its first component to the end of its last): every call resolves its parent
+  // directory, which walked the string-keyed entries from "/" component by component. Only
+  // such results are kept, so every entry on their way names a directory; those entries change
+  // only by a rename of a directory, DeleteDirRecursively or a crash, which clear this
+  // (CurrentDirsChanged). Looked up by key only, never iterated.
+  absl::flat_hash_map<std::string, InodeId> current_dirs_ ABSL_GUARDED_BY(mu_);
   std::function<void()> crash_observer_;  // set once, before use
   uint64_t crash_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // Crash() calls so far
   // Held file locks: the holder's token and the crash epoch it was taken in (void after).

@@ -119,7 +119,10 @@ TEST(MemFileSystemTest, PathsAreNormalisedAndParentsMustExist) {
   });
   ASSERT_TRUE(fs.RenameFile("state//0_1/.checkpoint", "/state/0_1/x/").ok());
   ASSERT_TRUE(fs.SyncDir("/state/0_1/").ok());
-  EXPECT_THAT(hooked, ElementsAre("rename /state/0_1/x", "syncdir /state/0_1"))
+  ASSERT_TRUE(fs.CreateDirIfMissing("state//y").ok());  // as long as its normal form
+  ASSERT_TRUE(fs.SyncDir("/").ok());
+  EXPECT_THAT(hooked, ElementsAre("rename /state/0_1/x", "syncdir /state/0_1", "mkdir /state/y",
+                                  "syncdir /"))
       << "the hook sees normalised paths (a rename its destination)";
 }
 
@@ -159,6 +162,37 @@ TEST(MemFileSystemTest, DeleteDirRecursively) {
   EXPECT_TRUE(fs.DeleteDirRecursively("/nope/deeper").ok());
   EXPECT_EQ(fs.DeleteDirRecursively("/s/keep/f").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(fs.DeleteDirRecursively("/s/keep/f/x").code(), absl::StatusCode::kInternal);
+}
+
+// Directories resolved once (and remembered) are resolved again after whatever moves them.
+TEST(MemFileSystemTest, ResolvedDirectoriesFollowRenamesDeletionsAndCrashes) {
+  MemFileSystem fs;
+  ASSERT_TRUE(fs.CreateDirIfMissing("/s/a/b").ok());
+  ASSERT_TRUE(Write(fs, "/s/a/b/f", "1", /*sync=*/false).ok());
+  ASSERT_TRUE(fs.RenameFile("/s/a", "/s/c").ok());
+  EXPECT_EQ(fs.NewWritableFile("/s/a/b/g").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadOrCode(fs, "/s/c/b/f"), "1");
+  ASSERT_TRUE(fs.CreateDirIfMissing("/s/a/b").ok());  // a new /s/a/b, empty
+  EXPECT_THAT(Names(fs, "/s/a/b"), IsEmpty());
+
+  ASSERT_TRUE(fs.CreateDirIfMissing("/s/e").ok());
+  ASSERT_TRUE(fs.RenameFile("/s/c/b", "/s/e").ok()) << "replaces the empty /s/e";
+  EXPECT_THAT(Names(fs, "/s/e"), ElementsAre("f"));
+  EXPECT_EQ(fs.ListDir("/s/c/b").status().code(), absl::StatusCode::kNotFound);
+
+  ASSERT_TRUE(fs.DeleteDirRecursively("/s/e").ok());
+  EXPECT_EQ(fs.SyncDir("/s/e").code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(fs.CreateDirIfMissing("/s/e").ok());
+  EXPECT_THAT(Names(fs, "/s/e"), IsEmpty());
+
+  // No rename was synced: the crash brings back the durable /s/a/b, holding nothing synced,
+  // and /s/c/b is gone again.
+  ASSERT_TRUE(Write(fs, "/s/a/b/h", "2", /*sync=*/true).ok());
+  fs.Crash();
+  EXPECT_EQ(ReadOrCode(fs, "/s/a/b/h"), "<NOT_FOUND>");
+  EXPECT_EQ(fs.ListDir("/s/c/b").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(Write(fs, "/s/a/b/h", "3", /*sync=*/false).ok());
+  EXPECT_EQ(ReadOrCode(fs, "/s/a/b/h"), "3");
 }
 
 // ----------------------------------------------------------------------------- crash model
