@@ -62,7 +62,11 @@ void ChangelogHistory::Append(int64_t offset, std::string_view key,
     // the key's records at each doubling.
     it->second.reserve(kEntriesReserved);
   }
-  it->second.emplace_back(offset, value);  // (the value copied once, into place)
+  // The value copied once, into place (not emplace_back(offset, value): that is aggregate
+  // initialisation from parentheses, which clang 14 lacks; CI's -Wthread-safety step uses it).
+  Entry& entry = it->second.emplace_back();
+  entry.offset = offset;
+  entry.value = value;
   end_ = offset + 1;
 }
 
