@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/port/random.h"
 #include "fakes/mem_file_system.h"
@@ -19,6 +20,21 @@ void WriteSynced(MemFileSystem& fs, const std::string& path, const std::string& 
   ASSERT_TRUE((*file)->Sync().ok());
   ASSERT_TRUE((*file)->Close().ok());
   ASSERT_TRUE(fs.SyncDir(path.substr(0, path.rfind('/'))).ok());
+}
+
+// Creates `path` with `first`, syncs it and its directory, then appends `second` and syncs the
+// file again: the Sync a damage may undo or misdirect. The file stays open in `file` until the
+// caller's crash, as a process's would.
+void SyncTwice(MemFileSystem& fs, const std::string& path, std::string_view first,
+               std::string_view second, std::unique_ptr<WritableFile>& file) {
+  absl::StatusOr<std::unique_ptr<WritableFile>> opened = fs.NewWritableFile(path);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  file = std::move(*opened);
+  ASSERT_TRUE(file->Append(first).ok());
+  ASSERT_TRUE(file->Sync().ok());
+  ASSERT_TRUE(fs.SyncDir(path.substr(0, path.rfind('/'))).ok());
+  ASSERT_TRUE(file->Append(second).ok());
+  ASSERT_TRUE(file->Sync().ok());
 }
 
 std::string Read(MemFileSystem& fs, const std::string& path) {
@@ -76,13 +92,8 @@ TEST(MemFileSystemDamageTest, LostWriteUndoesTheLastSync) {
   MemFileSystem fs(&random);
   ASSERT_TRUE(fs.CreateDirIfMissing("/d").ok());
   fs.SetDamage({.lost_write_per_mille = 1000});
-  absl::StatusOr<std::unique_ptr<WritableFile>> file = fs.NewWritableFile("/d/a");
-  ASSERT_TRUE(file.ok());
-  ASSERT_TRUE((*file)->Append("first|").ok());
-  ASSERT_TRUE((*file)->Sync().ok());
-  ASSERT_TRUE(fs.SyncDir("/d").ok());
-  ASSERT_TRUE((*file)->Append("second").ok());
-  ASSERT_TRUE((*file)->Sync().ok());
+  std::unique_ptr<WritableFile> file;
+  ASSERT_NO_FATAL_FAILURE(SyncTwice(fs, "/d/a", "first|", "second", file));
   fs.Crash();
   EXPECT_EQ(Read(fs, "/d/a"), "first|");
   EXPECT_EQ(fs.last_damage().lost_writes, 1u);
@@ -94,13 +105,8 @@ TEST(MemFileSystemDamageTest, MisdirectedWriteLandsInAnotherFileAtTheSameOffset)
   ASSERT_TRUE(fs.CreateDirIfMissing("/d").ok());
   WriteSynced(fs, "/d/victim", "vvvvvvvvvvvvvvvvvvvv");  // 20 bytes, written before the damage
   fs.SetDamage({.misdirected_write_per_mille = 1000});
-  absl::StatusOr<std::unique_ptr<WritableFile>> file = fs.NewWritableFile("/d/a");
-  ASSERT_TRUE(file.ok());
-  ASSERT_TRUE((*file)->Append("0123").ok());
-  ASSERT_TRUE((*file)->Sync().ok());
-  ASSERT_TRUE(fs.SyncDir("/d").ok());
-  ASSERT_TRUE((*file)->Append("ABCDEF").ok());  // bytes 4..9, the write that goes astray
-  ASSERT_TRUE((*file)->Sync().ok());
+  std::unique_ptr<WritableFile> file;  // "ABCDEF", bytes 4..9, is the write that goes astray
+  ASSERT_NO_FATAL_FAILURE(SyncTwice(fs, "/d/a", "0123", "ABCDEF", file));
   fs.Crash();
   // The victim's own last Sync may have been misdirected too (it is drawn first, in inode
   // order, with "a" as the only other file); what the test pins is the write to "a".
@@ -141,13 +147,8 @@ TEST(MemFileSystemDamageTest, MisdirectedWriteNeverLandsInADeletedFile) {
     ASSERT_TRUE(fs.DeleteFile("/d/gone").ok());
     ASSERT_TRUE(fs.SyncDir("/d").ok());  // "gone" has no name in either version now
     fs.SetDamage({.misdirected_write_per_mille = 1000});
-    absl::StatusOr<std::unique_ptr<WritableFile>> file = fs.NewWritableFile("/d/a");
-    ASSERT_TRUE(file.ok());
-    ASSERT_TRUE((*file)->Append("0123").ok());
-    ASSERT_TRUE((*file)->Sync().ok());
-    ASSERT_TRUE(fs.SyncDir("/d").ok());
-    ASSERT_TRUE((*file)->Append("ABCDEF").ok());
-    ASSERT_TRUE((*file)->Sync().ok());
+    std::unique_ptr<WritableFile> file;
+    ASSERT_NO_FATAL_FAILURE(SyncTwice(fs, "/d/a", "0123", "ABCDEF", file));
     fs.Crash();
     EXPECT_EQ(fs.last_damage().misdirected_writes, 1u) << "seed " << seed;
     EXPECT_EQ(Read(fs, "/d/victim").substr(4, 6), "ABCDEF") << "seed " << seed;
